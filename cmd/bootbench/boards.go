@@ -1,0 +1,37 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/bootbench/bootbench/boards"
+)
+
+func cmdBoards(args []string) error {
+	if len(args) == 0 || args[0] == "list" {
+		ps, err := boards.All()
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "BOARD\tARCH\tBOOT\tCLOCKS (MHz)\tDESCRIPTION")
+		for _, p := range ps {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\n", p.Name, p.Arch, p.Boot, p.Clocks, p.Description)
+		}
+		return tw.Flush()
+	}
+	if args[0] == "show" && len(args) == 2 {
+		p, err := boards.Get(args[1])
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		fmt.Printf("name          %s\ndescription   %s\narch          %s\nram           %d MiB\nboot          %s\nimage format  %s\nconsole       %s at %d baud\nclocks        %v MHz (default %d, applied by %s)\ntimeouts      boot %s, run %s\n",
+			p.Name, p.Description, p.Arch, p.RAMMB, p.Boot, p.ImageFormat, p.Console, p.Baud, p.Clocks, p.DefaultClock, p.ClockMethod, p.BootTimeout, p.RunTimeout)
+		if v := p.Virtual; v != nil {
+			fmt.Printf("virtual       %s %v, NIC %s, MAC %s, Debian kernel linux-image-%s (%s)\n", v.QEMU, v.Args, v.NIC, v.MAC, v.Kernel.Flavour, v.Kernel.DebianArch)
+		}
+		return nil
+	}
+	return usageErr("boards: say list or show NAME")
+}

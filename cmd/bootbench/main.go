@@ -1,0 +1,84 @@
+// Command bootbench netboots bench boards into an image that runs only a
+// benchmark, reads the results off the serial console, and records and
+// compares them. See `bootbench help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `bootbench — netboot a board, run only the benchmark, keep the numbers
+
+Usage:
+  bootbench run     [--board NAME] [--clock MHZ[,MHZ...]] [--reps N] [--db PATH] ...
+  bootbench results list | show RUN | export --format json [--board NAME] [--clock MHZ] [-o OUT]
+  bootbench boards  list | show NAME
+  bootbench image   build --arch GOARCH [-o OUT]
+
+Run 'bootbench COMMAND --help' for a command's flags.
+
+The results store is --db, else $BOOTBENCH_DB, else $XDG_DATA_HOME/bootbench/results.db.
+Exit status: 0 success, 1 a failed run, 2 bad usage or input, 130 interrupted.
+`
+
+// exitError carries an exit status up to main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := dispatch(ctx, os.Args[1:])
+	if err == nil {
+		return
+	}
+	code := 1
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if !errors.Is(err, errHelpShown) {
+		fmt.Fprintf(os.Stderr, "bootbench: %v\n", err)
+	} else {
+		code = 0
+	}
+	stop()
+	os.Exit(code)
+}
+
+var errHelpShown = errors.New("help shown")
+
+func dispatch(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return usageErr("no command given")
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:])
+	case "results":
+		return cmdResults(ctx, args[1:])
+	case "boards":
+		return cmdBoards(args[1:])
+	case "image":
+		return cmdImage(ctx, args[1:])
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return nil
+	}
+	return usageErr("unknown command %q (commands: run, results, boards, image; see 'bootbench help')", args[0])
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/bootbench/bootbench/results"
+)
+
+func cmdResults(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return usageErr("results: say list, show RUN or export (see 'bootbench help')")
+	}
+	switch args[0] {
+	case "list":
+		fs := newFlags("results list", "results list [--board NAME] [--db PATH]")
+		board := fs.String("board", "", "only this board")
+		db := dbFlag(fs)
+		if err := parseFlags(fs, args[1:]); err != nil {
+			return err
+		}
+		s, _, err := openStore(*db)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		runs, err := s.Runs(ctx, results.Filter{Board: *board})
+		if err != nil {
+			return err
+		}
+		return results.WriteTable(os.Stdout, runs)
+	case "show":
+		fs := newFlags("results show", "results show RUN [--transcript] [--db PATH]")
+		transcript := fs.Bool("transcript", false, "print the serial transcript too")
+		db := dbFlag(fs)
+		if err := parseFlags(fs, args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 {
+			return usageErr("results show: name one run id (see 'bootbench results list')")
+		}
+		s, _, err := openStore(*db)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		r, err := s.Run(ctx, fs.Arg(0))
+		if errors.Is(err, results.ErrNotFound) {
+			return usageErr("results show: no run %q (see 'bootbench results list')", fs.Arg(0))
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Printf("run      %s\nboard    %s\nclock    %d MHz\nstatus   %s\n", r.ID, r.Board, r.ClockMHz, r.Status)
+		if r.Reason != "" {
+			fmt.Printf("reason   %s\n", r.Reason)
+		}
+		fmt.Printf("bench    %s (%s %s)\nkernel   %s\nimage    %s\nstarted  %s\n", r.Bench, r.Tool, r.ToolVersion, r.Kernel, r.ImageDigest, r.Started.Format("2006-01-02 15:04:05Z07:00"))
+		for _, st := range r.Stages {
+			fmt.Printf("  %-9s %6.1fs\n", st.Name, st.Duration.Seconds())
+		}
+		fmt.Println()
+		if err := results.WriteMetrics(os.Stdout, r); err != nil {
+			return err
+		}
+		if *transcript {
+			fmt.Printf("\n--- transcript (%d bytes) ---\n", len(r.Transcript))
+			os.Stdout.Write(r.Transcript)
+		}
+		return nil
+	case "export":
+		fs := newFlags("results export", "results export --format json [--board NAME] [--clock MHZ] [-o OUT] [--db PATH]")
+		format := fs.String("format", "json", "output format: json")
+		board := fs.String("board", "", "only this board")
+		clock := fs.Int("clock", 0, "only this clock setting (MHz)")
+		out := fs.String("o", "", "write to this file (default standard output)")
+		db := dbFlag(fs)
+		if err := parseFlags(fs, args[1:]); err != nil {
+			return err
+		}
+		if *format != "json" {
+			return usageErr("results export: unknown format %q (formats: json)", *format)
+		}
+		s, _, err := openStore(*db)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: *clock})
+		if err != nil {
+			return err
+		}
+		return writeOut(*out, func(w io.Writer) error { return results.WriteJSON(w, runs) })
+	}
+	return usageErr("results: unknown subcommand %q (list, show, export)", args[0])
+}
+
+// writeOut writes to path through a temporary file, so a failed export never
+// leaves a half-written file where a good one was; "" is standard output.
+func writeOut(path string, write func(io.Writer) error) error {
+	if path == "" || path == "-" {
+		return write(os.Stdout)
+	}
+	tmp, err := os.CreateTemp(dirOf(path), ".bootbench-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func dirOf(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '/' {
+			return path[:i+1]
+		}
+	}
+	return "."
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/harness"
+	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/results"
+)
+
+func cmdRun(ctx context.Context, args []string) error {
+	fs := newFlags("run", "run [--board NAME] [--clock MHZ[,MHZ...]] [--reps N] [flags]\n\n"+
+		"Netboots the board with bootbench's own DHCP and TFTP, runs the benchmark with\n"+
+		"nothing else running on it, reads the result off the serial console and stores it.\n"+
+		"With several clocks and repetitions the settings are interleaved (A B A B ...)\n"+
+		"so that drift does not look like a difference.")
+	board := fs.String("board", boards.Default, "board profile (see 'bootbench boards list')")
+	clocks := fs.String("clock", "", "clock settings in MHz, comma separated (default: the board's default)")
+	reps := fs.Int("reps", 1, "repetitions of each clock setting")
+	bench := fs.String("bench", "speed", "benchmark to run (built in: speed)")
+	seconds := fs.Float64("seconds", 0.3, "seconds per algorithm and block size")
+	algs := fs.String("algs", "", "algorithms, comma separated (default: the suite's default set)")
+	kernel := fs.String("kernel", "", "kernel image (default: the board's Debian kernel, fetched into the cache)")
+	appendArgs := fs.String("append", "", "extra kernel command line parameters")
+	bootTimeout := fs.Duration("boot-timeout", 0, "time allowed from power-on to the board's hello (default: the profile's)")
+	runTimeout := fs.Duration("run-timeout", 0, "time allowed from hello to the result (default: the profile's)")
+	db := dbFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("run: unexpected argument %q", fs.Arg(0))
+	}
+	p, err := boards.Get(*board)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if *reps < 1 {
+		return usageErr("run: --reps must be at least 1")
+	}
+	if *bench != "speed" {
+		return usageErr("run: unknown benchmark %q (built in: speed)", *bench)
+	}
+	settings := []int{p.DefaultClock}
+	if *clocks != "" {
+		settings = nil
+		for _, c := range splitList(*clocks) {
+			mhz, err := strconv.Atoi(c)
+			if err != nil || !p.HasClock(mhz) {
+				return usageErr("run: board %s has no clock setting %q (settings: %v MHz)", p.Name, c, p.Clocks)
+			}
+			settings = append(settings, mhz)
+		}
+	}
+	src, err := initramfs.FindSource()
+	if err != nil {
+		return err
+	}
+	store, dbPath, err := openStore(*db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	var failed []string
+	for rep := 1; rep <= *reps; rep++ {
+		for _, mhz := range settings {
+			rec, err := harness.Run(ctx, harness.Options{
+				Board: p, ClockMHz: mhz, Bench: *bench, Seconds: time.Duration(*seconds * float64(time.Second)),
+				Algs: splitList(*algs), Rep: rep, Kernel: *kernel, Source: src, CacheDir: cacheDir(),
+				Append: *appendArgs, BootTimeout: *bootTimeout, RunTimeout: *runTimeout,
+				Store: store, Progress: os.Stderr,
+			})
+			if errors.Is(err, harness.ErrInterrupted) {
+				return &exitError{code: 130, err: fmt.Errorf("interrupted; everything the run started is stopped (store: %s)", dbPath)}
+			}
+			if rec == nil {
+				return err
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "bootbench: run %s failed: %v\n", rec.ID, err)
+				failed = append(failed, rec.ID)
+				continue
+			}
+			fmt.Printf("\n%s  %s  %d MHz  rep %d  %s %s\n", rec.ID, rec.Board, rec.ClockMHz, rep, rec.Tool, rec.ToolVersion)
+			if err := results.WriteMetrics(os.Stdout, rec); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Printf("\nstored in %s\n", dbPath)
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d runs failed (see 'bootbench results show %s')", len(failed), *reps*len(settings), failed[0])
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+// Package frame encodes and decodes the lines a board sends to the host over
+// its serial console:
+//
+//	@BB1 <seq> <type> <json> <crc32>
+//
+// crc32 is CRC-32/IEEE in 8 lowercase hex digits over "<seq> <type> <json>".
+// The console also carries kernel messages, and a UART drops or mangles bytes,
+// so every result travels in a line the host can verify on its own. The
+// package is shared by the board side (cmd/benchinit) and the host side
+// (serialctl), and imports nothing but the standard library so the board
+// binary stays small.
+package frame
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"strconv"
+	"strings"
+)
+
+// Prefix starts every frame line.
+const Prefix = "@BB1 "
+
+// Frame types.
+const (
+	Hello = "hello" // the board's system report
+	Raw   = "raw"   // a base64 chunk of the benchmark's own output
+	Done  = "done"  // chunk count, sha256 of the raw output, exit status
+	Fail  = "fail"  // the board could not run the benchmark
+)
+
+// Frame is one decoded line.
+type Frame struct {
+	Seq  int
+	Type string
+	Body json.RawMessage
+}
+
+// ErrCRC marks a line that looked like a frame but failed its checksum.
+var ErrCRC = errors.New("frame checksum mismatch")
+
+// Encode returns the frame line for body, without the trailing newline.
+func Encode(seq int, typ string, body any) (string, error) {
+	js, err := json.Marshal(body)
+	if err != nil {
+		return "", fmt.Errorf("encode %s frame: %w", typ, err)
+	}
+	if typ == "" || strings.ContainsAny(typ, " \r\n") {
+		return "", fmt.Errorf("encode frame: bad type %q", typ)
+	}
+	payload := strconv.Itoa(seq) + " " + typ + " " + string(js)
+	return fmt.Sprintf("%s%s %08x", Prefix, payload, crc32.ChecksumIEEE([]byte(payload))), nil
+}
+
+// IsFrame reports whether line claims to be a frame. Such a line is never
+// plain transcript: if it does not decode, the run is corrupt.
+func IsFrame(line []byte) bool {
+	return bytes.Contains(line, []byte(Prefix))
+}
+
+// Decode parses one console line. Kernel output can land on the same line
+// before the frame (the console is shared), so anything ahead of the prefix is
+// ignored; a trailing '\r' is dropped.
+func Decode(line []byte) (Frame, error) {
+	i := bytes.Index(line, []byte(Prefix))
+	if i < 0 {
+		return Frame{}, errors.New("not a frame")
+	}
+	s := strings.TrimRight(string(line[i+len(Prefix):]), "\r\n")
+	sp := strings.LastIndexByte(s, ' ')
+	if sp < 0 || len(s)-sp-1 != 8 {
+		return Frame{}, fmt.Errorf("%w: truncated frame", ErrCRC)
+	}
+	payload, sum := s[:sp], s[sp+1:]
+	want, err := strconv.ParseUint(sum, 16, 32)
+	if err != nil || strings.ToLower(sum) != sum {
+		return Frame{}, fmt.Errorf("%w: bad checksum field %q", ErrCRC, sum)
+	}
+	if got := crc32.ChecksumIEEE([]byte(payload)); got != uint32(want) {
+		return Frame{}, fmt.Errorf("%w: got %08x, line says %s", ErrCRC, got, sum)
+	}
+	parts := strings.SplitN(payload, " ", 3)
+	if len(parts) != 3 {
+		return Frame{}, errors.New("frame has no body")
+	}
+	seq, err := strconv.Atoi(parts[0])
+	if err != nil || seq < 0 {
+		return Frame{}, fmt.Errorf("frame has bad sequence %q", parts[0])
+	}
+	if !json.Valid([]byte(parts[2])) {
+		return Frame{}, errors.New("frame body is not JSON")
+	}
+	return Frame{Seq: seq, Type: parts[1], Body: json.RawMessage(parts[2])}, nil
+}
+
+// HelloBody is what the board reports before it runs anything.
+type HelloBody struct {
+	Run      string `json:"run"`
+	Arch     string `json:"arch"`
+	Kernel   string `json:"kernel"`
+	CPU      string `json:"cpu,omitempty"`
+	BogoMIPS string `json:"bogomips,omitempty"`
+	Bench    string `json:"bench"`
+}
+
+// RawBody carries one chunk of the benchmark output.
+type RawBody struct {
+	Run  string `json:"run"`
+	N    int    `json:"n"`    // chunk number, from 0
+	Data string `json:"data"` // base64 (std encoding)
+}
+
+// DoneBody closes a run.
+type DoneBody struct {
+	Run    string `json:"run"`
+	Chunks int    `json:"chunks"`
+	SHA256 string `json:"sha256"` // hex, of the reassembled raw output
+	Exit   int    `json:"exit"`
+}
+
+// FailBody says why the board gave up.
+type FailBody struct {
+	Run    string `json:"run"`
+	Reason string `json:"reason"`
+}

@@ -1,0 +1,221 @@
+package vbench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Machine is how QEMU is started for one virtual board model.
+type Machine struct {
+	Binary string   // qemu-system-x86_64
+	Args   []string // machine, CPU, firmware, NIC model: everything board-specific
+	NIC    string   // -device model for the tap, e.g. "virtio-net-pci"
+	MAC    net.HardwareAddr
+	Memory int // MiB
+	// Icount, when >= 0, runs the guest on a virtual clock
+	// (-icount shift=N,sleep=off): each step halves its speed,
+	// deterministically. This is how virtual boards offer clock settings.
+	Icount int
+	// SeaBIOSSerial redirects SeaBIOS's and iPXE's text console to the
+	// first serial port, so the transcript shows the whole boot.
+	SeaBIOSSerial bool
+}
+
+// QEMU is a running virtual board.
+type QEMU struct {
+	PTY     string // the board's serial console
+	cmd     *exec.Cmd
+	monitor string
+	stderr  *lockedBuffer
+	exited  chan struct{}
+	waitErr error
+}
+
+var ptyRE = regexp.MustCompile(`char device redirected to (/dev/pts/\d+) \(label serial0\)`)
+
+// Start boots m on n's tap, paused: the guest runs only after Continue, so
+// that the console can be opened before the first byte is sent (QEMU drops
+// what a pty nobody has opened receives). dir holds the monitor socket and
+// firmware files; it must exist.
+func Start(ctx context.Context, n *Net, m Machine, dir string) (*QEMU, error) {
+	if _, err := exec.LookPath(m.Binary); err != nil {
+		return nil, fmt.Errorf("%s not found (Debian package qemu-system-x86 or qemu-system-arm): %w", m.Binary, err)
+	}
+	q := &QEMU{monitor: filepath.Join(dir, "monitor.sock"), stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	args := []string{"netns", "exec", n.Name, m.Binary,
+		// KVM exists on the benches we test on but hangs; TCG is also what
+		// makes -icount clocks deterministic.
+		"-accel", "tcg",
+		"-m", strconv.Itoa(m.Memory),
+		"-display", "none", "-vga", "none",
+		"-no-reboot", "-S",
+		"-serial", "pty",
+		"-monitor", "unix:" + q.monitor + ",server=on,wait=off",
+		"-netdev", "tap,id=n0,ifname=" + n.Tap + ",script=no,downscript=no",
+		"-device", m.NIC + ",netdev=n0,mac=" + m.MAC.String(),
+	}
+	if m.Icount >= 0 {
+		args = append(args, "-icount", fmt.Sprintf("shift=%d,sleep=off", m.Icount))
+	}
+	if m.SeaBIOSSerial {
+		// SeaBIOS reads etc/sercon-port as a little-endian integer: 0x3f8 is COM1.
+		sercon := filepath.Join(dir, "sercon-port")
+		if err := os.WriteFile(sercon, []byte{0xf8, 0x03}, 0o644); err != nil {
+			return nil, err
+		}
+		args = append(args, "-fw_cfg", "name=etc/sercon-port,file="+sercon)
+	}
+	args = append(args, m.Args...)
+
+	q.cmd = exec.Command("ip", args...)
+	// Own process group, so teardown reaches everything QEMU started; and
+	// killed with us, so a bootbench killed with SIGKILL leaves no board
+	// running.
+	q.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// QEMU announces the pty on stdout or stderr depending on its version:
+	// read both from one pipe.
+	stderr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	q.cmd.Stdout, q.cmd.Stderr = pw, pw
+	err = q.cmd.Start()
+	pw.Close()
+	if err != nil {
+		stderr.Close()
+		return nil, fmt.Errorf("start %s: %w", m.Binary, err)
+	}
+	ptyc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			if mm := ptyRE.FindStringSubmatch(line); mm != nil {
+				select {
+				case ptyc <- mm[1]:
+				default:
+				}
+				continue
+			}
+			q.stderr.Write([]byte(line + "\n"))
+		}
+		io.Copy(q.stderr, stderr)
+		stderr.Close()
+	}()
+	go func() {
+		q.waitErr = q.cmd.Wait()
+		close(q.exited)
+	}()
+
+	select {
+	case q.PTY = <-ptyc:
+		return q, nil
+	case <-q.exited:
+		return nil, fmt.Errorf("%s exited at start: %v: %s", m.Binary, q.waitErr, q.Stderr())
+	case <-time.After(30 * time.Second):
+		q.Kill()
+		return nil, fmt.Errorf("%s gave no serial pty within 30s: %s", m.Binary, q.Stderr())
+	case <-ctx.Done():
+		q.Kill()
+		return nil, ctx.Err()
+	}
+}
+
+// Continue starts the paused guest.
+func (q *QEMU) Continue() error {
+	var conn net.Conn
+	var err error
+	// The monitor socket appears a moment after the pty message.
+	for i := 0; i < 50; i++ {
+		if conn, err = net.Dial("unix", q.monitor); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		return fmt.Errorf("connect to QEMU monitor: %w", err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(conn)
+	if err := readPrompt(r); err != nil {
+		return fmt.Errorf("QEMU monitor: %w", err)
+	}
+	if _, err := conn.Write([]byte("cont\n")); err != nil {
+		return fmt.Errorf("QEMU monitor: %w", err)
+	}
+	return readPrompt(r)
+}
+
+func readPrompt(r *bufio.Reader) error {
+	var seen []byte
+	for !bytes.HasSuffix(seen, []byte("(qemu) ")) {
+		b, err := r.ReadByte()
+		if err != nil {
+			return err
+		}
+		seen = append(seen, b)
+	}
+	return nil
+}
+
+// Exited is closed when QEMU has exited (the guest powered off, or it was killed).
+func (q *QEMU) Exited() <-chan struct{} { return q.exited }
+
+// Stderr is what QEMU printed, for error messages.
+func (q *QEMU) Stderr() string { return strings.TrimSpace(q.stderr.String()) }
+
+// Kill stops QEMU and everything in its process group, and waits for it.
+func (q *QEMU) Kill() {
+	if q.cmd.Process != nil {
+		syscall.Kill(-q.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	select {
+	case <-q.exited:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// Err is QEMU's exit error once Exited is closed.
+func (q *QEMU) Err() error {
+	select {
+	case <-q.exited:
+		return q.waitErr
+	default:
+		return errors.New("still running")
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() > 64<<10 {
+		return len(p), nil // keep the head: the first error is the useful one
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

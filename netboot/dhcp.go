@@ -1,0 +1,256 @@
+// Package netboot serves the network boot of bench boards: DHCP and plain
+// BOOTP (RouterBOOT) with a fixed address per known MAC, and a read-only TFTP
+// server confined to one directory.
+//
+// The servers know nothing of boards or runs. They ask a Planner what a MAC
+// gets and report what they did as Events:
+//
+//	plan := netboot.StaticPlan{Server: ip, Mask: mask, Hosts: map[string]netboot.Host{
+//		"52:54:00:12:34:56": {IP: boardIP, BootFile: "pxelinux.0", IPXEScript: "run/boot.ipxe"},
+//	}}
+//	conn, _ := netboot.ListenDHCP("tap0")
+//	go netboot.ServeDHCP(ctx, conn, plan, report)
+package netboot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/insomniacslk/dhcp/dhcpv4/server4"
+)
+
+// Client is what a request says about the machine asking.
+type Client struct {
+	MAC         net.HardwareAddr
+	BOOTP       bool   // plain RFC 951 BOOTP: no DHCP message type
+	IPXE        bool   // user class "iPXE": already running iPXE, wants a script
+	VendorClass string // option 60, e.g. "PXEClient:Arch:00000", "Mips_boot"
+}
+
+// Offer is what a known client gets.
+type Offer struct {
+	IP       net.IP
+	Mask     net.IPMask
+	Server   net.IP // our address: siaddr, server identifier, TFTP server
+	BootFile string // header "file" and option 67
+}
+
+// Planner decides what a client gets. ok is false for a MAC we do not know:
+// such a request is ignored, so bootbench can share a segment with another
+// DHCP server without fighting it.
+type Planner interface {
+	Plan(Client) (offer Offer, ok bool)
+}
+
+// Event reports one thing a server did, for progress display and timings.
+type Event struct {
+	Time     time.Time
+	Kind     string // "dhcp-offer", "dhcp-ack", "bootp-reply", "tftp-done", "tftp-error", "ignored"
+	MAC      net.HardwareAddr
+	IP       net.IP
+	File     string
+	Bytes    int64
+	Duration time.Duration
+	Err      error
+}
+
+// Reporter receives events. It must not block for long.
+type Reporter func(Event)
+
+// leaseSeconds is long enough for a whole benchmark run: a board that renews
+// in the middle of a measurement would disturb it.
+const leaseSeconds = 24 * 3600
+
+// ListenDHCP opens the DHCP server socket on one interface. It binds
+// 0.0.0.0:67 with SO_BINDTODEVICE: a socket bound to a unicast address would
+// miss the broadcasts that clients without an address send, and binding to
+// the device keeps us off every other network.
+func ListenDHCP(iface string) (net.PacketConn, error) {
+	conn, err := server4.NewIPv4UDPConn(iface, &net.UDPAddr{Port: dhcpv4.ServerPort})
+	if err != nil {
+		return nil, fmt.Errorf("listen for DHCP on %s: %w (needs root or CAP_NET_BIND_SERVICE+CAP_NET_RAW)", iface, err)
+	}
+	return conn, nil
+}
+
+// ServeDHCP answers DHCP and BOOTP requests on conn until ctx ends. It runs
+// its own read loop rather than server4.Server because RouterBOOT's plain
+// BOOTP requests do not parse as DHCP (see ParseRequest).
+func ServeDHCP(ctx context.Context, conn net.PacketConn, plan Planner, report Reporter) error {
+	if report == nil {
+		report = func(Event) {}
+	}
+	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })
+	defer stop()
+	buf := make([]byte, 1500)
+	for {
+		n, peer, err := conn.ReadFrom(buf)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("read DHCP request: %w", err)
+		}
+		req, err := ParseRequest(buf[:n])
+		if err != nil {
+			continue // not ours to answer; never crash on a stray packet
+		}
+		resp, ev := Reply(req, plan)
+		ev.Time = time.Now()
+		if resp == nil {
+			report(ev)
+			continue
+		}
+		if _, err := conn.WriteTo(resp.ToBytes(), replyAddr(req, peer)); err != nil {
+			ev.Kind, ev.Err = "dhcp-error", fmt.Errorf("send reply to %s: %w", req.ClientHWAddr, err)
+		}
+		report(ev)
+	}
+}
+
+// replyAddr picks where the answer goes. A client without an address can only
+// be reached by broadcast (we do not send raw frames); a renewing client
+// that has one is answered directly.
+func replyAddr(req *dhcpv4.DHCPv4, peer net.Addr) net.Addr {
+	if ip := req.ClientIPAddr; ip != nil && !ip.IsUnspecified() {
+		return &net.UDPAddr{IP: ip, Port: dhcpv4.ClientPort}
+	}
+	if !req.GatewayIPAddr.IsUnspecified() && req.GatewayIPAddr != nil {
+		return &net.UDPAddr{IP: req.GatewayIPAddr, Port: dhcpv4.ServerPort}
+	}
+	return &net.UDPAddr{IP: net.IPv4bcast, Port: dhcpv4.ClientPort}
+}
+
+// bootpMinLen is the fixed part of a BOOTP packet up to the vendor area.
+const bootpMinLen = 236
+
+// ParseRequest decodes a client request. dhcpv4.FromBytes rejects RFC 951
+// BOOTP packets whose vendor area is all zeros (no magic cookie) or has a
+// cookie but no End option; MikroTik's RouterBOOT sends exactly those. For a
+// BOOTREQUEST of at least the fixed size, put cookie and End at the vendor
+// area and parse again.
+func ParseRequest(b []byte) (*dhcpv4.DHCPv4, error) {
+	m, err := dhcpv4.FromBytes(b)
+	if err == nil {
+		if m.OpCode != dhcpv4.OpcodeBootRequest {
+			return nil, errors.New("not a request")
+		}
+		return m, nil
+	}
+	if len(b) < bootpMinLen || b[0] != byte(dhcpv4.OpcodeBootRequest) {
+		return nil, err
+	}
+	fixed := make([]byte, bootpMinLen, bootpMinLen+5)
+	copy(fixed, b[:bootpMinLen])
+	fixed = append(fixed, 99, 130, 83, 99, byte(dhcpv4.OptionEnd.Code()))
+	return dhcpv4.FromBytes(fixed)
+}
+
+// Reply builds the answer to req, or nil when req is not ours to answer; the
+// event says what was decided either way.
+func Reply(req *dhcpv4.DHCPv4, plan Planner) (*dhcpv4.DHCPv4, Event) {
+	c := Client{
+		MAC:         req.ClientHWAddr,
+		BOOTP:       req.MessageType() == dhcpv4.MessageTypeNone,
+		VendorClass: req.ClassIdentifier(),
+	}
+	for _, uc := range req.UserClass() {
+		if uc == "iPXE" {
+			c.IPXE = true
+		}
+	}
+	ev := Event{Kind: "ignored", MAC: c.MAC}
+	offer, ok := plan.Plan(c)
+	if !ok {
+		return nil, ev
+	}
+	ev.IP, ev.File = offer.IP, offer.BootFile
+
+	var typ dhcpv4.MessageType
+	switch req.MessageType() {
+	case dhcpv4.MessageTypeNone:
+		ev.Kind = "bootp-reply"
+	case dhcpv4.MessageTypeDiscover:
+		typ, ev.Kind = dhcpv4.MessageTypeOffer, "dhcp-offer"
+	case dhcpv4.MessageTypeRequest:
+		want := req.RequestedIPAddress()
+		if want == nil || want.IsUnspecified() {
+			want = req.ClientIPAddr
+		}
+		if sid := req.ServerIdentifier(); sid != nil && !sid.Equal(offer.Server) {
+			ev.Kind = "ignored" // the client chose another server
+			return nil, ev
+		}
+		if want != nil && !want.IsUnspecified() && !want.Equal(offer.IP) {
+			typ, ev.Kind = dhcpv4.MessageTypeNak, "dhcp-nak"
+		} else {
+			typ, ev.Kind = dhcpv4.MessageTypeAck, "dhcp-ack"
+		}
+	default:
+		ev.Kind = "ignored"
+		return nil, ev
+	}
+
+	resp, err := dhcpv4.NewReplyFromRequest(req)
+	if err != nil {
+		ev.Kind, ev.Err = "dhcp-error", err
+		return nil, ev
+	}
+	if typ == dhcpv4.MessageTypeNak {
+		resp.UpdateOption(dhcpv4.OptMessageType(typ))
+		resp.UpdateOption(dhcpv4.OptServerIdentifier(offer.Server))
+		return resp, ev
+	}
+	resp.YourIPAddr = offer.IP
+	resp.ServerIPAddr = offer.Server
+	resp.BootFileName = offer.BootFile
+	if typ != dhcpv4.MessageTypeNone {
+		// RouterBOOT ignores a reply to its BOOTP request that carries a
+		// DHCP message type: only DHCP clients get DHCP options.
+		resp.UpdateOption(dhcpv4.OptMessageType(typ))
+		resp.UpdateOption(dhcpv4.OptServerIdentifier(offer.Server))
+		resp.UpdateOption(dhcpv4.OptIPAddressLeaseTime(leaseSeconds * time.Second))
+		resp.UpdateOption(dhcpv4.OptTFTPServerName(offer.Server.String()))
+		resp.UpdateOption(dhcpv4.OptBootFileName(offer.BootFile))
+	}
+	if offer.Mask != nil {
+		resp.UpdateOption(dhcpv4.OptSubnetMask(offer.Mask))
+	}
+	return resp, ev
+}
+
+// Host is one known board in a StaticPlan.
+type Host struct {
+	IP net.IP
+	// BootFile is what a firmware PXE or BOOTP client loads first: an iPXE
+	// binary to chainload, or the one ELF RouterBOOT runs.
+	BootFile string
+	// IPXEScript is handed instead when the client is already iPXE, which
+	// breaks the PXE → iPXE → PXE loop.
+	IPXEScript string
+}
+
+// StaticPlan answers from a fixed MAC table.
+type StaticPlan struct {
+	Server net.IP
+	Mask   net.IPMask
+	Hosts  map[string]Host // key: MAC in net.HardwareAddr.String() form
+}
+
+// Plan implements Planner.
+func (p StaticPlan) Plan(c Client) (Offer, bool) {
+	h, ok := p.Hosts[strings.ToLower(c.MAC.String())]
+	if !ok {
+		return Offer{}, false
+	}
+	file := h.BootFile
+	if c.IPXE && h.IPXEScript != "" {
+		file = h.IPXEScript
+	}
+	return Offer{IP: h.IP, Mask: p.Mask, Server: p.Server, BootFile: file}, true
+}

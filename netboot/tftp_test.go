@@ -1,0 +1,116 @@
+package netboot
+
+import (
+	"bytes"
+	"crypto/rand"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pin/tftp/v3"
+)
+
+func startTFTP(t *testing.T, dir string) (addr string, events func() []Event) {
+	t.Helper()
+	var mu sync.Mutex
+	var evs []Event
+	srv, err := NewTFTP(dir, func(e Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { srv.Serve(conn); close(done) }()
+	t.Cleanup(func() { srv.Shutdown(); <-done })
+	return conn.LocalAddr().String(), func() []Event { mu.Lock(); defer mu.Unlock(); return append([]Event(nil), evs...) }
+}
+
+func TestTFTPServesFiles(t *testing.T) {
+	root := t.TempDir()
+	payload := make([]byte, 3*512+17) // several blocks and a short last one
+	rand.Read(payload)
+	os.MkdirAll(filepath.Join(root, "run1"), 0o755)
+	os.WriteFile(filepath.Join(root, "run1", "initramfs.cpio"), payload, 0o644)
+	addr, events := startTFTP(t, root)
+
+	for _, name := range []string{"run1/initramfs.cpio", "/run1/initramfs.cpio", `run1\initramfs.cpio`} {
+		c, _ := tftp.NewClient(addr)
+		c.RequestTSize(true)
+		wt, err := c.Receive(name, "octet")
+		if err != nil {
+			t.Fatalf("Receive(%q): %v", name, err)
+		}
+		if n, ok := wt.(tftp.IncomingTransfer).Size(); !ok || n != int64(len(payload)) {
+			t.Errorf("%q: tsize %d (%v), want %d", name, n, ok, len(payload))
+		}
+		var got bytes.Buffer
+		if _, err := wt.WriteTo(&got); err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		if !bytes.Equal(got.Bytes(), payload) {
+			t.Errorf("%q: content differs", name)
+		}
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for len(events()) < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	evs := events()
+	if len(evs) != 3 || evs[0].Kind != "tftp-done" || evs[0].Bytes != int64(len(payload)) {
+		t.Errorf("events %+v", evs)
+	}
+}
+
+func TestTFTPConfined(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	os.WriteFile(secret, []byte("host file"), 0o600)
+	root := filepath.Join(outside, "root")
+	os.MkdirAll(filepath.Join(root, "sub"), 0o755)
+	os.Symlink(secret, filepath.Join(root, "link"))
+	os.Symlink("../secret", filepath.Join(root, "rel"))
+	addr, _ := startTFTP(t, root)
+
+	for _, name := range []string{"../secret", "/../secret", `..\secret`, "sub/../../secret", "link", "rel", "sub", "nothere", secret} {
+		c, _ := tftp.NewClient(addr)
+		c.SetTimeout(time.Second)
+		c.SetRetries(1)
+		wt, err := c.Receive(name, "octet")
+		if err == nil {
+			_, err = wt.WriteTo(io.Discard)
+		}
+		if err == nil {
+			t.Errorf("%q: served a file outside the root", name)
+			continue
+		}
+		if msg := err.Error(); strings.Contains(msg, outside) || strings.Contains(msg, "secret") && !strings.Contains(name, "secret") {
+			t.Errorf("%q: error leaks host detail: %v", name, msg)
+		}
+	}
+}
+
+func TestTFTPRefusesWrite(t *testing.T) {
+	root := t.TempDir()
+	addr, _ := startTFTP(t, root)
+	c, _ := tftp.NewClient(addr)
+	c.SetTimeout(time.Second)
+	c.SetRetries(1)
+	rf, err := c.Send("upload", "octet")
+	if err == nil {
+		_, err = rf.ReadFrom(strings.NewReader("data"))
+	}
+	if err == nil {
+		t.Fatal("write request accepted")
+	}
+	if _, err := os.Stat(filepath.Join(root, "upload")); err == nil {
+		t.Fatal("file written into the root")
+	}
+}

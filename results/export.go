@@ -1,0 +1,289 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// number marshals a float64 as a plain decimal. encoding/json switches to
+// exponent form for large or tiny values, and scripts reading the export
+// (and people diffing it) expect 28782800, not 2.87828e+07.
+type number float64
+
+func (n number) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, fmt.Errorf("non-finite metric value %v", f)
+	}
+	return []byte(strconv.FormatFloat(f, 'f', -1, 64)), nil
+}
+
+type jsonMetric struct {
+	Name  string `json:"name"`
+	Unit  string `json:"unit"`
+	Value number `json:"value"`
+}
+
+type jsonStage struct {
+	Name    string `json:"name"`
+	Seconds number `json:"seconds"`
+}
+
+// jsonRun is the export contract: the documented fields first, in the
+// documented order, then extras scripts may use but need not.
+type jsonRun struct {
+	ID       string       `json:"id"`
+	Board    string       `json:"board"`
+	ClockMHz int          `json:"clock_mhz"`
+	Status   string       `json:"status"`
+	Started  string       `json:"started"`
+	Bench    string       `json:"bench"`
+	Metrics  []jsonMetric `json:"metrics"`
+
+	Rep         int             `json:"rep"`
+	Reason      string          `json:"reason,omitempty"`
+	Tool        string          `json:"tool,omitempty"`
+	ToolVersion string          `json:"tool_version,omitempty"`
+	Finished    string          `json:"finished,omitempty"`
+	Stages      []jsonStage     `json:"stages,omitempty"`
+	Kernel      string          `json:"kernel,omitempty"`
+	ImageDigest string          `json:"image_digest,omitempty"`
+	Hello       json.RawMessage `json:"hello,omitempty"`
+}
+
+func jsonTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// WriteJSON writes runs in the `results export --format json` shape:
+// {"runs":[{"id","board","clock_mhz","status","started","bench","metrics":[...]}, ...]},
+// indented by two spaces. Metrics is never null.
+func WriteJSON(w io.Writer, runs []Run) error {
+	out := struct {
+		Runs []jsonRun `json:"runs"`
+	}{Runs: make([]jsonRun, 0, len(runs))}
+	for _, r := range runs {
+		jr := jsonRun{
+			ID:          r.ID,
+			Board:       r.Board,
+			ClockMHz:    r.ClockMHz,
+			Status:      r.Status,
+			Started:     jsonTime(r.Started),
+			Bench:       r.Bench,
+			Metrics:     make([]jsonMetric, 0, len(r.Metrics)),
+			Rep:         r.Rep,
+			Reason:      r.Reason,
+			Tool:        r.Tool,
+			ToolVersion: r.ToolVersion,
+			Finished:    jsonTime(r.Finished),
+			Kernel:      r.Kernel,
+			ImageDigest: r.ImageDigest,
+			Hello:       r.Hello,
+		}
+		ms := append([]Metric(nil), r.Metrics...)
+		SortMetrics(ms)
+		for _, m := range ms {
+			jr.Metrics = append(jr.Metrics, jsonMetric{m.Name, m.Unit, number(m.Value)})
+		}
+		for _, st := range r.Stages {
+			jr.Stages = append(jr.Stages, jsonStage{st.Name, number(st.Duration.Seconds())})
+		}
+		out.Runs = append(out.Runs, jr)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // reasons and kernel strings may contain <, >, &
+	return enc.Encode(out)
+}
+
+// WriteTable writes the human listing for `bootbench results list`.
+func WriteTable(w io.Writer, runs []Run) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tBOARD\tCLOCK\tSTATUS\tBENCH\tMETRICS\tSTARTED\tREASON")
+	for _, r := range runs {
+		clock := "default"
+		if r.ClockMHz != 0 {
+			clock = strconv.Itoa(r.ClockMHz) + " MHz"
+		}
+		started := "-"
+		if !r.Started.IsZero() {
+			// UTC with the zone shown: runs come from several hosts and
+			// CI, and a listing must not change with the reader's TZ.
+			started = r.Started.UTC().Format("2006-01-02 15:04:05Z")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n",
+			r.ID, r.Board, clock, r.Status, dash(r.Bench), len(r.Metrics), started, oneLine(r.Reason, 72))
+	}
+	return tw.Flush()
+}
+
+// WriteMetrics writes one run's metrics as an aligned table, in metric
+// order (see MetricLess). Throughputs also get a scaled figure, since a raw
+// 28782800 B/s is hard to read at a glance.
+func WriteMetrics(w io.Writer, r *Run) error {
+	if len(r.Metrics) == 0 {
+		_, err := fmt.Fprintln(w, "no metrics recorded")
+		return err
+	}
+	ms := append([]Metric(nil), r.Metrics...)
+	SortMetrics(ms)
+	vals := make([]string, len(ms))
+	width := len("VALUE")
+	for i, m := range ms {
+		vals[i] = formatValue(m.Value)
+		width = max(width, len(vals[i]))
+	}
+	// Values are right-aligned by hand so digits line up; tabwriter's
+	// AlignRight would right-align the names too.
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "METRIC\t%*s\tUNIT\n", width, "VALUE")
+	for i, m := range ms {
+		// The scaled figure goes last and only where there is one, so
+		// no line carries trailing padding.
+		if h := humanRate(m.Value, m.Unit); h != "" {
+			fmt.Fprintf(tw, "%s\t%*s\t%s\t%s\n", m.Name, width, vals[i], m.Unit, h)
+		} else {
+			fmt.Fprintf(tw, "%s\t%*s\t%s\n", m.Name, width, vals[i], m.Unit)
+		}
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// oneLine keeps a table row on one line whatever the reason text holds.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len([]rune(s)) > max {
+		s = string([]rune(s)[:max-1]) + "…"
+	}
+	return dash(s)
+}
+
+// formatValue prints whole numbers without a fraction or exponent and
+// others with at most two decimals, as benchmark tools print them.
+func formatValue(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e18 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// humanRate scales byte and bit rates with decimal prefixes, the way
+// openssl speed and iperf report them.
+func humanRate(v float64, unit string) string {
+	var base string
+	switch unit {
+	case "B/s":
+		base = "B/s"
+	case "bit/s", "bits/s", "b/s":
+		base = "bit/s"
+	default:
+		return ""
+	}
+	prefixes := []string{"", "k", "M", "G", "T"}
+	i := 0
+	for math.Abs(v) >= 1000 && i < len(prefixes)-1 {
+		v /= 1000
+		i++
+	}
+	if i == 0 {
+		return ""
+	}
+	return fmt.Sprintf("(%.1f %s%s)", v, prefixes[i], base)
+}
+
+// SortMetrics sorts metrics in place by MetricLess.
+func SortMetrics(ms []Metric) {
+	sort.SliceStable(ms, func(i, j int) bool { return MetricLess(ms[i].Name, ms[j].Name) })
+}
+
+// MetricLess orders metric names for display: block-size metrics
+// (<alg>@<block>) first, by algorithm then numeric block size, so md5@16
+// comes before md5@1024 before md5@8192; then the rest (rsa2048-sign,
+// tcp-throughput, ...). Names compare "naturally": digit runs by value, so
+// rsa512 sorts before rsa1024.
+func MetricLess(a, b string) bool {
+	aa, ab, aok := splitBlock(a)
+	ba, bb, bok := splitBlock(b)
+	if aok != bok {
+		return aok
+	}
+	if c := naturalCompare(aa, ba); c != 0 {
+		return c < 0
+	}
+	if aok && ab != bb {
+		return ab < bb
+	}
+	return a < b
+}
+
+// splitBlock splits "<alg>@<block>" into its parts; ok is false when the
+// name has no numeric block suffix.
+func splitBlock(name string) (alg string, block int64, ok bool) {
+	i := strings.LastIndexByte(name, '@')
+	if i < 0 {
+		return name, 0, false
+	}
+	n, err := strconv.ParseInt(name[i+1:], 10, 64)
+	if err != nil {
+		return name, 0, false
+	}
+	return name[:i], n, true
+}
+
+// naturalCompare compares strings with runs of digits compared by value.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		if isDigit(a[0]) && isDigit(b[0]) {
+			da, db := digitRun(a), digitRun(b)
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				if len(na) < len(nb) {
+					return -1
+				}
+				return 1
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			if a[0] < b[0] {
+				return -1
+			}
+			return 1
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) - len(b)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func digitRun(s string) int {
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}

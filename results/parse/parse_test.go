@@ -1,0 +1,332 @@
+package parse
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden .json files in testdata/")
+
+// TestGolden parses every testdata/*.txt and compares the result with the
+// .json beside it.
+func TestGolden(t *testing.T) {
+	inputs, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inputs) == 0 {
+		t.Fatal("no testdata/*.txt")
+	}
+	for _, in := range inputs {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			data, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := Auto(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.MarshalIndent(out, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, '\n')
+			path := strings.TrimSuffix(in, ".txt") + ".json"
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test -update creates it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from %s (go test -update rewrites it)\ngot:\n%s", in, path, got)
+			}
+		})
+	}
+}
+
+// TestOpenSSL098k pins the figures the OpenWrt wiki row is built from,
+// independently of the golden file.
+func TestOpenSSL098k(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "openssl-0.9.8k-rb450-300mhz.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out, err := OpenSSL(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Tool != "openssl" || out.Version != "0.9.8k" {
+		t.Errorf("tool, version = %q, %q; want openssl, 0.9.8k", out.Tool, out.Version)
+	}
+	got := map[string]Metric{}
+	for _, m := range out.Metrics {
+		if _, dup := got[m.Name]; dup {
+			t.Errorf("metric %s twice", m.Name)
+		}
+		got[m.Name] = m
+	}
+	want := []Metric{
+		{"md5@1024", "B/s", 16160430},
+		{"sha1@1024", "B/s", 5467140},
+		{"sha256@1024", "B/s", 3850580},
+		{"sha512@1024", "B/s", 1684140},
+		{"des-cbc@1024", "B/s", 2287620},
+		{"des-ede3@1024", "B/s", 829440},
+		{"aes-128-cbc@1024", "B/s", 3849560},
+		{"aes-192-cbc@1024", "B/s", 3344730},
+		{"aes-256-cbc@1024", "B/s", 2956630},
+		{"md5@2048", "B/s", 19006120},
+		{"md5@16", "B/s", 840670},
+		{"hmac(md5)@1024", "B/s", 18119340},
+		{"bf-cbc@1024", "B/s", 5723820},
+		{"aes-128-ige@16", "B/s", 3524460},
+		{"rsa2048-sign", "ops/s", 3.0},
+		{"rsa2048-verify", "ops/s", 108.5},
+		{"rsa512-sign", "ops/s", 91.9},
+		{"dsa2048-sign", "ops/s", 11.0},
+		{"dsa2048-verify", "ops/s", 9.2},
+	}
+	for _, w := range want {
+		if g, ok := got[w.Name]; !ok {
+			t.Errorf("%s missing", w.Name)
+		} else if g != w {
+			t.Errorf("%s = %v %s, want %v %s", w.Name, g.Value, g.Unit, w.Value, w.Unit)
+		}
+	}
+	for _, absent := range []string{"md5@8192", "aes-128 cbc@1024", "des cbc@1024"} {
+		if _, ok := got[absent]; ok {
+			t.Errorf("unexpected metric %s", absent)
+		}
+	}
+	if n := len(out.Metrics); n != 18*5+4*2+3*2 {
+		t.Errorf("%d metrics, want %d", n, 18*5+4*2+3*2)
+	}
+}
+
+func TestOpenSSLCases(t *testing.T) {
+	const header = "The 'numbers' are in 1000s of bytes per second processed.\n" +
+		"type             16 bytes     64 bytes\n"
+	tests := []struct {
+		name    string
+		in      string
+		version string
+		want    []Metric
+	}{
+		{
+			name: "plain bytes without k, zero skipped",
+			in:   header + "des ede3          9999.50       0.00 \n",
+			want: []Metric{{"des-ede3@16", "B/s", 9999.5}},
+		},
+		{
+			name: "noise between rows, CRLF, one-word 3.x names, -evp upper case",
+			in: "version: 3.0.13\r\n" + header +
+				"md5              86354.08k   217453.64k\r\n" +
+				"Doing sha1 for 3s on 16 size blocks: 123 sha1's in 3.00s\r\n" +
+				"+DT:sha1:3:16\r\n" +
+				"[   12.345678] random: crng init done\r\n" +
+				"eth0 up 100\r\n" +
+				"\r\n" +
+				"AES-128-CBC    1016283.20k  1326268.97k\r\n",
+			version: "3.0.13",
+			want: []Metric{
+				{"md5@16", "B/s", 86354080}, {"md5@64", "B/s", 217453640},
+				{"aes-128-cbc@16", "B/s", 1016283200}, {"aes-128-cbc@64", "B/s", 1326268970},
+			},
+		},
+		{
+			name:    "1.1.1 renames and a long name",
+			in:      "OpenSSL 1.1.1w  11 Sep 2023\n" + header + "blowfish cbc     1.00k 2.00k\nrc5-32/12 cbc    1.00k 2.00k\ncamellia-128 cbc     1.50k 2.50k\n",
+			version: "1.1.1w",
+			want: []Metric{
+				{"bf-cbc@16", "B/s", 1000}, {"bf-cbc@64", "B/s", 2000},
+				{"rc5-cbc@16", "B/s", 1000}, {"rc5-cbc@64", "B/s", 2000},
+				{"camellia-128-cbc@16", "B/s", 1500}, {"camellia-128-cbc@64", "B/s", 2500},
+			},
+		},
+		{
+			name: "bootbench-speed version",
+			in:   "version: bootbench-speed 0.1.0 (go1.26.1)\noptions: linux/mipsle GOMIPS=softfloat\n" + header + "sha256   1.00k 2.00k\n",
+			want: []Metric{{"sha256@16", "B/s", 1000}, {"sha256@64", "B/s", 2000}},
+
+			version: "bootbench-speed 0.1.0",
+		},
+		{
+			name: "3.2 rsa with encrypt and decrypt",
+			in: "version: 3.2.1\n" +
+				"                   sign    verify    encrypt   decrypt   sign/s verify/s  encr./s  decr./s\n" +
+				"rsa   2048 bits 0.000627s 0.000019s 0.000019s 0.000632s   1594.0  52604.9  51413.8   1582.2\n",
+			version: "3.2.1",
+			want: []Metric{
+				{"rsa2048-sign", "ops/s", 1594.0}, {"rsa2048-verify", "ops/s", 52604.9},
+				{"rsa2048-encrypt", "ops/s", 51413.8}, {"rsa2048-decrypt", "ops/s", 1582.2},
+			},
+		},
+		{
+			name: "curves, ffdh, 1.0.x ecdh spelling",
+			in: "                              sign    verify    sign/s verify/s\n" +
+				" 256 bits ecdsa (nistp256)   0.0000s   0.0001s  45741.5  16430.2\n" +
+				" 256 bits ecdsa (brainpoolP256r1)   0.0004s   0.0004s   2614.5   2398.6\n" +
+				" 456 bits EdDSA (Ed448)   0.0002s   0.0003s   5000.0   3000.0\n" +
+				"                              op      op/s\n" +
+				" 256-bit ecdh (nistp256)   0.0001s  19567.4\n" +
+				" 253 bits ecdh (X25519)   0.0000s  30000.0\n" +
+				"                       op     op/s\n" +
+				"2048 bits ffdh   0.0003s   3200.0\n",
+			want: []Metric{
+				{"ecdsa-p256-sign", "ops/s", 45741.5}, {"ecdsa-p256-verify", "ops/s", 16430.2},
+				{"ecdsa-brainpoolp256r1-sign", "ops/s", 2614.5}, {"ecdsa-brainpoolp256r1-verify", "ops/s", 2398.6},
+				{"ed448-sign", "ops/s", 5000}, {"ed448-verify", "ops/s", 3000},
+				{"ecdh-p256", "ops/s", 19567.4}, {"ecdh-x25519", "ops/s", 30000},
+				{"ffdh2048", "ops/s", 3200},
+			},
+		},
+		{
+			name: "two runs concatenated, new header resets the sizes",
+			in:   header + "md5 1.00k 2.00k\ntype 1024 bytes\nmd5 3.00k\n",
+			want: []Metric{{"md5@16", "B/s", 1000}, {"md5@64", "B/s", 2000}, {"md5@1024", "B/s", 3000}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := OpenSSL(strings.NewReader(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Version != tt.version {
+				t.Errorf("version %q, want %q", out.Version, tt.version)
+			}
+			if len(out.Metrics) != len(tt.want) {
+				t.Fatalf("metrics %v, want %v", out.Metrics, tt.want)
+			}
+			for i := range tt.want {
+				if out.Metrics[i] != tt.want[i] {
+					t.Errorf("metric %d = %v, want %v", i, out.Metrics[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestOpenSSLErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		line int
+		msg  string // substring
+	}{
+		{"empty", "", 1, "no openssl speed results"},
+		{"no table", "OpenSSL 0.9.8k 25 Mar 2009\nDoing md5 for 3s on 16 size blocks: 1 md5's in 3.00s\n", 1, "no openssl speed results"},
+		{"all zero", "x\ntype 16 bytes 64 bytes\nmd5 0.00 0.00\n", 2, "no figures"},
+		{"bad header", "type 16 bytes 64 bites\n", 1, `"64 bites"`},
+		{"truncated row", "type 16 bytes 64 bytes 256 bytes\nmd5 1.00k 2.00k 3.00k\nsha1 1.00k 2.00k\n", 3, "sha1 row has 2 figures"},
+		{"truncated rsa row", "                  sign    verify    sign/s verify/s\nrsa 2048 bits 0.334333s\n", 2, "rsa2048 row"},
+		{"bad rsa figure", "                  sign    verify    sign/s verify/s\nrsa 2048 bits 0.3s 0.1s 3.0 1e\n", 2, `"1e"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := OpenSSL(strings.NewReader(tt.in))
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v (%T), want *Error", err, err)
+			}
+			if pe.Line != tt.line || !strings.Contains(pe.Msg, tt.msg) {
+				t.Errorf("err = %v, want line %d mentioning %q", err, tt.line, tt.msg)
+			}
+			if !strings.HasPrefix(err.Error(), "line ") {
+				t.Errorf("error %q does not start with the line", err)
+			}
+		})
+	}
+}
+
+func TestAuto(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		wantErr bool
+	}{
+		{"empty", "", true},
+		{"blank", "\n  \n", true},
+		{"iperf", "[  3]  0.0-10.0 sec  1120 MBytes   939 Mbits/sec\n", true},
+		{"dd", "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 5.2 s, 206 MB/s\n", true},
+		{"openssl throughput", "type 16 bytes\nmd5 1.00k\n", false},
+		{"openssl pkey only", "                  sign    verify    sign/s verify/s\nrsa 2048 bits 0.3s 0.1s 3.0 10.0\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := Auto([]byte(tt.in))
+			if !tt.wantErr {
+				if err != nil || out.Tool != "openssl" || len(out.Metrics) == 0 {
+					t.Fatalf("Auto = %+v, %v; want openssl metrics", out, err)
+				}
+				return
+			}
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Line != 1 {
+				t.Fatalf("err = %v, want *Error at line 1", err)
+			}
+		})
+	}
+}
+
+func TestBytesPerSec(t *testing.T) {
+	tests := []struct {
+		in   string
+		want float64
+	}{
+		{"16160.43k", 16160430},
+		{"5467.14k", 5467140},
+		{"829.44k", 829440},
+		{"1016283.20k", 1016283200},
+		{"0.01k", 10},
+		{"10.5k", 10500},
+		{"12k", 12000},
+		{"1.2345k", 1234.5},
+		{"9999.50", 9999.5},
+		{"0.00", 0},
+	}
+	for _, tt := range tests {
+		got, err := bytesPerSec(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("bytesPerSec(%q) = %v, %v; want %v exactly", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func FuzzOpenSSL(f *testing.F) {
+	for _, name := range []string{"openssl-0.9.8k-rb450-300mhz.txt", "openssl-3.0.22-pkey.txt"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := Auto(data)
+		if err != nil {
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Line < 1 {
+				t.Fatalf("error %v is not an *Error with a line", err)
+			}
+			return
+		}
+		for _, m := range out.Metrics {
+			if m.Value <= 0 || m.Name == "" || (m.Unit != UnitBytesPerSec && m.Unit != UnitOpsPerSec) {
+				t.Fatalf("bad metric %+v", m)
+			}
+		}
+	})
+}

@@ -1,0 +1,120 @@
+package results
+
+import (
+	"context"
+	"fmt"
+)
+
+// migrations is the schema history, oldest first. Entry i takes the database
+// from version i to i+1 (PRAGMA user_version). Never edit an entry that has
+// shipped: databases in the field already ran it. Extend the schema by
+// appending a new entry.
+var migrations = []string{
+	// 1: the initial schema.
+	`
+CREATE TABLE boards (
+	name       TEXT PRIMARY KEY,
+	first_seen TEXT NOT NULL
+);
+
+CREATE TABLE runs (
+	id           TEXT PRIMARY KEY,
+	board        TEXT NOT NULL REFERENCES boards(name),
+	clock_mhz    INTEGER NOT NULL DEFAULT 0, -- 0: unknown or the board's default
+	rep          INTEGER NOT NULL DEFAULT 0,
+	status       TEXT NOT NULL,
+	reason       TEXT NOT NULL DEFAULT '',
+	bench        TEXT NOT NULL DEFAULT '',
+	tool         TEXT NOT NULL DEFAULT '',
+	tool_version TEXT NOT NULL DEFAULT '',
+	started      TEXT NOT NULL DEFAULT '',   -- RFC 3339 UTC, fixed nine-digit fraction
+	finished     TEXT NOT NULL DEFAULT '',
+	image_digest TEXT NOT NULL DEFAULT '',
+	kernel       TEXT NOT NULL DEFAULT '',
+	hello        TEXT,                       -- JSON; NULL when the board never reported
+	transcript   BLOB,
+	raw_output   BLOB
+);
+-- Comparisons select by board and clock; listings order by start time.
+CREATE INDEX runs_board_clock ON runs(board, clock_mhz, started);
+CREATE INDEX runs_started ON runs(started);
+
+CREATE TABLE stages (
+	run     TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	seq     INTEGER NOT NULL,
+	name    TEXT NOT NULL,
+	seconds REAL NOT NULL,
+	PRIMARY KEY (run, seq)
+);
+
+CREATE TABLE metrics (
+	run   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	name  TEXT NOT NULL,
+	unit  TEXT NOT NULL,
+	value REAL NOT NULL,
+	PRIMARY KEY (run, name)
+);
+`,
+}
+
+// SchemaVersion reports the database's schema version (the number of
+// migrations applied).
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("results: schema version: %w", err)
+	}
+	return v, nil
+}
+
+// migrate applies the migrations the database has not seen yet, each in its
+// own transaction together with the version bump, so a crash leaves the
+// database at a well-defined version. The version is read inside the
+// (immediate, hence exclusive-for-writers) transaction: two processes
+// opening a fresh file at once cannot both apply the same step.
+func (s *Store) migrate(ctx context.Context, migs []string) error {
+	for {
+		done, err := s.migrateStep(ctx, migs)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+func (s *Store) migrateStep(ctx context.Context, migs []string) (done bool, err error) {
+	// Cheap check outside a write transaction: the common case is an
+	// up-to-date database, and opening one must not queue behind a writer.
+	var v int
+	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return false, fmt.Errorf("schema version: %w", err)
+	}
+	if v > len(migs) {
+		return false, fmt.Errorf("database schema version %d is newer than this bootbench knows (%d); upgrade bootbench", v, len(migs))
+	}
+	if v == len(migs) {
+		return true, nil
+	}
+
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback() // no-op after Commit
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return false, fmt.Errorf("schema version: %w", err)
+	}
+	if v >= len(migs) {
+		return true, nil // someone else migrated while we waited
+	}
+	if _, err := tx.ExecContext(ctx, migs[v]); err != nil {
+		return false, fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+	}
+	// PRAGMA takes no bound parameters; v is an int we computed.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v+1)); err != nil {
+		return false, fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+	}
+	return false, nil
+}

@@ -1,0 +1,476 @@
+// Package results is bootbench's results store: runs per board, clock
+// setting and repetition, with their metrics, boot-stage timings and the
+// byte-exact serial transcript, kept in a single SQLite file. It also renders
+// stored runs for people (tables) and for scripts (JSON).
+package results
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite" // pure Go driver, so the host binary cross-compiles without cgo
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Run statuses. A run that did not finish cleanly still gets a row, so the
+// bench history shows every attempt and why it did not count.
+const (
+	StatusOK          = "ok"
+	StatusFailed      = "failed"
+	StatusCorrupt     = "corrupt"
+	StatusInterrupted = "interrupted"
+)
+
+// ErrNotFound is returned (wrapped) when a run id is not in the store.
+var ErrNotFound = errors.New("run not found")
+
+// ErrExists is returned (wrapped) by SaveRun when the run id is already
+// stored; results are never overwritten.
+var ErrExists = errors.New("run already stored")
+
+// Metric is one figure a benchmark produced, e.g. sha256@1024 in B/s.
+type Metric struct {
+	Name  string  `json:"name"`
+	Unit  string  `json:"unit"`
+	Value float64 `json:"value"`
+}
+
+// Stage is how long one boot stage took: "image", "dhcp", "tftp", "kernel",
+// "bench", ...
+type Stage struct {
+	Name     string
+	Duration time.Duration
+}
+
+// Run is one attempt of one benchmark on one board at one clock setting.
+type Run struct {
+	ID       string
+	Board    string
+	ClockMHz int // 0 = unknown or the board's default
+	Rep      int
+	Status   string // StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted
+	Reason   string // one-line failure reason
+	Bench    string // "speed", "openssl", ...
+
+	// Tool and ToolVersion name what printed the output, as the parser
+	// saw it: "openssl" "3.0.13", "bootbench-speed" "0.1.0".
+	Tool, ToolVersion string
+
+	Started, Finished time.Time
+	Stages            []Stage
+
+	ImageDigest string
+	Kernel      string
+
+	Hello      json.RawMessage // the board's hello report, may be nil
+	Transcript []byte          // byte-exact serial transcript
+	RawOutput  []byte          // the benchmark's reassembled output
+
+	Metrics []Metric
+}
+
+// Filter selects runs; zero fields match everything.
+type Filter struct {
+	Board    string
+	ClockMHz int
+	Status   string
+
+	// WithTranscript loads Transcript and RawOutput too. They are the bulk
+	// of the database, so listings leave them out unless asked.
+	WithTranscript bool
+}
+
+// Store is an open results database. It is safe for concurrent use, and
+// several Stores (or processes) may share one file.
+type Store struct {
+	db *sql.DB
+}
+
+// DefaultPath is where the results database lives when --db is not given:
+// $BOOTBENCH_DB, else $XDG_DATA_HOME/bootbench/results.db, else
+// $HOME/.local/share/bootbench/results.db.
+func DefaultPath() string {
+	if p := os.Getenv("BOOTBENCH_DB"); p != "" {
+		return p
+	}
+	// The XDG spec says a relative XDG_DATA_HOME is invalid and must be
+	// ignored; honouring it would scatter databases per working directory.
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "bootbench", "results.db")
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".local", "share", "bootbench", "results.db")
+	}
+	// No home at all (minimal containers): fall back to the working
+	// directory rather than failing, so a one-off run is still recorded.
+	return "results.db"
+}
+
+// Open opens (creating if needed) the database at path and brings its schema
+// up to date.
+func Open(path string) (*Store, error) {
+	return openWith(path, migrations)
+}
+
+func openWith(path string, migs []string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("results: empty database path")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("results: create database directory: %w", err)
+		}
+	}
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		return nil, fmt.Errorf("results: open %s: %w", path, err)
+	}
+	s := &Store{db: db}
+	ctx := context.Background()
+	if err := setWAL(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("results: open %s: %w", path, err)
+	}
+	if err := s.migrate(ctx, migs); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("results: open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// dsn builds the connection string. The pragmas are per connection, so they
+// go in the DSN where the driver applies them to every pooled connection:
+//   - busy_timeout: a bench daemon and a `results list` may touch the file at
+//     the same time; waiting beats failing with SQLITE_BUSY.
+//   - foreign_keys: SQLite leaves them off by default.
+//   - _txlock=immediate: write transactions take the write lock up front, so
+//     two writers queue on busy_timeout instead of deadlocking on a
+//     read-to-write upgrade (which busy_timeout cannot resolve).
+func dsn(path string) string {
+	// A file: URI keeps a '?' or '#' in the path from being read as
+	// parameters.
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
+	return "file:" + esc +
+		"?_pragma=busy_timeout(10000)" +
+		"&_pragma=foreign_keys(1)" +
+		"&_txlock=immediate"
+}
+
+// setWAL switches the file to write-ahead logging, so readers (`results
+// list`) and the writer (a bench daemon) do not block each other. The mode is
+// persistent in the file, so it is set once here rather than per connection
+// in the DSN. SQLite does not apply busy_timeout to the switch itself, so two
+// processes opening a fresh file at once would see an immediate SQLITE_BUSY;
+// that is retried here.
+func setWAL(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var mode string
+		err := db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode)
+		switch {
+		case err == nil && strings.EqualFold(mode, "wal"):
+			return nil
+		case err == nil:
+			return fmt.Errorf("cannot use WAL journal mode (got %q)", mode)
+		case !isBusy(err) || time.Now().After(deadline):
+			return fmt.Errorf("set WAL journal mode: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	// The low byte is the primary result code; extended codes such as
+	// SQLITE_BUSY_RECOVERY share it.
+	code := e.Code() & 0xff
+	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// timeLayout is RFC 3339 with a fixed nine-digit fraction. RFC3339Nano trims
+// trailing zeros, which breaks lexical ordering ("05Z" sorts after "05.5Z");
+// a fixed width in UTC makes ORDER BY on the text column chronological.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(timeLayout)
+}
+
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return time.Parse(time.RFC3339Nano, s)
+}
+
+func validStatus(s string) bool {
+	switch s {
+	case StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted:
+		return true
+	}
+	return false
+}
+
+func (r *Run) validate() error {
+	switch {
+	case r.ID == "":
+		return errors.New("run has no id")
+	case r.Board == "":
+		return fmt.Errorf("run %s has no board", r.ID)
+	case !validStatus(r.Status):
+		return fmt.Errorf("run %s: unknown status %q (want ok, failed, corrupt or interrupted)", r.ID, r.Status)
+	case r.Hello != nil && !json.Valid(r.Hello):
+		return fmt.Errorf("run %s: hello report is not valid JSON", r.ID)
+	}
+	for _, m := range r.Metrics {
+		// SQLite stores NaN as NULL and JSON cannot carry NaN or Inf;
+		// refuse them here with the metric's name rather than later
+		// with an opaque constraint error.
+		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
+			return fmt.Errorf("run %s: metric %s has non-finite value %v", r.ID, m.Name, m.Value)
+		}
+		if m.Name == "" {
+			return fmt.Errorf("run %s: metric with empty name", r.ID)
+		}
+	}
+	return nil
+}
+
+// SaveRun stores r with its stages, metrics and transcript in one
+// transaction, so a run is either fully recorded or not at all. It records
+// the board on first sight. Storing an id twice is an error wrapping
+// ErrExists.
+func (s *Store) SaveRun(ctx context.Context, r *Run) (err error) {
+	if err := r.validate(); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+
+	// Checked inside the (immediate) transaction so no other writer can
+	// slip the same id in between; gives a clean ErrExists instead of a
+	// driver-specific constraint message.
+	var exists bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?)`, r.ID).Scan(&exists); err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+	if exists {
+		return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
+	}
+
+	seen := r.Started
+	if seen.IsZero() {
+		seen = time.Now()
+	}
+	// first_seen keeps the earliest run; imports of old output may arrive
+	// after newer runs. The fixed-width layout makes min() on text correct.
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO boards(name, first_seen) VALUES(?, ?)
+		ON CONFLICT(name) DO UPDATE SET first_seen = min(first_seen, excluded.first_seen)`,
+		r.Board, formatTime(seen)); err != nil {
+		return fmt.Errorf("results: save run %s: board: %w", r.ID, err)
+	}
+
+	var hello any // NULL when the board never said hello
+	if r.Hello != nil {
+		hello = string(r.Hello)
+	}
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
+			started, finished, image_digest, kernel, hello, transcript, raw_output)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.Board, r.ClockMHz, r.Rep, r.Status, r.Reason, r.Bench, r.Tool, r.ToolVersion,
+		formatTime(r.Started), formatTime(r.Finished), r.ImageDigest, r.Kernel, hello,
+		r.Transcript, r.RawOutput); err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+
+	for i, st := range r.Stages {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO stages(run, seq, name, seconds) VALUES(?, ?, ?, ?)`,
+			r.ID, i, st.Name, st.Duration.Seconds()); err != nil {
+			return fmt.Errorf("results: save run %s: stage %s: %w", r.ID, st.Name, err)
+		}
+	}
+	for _, m := range r.Metrics {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO metrics(run, name, unit, value) VALUES(?, ?, ?, ?)`,
+			r.ID, m.Name, m.Unit, m.Value); err != nil {
+			return fmt.Errorf("results: save run %s: metric %s: %w", r.ID, m.Name, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// Runs returns the runs matching f, oldest first, with their metrics (in
+// metric order, see MetricLess) and stages. Transcript and RawOutput are
+// filled in only when f.WithTranscript is set.
+func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
+	var where []string
+	var args []any
+	if f.Board != "" {
+		where = append(where, "r.board = ?")
+		args = append(args, f.Board)
+	}
+	if f.ClockMHz != 0 {
+		where = append(where, "r.clock_mhz = ?")
+		args = append(args, f.ClockMHz)
+	}
+	if f.Status != "" {
+		where = append(where, "r.status = ?")
+		args = append(args, f.Status)
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = " WHERE " + strings.Join(where, " AND ")
+	}
+	runs, err := s.load(ctx, cond, args, f.WithTranscript)
+	if err != nil {
+		return nil, fmt.Errorf("results: list runs: %w", err)
+	}
+	return runs, nil
+}
+
+// Run returns the run with the given id, transcript included. A missing id
+// gives an error wrapping ErrNotFound.
+func (s *Store) Run(ctx context.Context, id string) (*Run, error) {
+	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, true)
+	if err != nil {
+		return nil, fmt.Errorf("results: run %s: %w", id, err)
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("results: run %s: %w", id, ErrNotFound)
+	}
+	return &runs[0], nil
+}
+
+// load reads runs matching cond (a WHERE clause over alias r) and attaches
+// their stages and metrics. It reads inside one read-only transaction so a
+// run saved meanwhile cannot show up half-loaded.
+func (s *Store) load(ctx context.Context, cond string, args []any, withTranscript bool) (runs []Run, err error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback() // read-only: nothing to commit
+
+	blobs := "NULL, NULL"
+	if withTranscript {
+		blobs = "r.transcript, r.raw_output"
+	}
+	rows, err := tx.QueryContext(ctx, `
+		SELECT r.id, r.board, r.clock_mhz, r.rep, r.status, r.reason, r.bench, r.tool, r.tool_version,
+			r.started, r.finished, r.image_digest, r.kernel, r.hello, `+blobs+`
+		FROM runs r`+cond+` ORDER BY r.started, r.id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	index := map[string]int{}
+	for rows.Next() {
+		var r Run
+		var started, finished string
+		var hello sql.NullString
+		if err := rows.Scan(&r.ID, &r.Board, &r.ClockMHz, &r.Rep, &r.Status, &r.Reason, &r.Bench,
+			&r.Tool, &r.ToolVersion, &started, &finished, &r.ImageDigest, &r.Kernel, &hello,
+			&r.Transcript, &r.RawOutput); err != nil {
+			return nil, err
+		}
+		if r.Started, err = parseTime(started); err != nil {
+			return nil, fmt.Errorf("run %s: started: %w", r.ID, err)
+		}
+		if r.Finished, err = parseTime(finished); err != nil {
+			return nil, fmt.Errorf("run %s: finished: %w", r.ID, err)
+		}
+		if hello.Valid {
+			r.Hello = json.RawMessage(hello.String)
+		}
+		index[r.ID] = len(runs)
+		runs = append(runs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	if len(runs) == 0 {
+		return nil, nil
+	}
+
+	// One query per child table for the whole selection rather than one
+	// per run: `results list` over a long bench history stays fast.
+	srows, err := tx.QueryContext(ctx, `
+		SELECT s.run, s.name, s.seconds FROM stages s JOIN runs r ON r.id = s.run`+cond+`
+		ORDER BY s.run, s.seq`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer srows.Close()
+	for srows.Next() {
+		var run, name string
+		var secs float64
+		if err := srows.Scan(&run, &name, &secs); err != nil {
+			return nil, err
+		}
+		if i, ok := index[run]; ok {
+			d := time.Duration(math.Round(secs * float64(time.Second)))
+			runs[i].Stages = append(runs[i].Stages, Stage{Name: name, Duration: d})
+		}
+	}
+	if err := srows.Err(); err != nil {
+		return nil, err
+	}
+
+	mrows, err := tx.QueryContext(ctx, `
+		SELECT m.run, m.name, m.unit, m.value FROM metrics m JOIN runs r ON r.id = m.run`+cond,
+		args...)
+	if err != nil {
+		return nil, err
+	}
+	defer mrows.Close()
+	for mrows.Next() {
+		var run string
+		var m Metric
+		if err := mrows.Scan(&run, &m.Name, &m.Unit, &m.Value); err != nil {
+			return nil, err
+		}
+		if i, ok := index[run]; ok {
+			runs[i].Metrics = append(runs[i].Metrics, m)
+		}
+	}
+	if err := mrows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range runs {
+		SortMetrics(runs[i].Metrics)
+	}
+	return runs, nil
+}

@@ -1,0 +1,415 @@
+package results
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+)
+
+func openTemp(t *testing.T) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sub", "results.db") // sub: Open must create it
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+var t0 = time.Date(2025, 3, 14, 15, 9, 26, 535897000, time.UTC)
+
+func sampleRun(id string, started time.Time) *Run {
+	return &Run{
+		ID:          id,
+		Board:       "qemu-x86_64",
+		ClockMHz:    1000,
+		Rep:         2,
+		Status:      StatusOK,
+		Bench:       "openssl",
+		Tool:        "openssl",
+		ToolVersion: "3.0.13",
+		Started:     started,
+		Finished:    started.Add(42*time.Second + 5*time.Millisecond),
+		Stages: []Stage{
+			{"dhcp", 1200 * time.Millisecond},
+			{"tftp", 3*time.Second + 1},
+			{"kernel", 7 * time.Second},
+			{"bench", 30 * time.Second},
+		},
+		ImageDigest: "sha256:0123abcd",
+		Kernel:      "6.1.0-31-amd64",
+		Hello:       json.RawMessage(`{"arch":"amd64","bogomips":4800.12}`),
+		Transcript:  []byte("\x00boot\r\n@BB1 0 hello {} 00000000\r\n\xff"),
+		RawOutput:   []byte("version: 3.0.13\n"),
+		Metrics: []Metric{
+			{"md5@16", "B/s", 123456},
+			{"sha256@1024", "B/s", 28782800},
+			{"rsa2048-sign", "op/s", 123.4},
+		},
+	}
+}
+
+// want is how a saved run comes back: UTC times, metrics in metric order.
+func want(r *Run, withTranscript bool) Run {
+	w := *r
+	w.Started, w.Finished = r.Started.UTC(), r.Finished.UTC()
+	w.Metrics = append([]Metric(nil), r.Metrics...)
+	SortMetrics(w.Metrics)
+	if !withTranscript {
+		w.Transcript, w.RawOutput = nil, nil
+	}
+	return w
+}
+
+func TestRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	in := sampleRun("r1", t0.In(time.FixedZone("CET", 3600)))
+	if err := s.SaveRun(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := s.Run(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := want(in, true); !reflect.DeepEqual(*got, w) {
+		t.Errorf("Run:\n got %+v\nwant %+v", *got, w)
+	}
+
+	for _, with := range []bool{false, true} {
+		runs, err := s.Runs(ctx, Filter{WithTranscript: with})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 1 {
+			t.Fatalf("Runs(with=%v): %d runs, want 1", with, len(runs))
+		}
+		if w := want(in, with); !reflect.DeepEqual(runs[0], w) {
+			t.Errorf("Runs(with=%v):\n got %+v\nwant %+v", with, runs[0], w)
+		}
+	}
+}
+
+func TestRunNotFound(t *testing.T) {
+	s, _ := openTemp(t)
+	_, err := s.Run(context.Background(), "nope")
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestRunsFilterAndOrder(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	// Saved out of order, and with sub-second times that RFC3339Nano
+	// would render with different widths, to check chronological order.
+	specs := []struct {
+		id     string
+		board  string
+		clock  int
+		status string
+		at     time.Duration
+	}{
+		{"c", "rb450g", 800, StatusOK, 2 * time.Second},
+		{"a", "rb450g", 680, StatusOK, 1500 * time.Millisecond},
+		{"b", "rb450g", 680, StatusFailed, 1 * time.Second},
+		{"d", "qemu-arm64", 0, StatusOK, 3 * time.Second},
+	}
+	for _, sp := range specs {
+		r := sampleRun(sp.id, t0.Truncate(time.Second).Add(sp.at))
+		r.Board, r.ClockMHz, r.Status = sp.board, sp.clock, sp.status
+		if err := s.SaveRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		f    Filter
+		want []string
+	}{
+		{"all", Filter{}, []string{"b", "a", "c", "d"}},
+		{"board", Filter{Board: "rb450g"}, []string{"b", "a", "c"}},
+		{"clock", Filter{Board: "rb450g", ClockMHz: 680}, []string{"b", "a"}},
+		{"status", Filter{Status: StatusOK}, []string{"a", "c", "d"}},
+		{"none", Filter{Board: "nope"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runs, err := s.Runs(ctx, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, r := range runs {
+				ids = append(ids, r.ID)
+				if len(r.Metrics) != 3 || len(r.Stages) != 4 {
+					t.Errorf("run %s: %d metrics, %d stages; want 3, 4", r.ID, len(r.Metrics), len(r.Stages))
+				}
+				if r.Transcript != nil {
+					t.Errorf("run %s: transcript loaded without WithTranscript", r.ID)
+				}
+			}
+			if !reflect.DeepEqual(ids, tt.want) {
+				t.Errorf("ids = %v, want %v", ids, tt.want)
+			}
+		})
+	}
+}
+
+func count(t *testing.T, s *Store, table string) int {
+	t.Helper()
+	var n int
+	if err := s.db.QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestSaveRunAtomic(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	r := sampleRun("dup-metric", t0)
+	r.Board = "fresh-board"
+	r.Metrics = append(r.Metrics, Metric{"md5@16", "B/s", 1})
+	if err := s.SaveRun(ctx, r); err == nil {
+		t.Fatal("SaveRun with a duplicate metric name succeeded")
+	}
+	for _, table := range []string{"runs", "metrics", "stages", "boards"} {
+		if n := count(t, s, table); n != 0 {
+			t.Errorf("%s has %d rows after a failed save, want 0", table, n)
+		}
+	}
+	// The failed attempt must not block a correct save under the same id.
+	r.Metrics = r.Metrics[:len(r.Metrics)-1]
+	if err := s.SaveRun(ctx, r); err != nil {
+		t.Fatalf("save after failed attempt: %v", err)
+	}
+}
+
+func TestSaveRunRejects(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	if err := s.SaveRun(ctx, sampleRun("x", t0)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Run)
+		is     error
+	}{
+		{"duplicate id", func(r *Run) {}, ErrExists},
+		{"no id", func(r *Run) { r.ID = "" }, nil},
+		{"no board", func(r *Run) { r.ID, r.Board = "y", "" }, nil},
+		{"bad status", func(r *Run) { r.ID, r.Status = "y", "great" }, nil},
+		{"bad hello", func(r *Run) { r.ID, r.Hello = "y", json.RawMessage("{") }, nil},
+		{"nan", func(r *Run) { r.ID, r.Metrics = "y", []Metric{{"m", "B/s", nan()}} }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := sampleRun("x", t0.Add(time.Hour))
+			r.Kernel = "other"
+			tt.mutate(r)
+			err := s.SaveRun(ctx, r)
+			if err == nil {
+				t.Fatal("SaveRun succeeded")
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("err = %v, want %v", err, tt.is)
+			}
+		})
+	}
+	// The original is untouched.
+	got, err := s.Run(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Kernel != "6.1.0-31-amd64" || !got.Started.Equal(t0) {
+		t.Errorf("stored run changed: kernel %q started %v", got.Kernel, got.Started)
+	}
+	if n := count(t, s, "runs"); n != 1 {
+		t.Errorf("%d runs stored, want 1", n)
+	}
+}
+
+func nan() float64 { z := 0.0; return z / z }
+
+func TestBoardFirstSeen(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	// An import of older output arrives after a newer run.
+	for i, at := range []time.Time{t0, t0.Add(-time.Hour), t0.Add(time.Hour)} {
+		if err := s.SaveRun(ctx, sampleRun(fmt.Sprint(i), at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var first string
+	if err := s.db.QueryRow(`SELECT first_seen FROM boards WHERE name = 'qemu-x86_64'`).Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := parseTime(first); !got.Equal(t0.Add(-time.Hour)) {
+		t.Errorf("first_seen = %s, want %s", first, t0.Add(-time.Hour))
+	}
+}
+
+func TestDefaultPath(t *testing.T) {
+	home := t.TempDir()
+	tests := []struct {
+		name    string
+		db, xdg string
+		want    string
+	}{
+		{"BOOTBENCH_DB wins", "/srv/bench.db", "/xdg", "/srv/bench.db"},
+		{"XDG_DATA_HOME", "", "/xdg", "/xdg/bootbench/results.db"},
+		{"relative XDG ignored", "", "rel", filepath.Join(home, ".local/share/bootbench/results.db")},
+		{"HOME fallback", "", "", filepath.Join(home, ".local/share/bootbench/results.db")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("BOOTBENCH_DB", tt.db)
+			t.Setenv("XDG_DATA_HOME", tt.xdg)
+			t.Setenv("HOME", home)
+			if got := DefaultPath(); got != filepath.FromSlash(tt.want) {
+				t.Errorf("DefaultPath() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMigrationsRunOnce(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "results.db")
+	// A later version appends a step; it must run exactly once however
+	// often the database is opened.
+	migs := append(append([]string(nil), migrations...),
+		`CREATE TABLE applied (n INTEGER); INSERT INTO applied VALUES (1);`)
+
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.SchemaVersion(ctx); err != nil || v != len(migrations) {
+		t.Fatalf("SchemaVersion = %d, %v; want %d", v, err, len(migrations))
+	}
+	if err := s.SaveRun(ctx, sampleRun("kept", t0)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	for i := 0; i < 3; i++ {
+		s, err := openWith(path, migs)
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		if v, err := s.SchemaVersion(ctx); err != nil || v != len(migs) {
+			t.Fatalf("open %d: SchemaVersion = %d, %v; want %d", i, v, err, len(migs))
+		}
+		if n := count(t, s, "applied"); n != 1 {
+			t.Errorf("open %d: migration applied %d times, want 1", i, n)
+		}
+		if _, err := s.Run(ctx, "kept"); err != nil {
+			t.Errorf("open %d: existing run lost: %v", i, err)
+		}
+		s.Close()
+	}
+
+	// The older binary refuses a database it does not understand rather
+	// than writing rows a newer schema might not expect.
+	if s, err := Open(path); err == nil {
+		s.Close()
+		t.Fatal("Open of a newer-schema database succeeded")
+	}
+}
+
+func TestConcurrentStores(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "results.db")
+
+	// Two Stores opening a fresh file at once race on the first migration.
+	stores := make([]*Store, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stores[i], errs[i] = Open(path)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Open %d: %v", i, err)
+		}
+		defer stores[i].Close()
+	}
+
+	var mode string
+	if err := stores[0].db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("journal_mode = %q, %v; want wal", mode, err)
+	}
+
+	const perStore = 20
+	saveErrs := make(chan error, 2*perStore)
+	for i, s := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range perStore {
+				r := sampleRun(fmt.Sprintf("s%d-%02d", i, j), t0.Add(time.Duration(j)*time.Second))
+				saveErrs <- s.SaveRun(ctx, r)
+				// Interleave reads so readers and writers overlap.
+				if _, err := s.Runs(ctx, Filter{}); err != nil {
+					saveErrs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(saveErrs)
+	for err := range saveErrs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	for i, s := range stores {
+		runs, err := s.Runs(ctx, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 2*perStore {
+			t.Errorf("store %d sees %d runs, want %d", i, len(runs), 2*perStore)
+		}
+	}
+}
+
+func TestOpenCreatesDir(t *testing.T) {
+	_, path := openTemp(t)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenOddPath(t *testing.T) {
+	// '?', '#' and '%' are URI syntax; the file must still land at path.
+	path := filepath.Join(t.TempDir(), "a b?c#d%20e", "results.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SaveRun(context.Background(), sampleRun("r", t0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,99 @@
+package serialctl
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/bootbench/bootbench/internal/frame"
+)
+
+// board produces the frame lines benchinit would send for output.
+func board(t *testing.T, run string, output string, chunks ...string) []string {
+	t.Helper()
+	var lines []string
+	seq := 0
+	add := func(typ string, body any) {
+		l, err := frame.Encode(seq, typ, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq++
+		lines = append(lines, l)
+	}
+	add(frame.Hello, frame.HelloBody{Run: run, Arch: "amd64", Kernel: "6.1.0", Bench: "speed"})
+	if chunks == nil {
+		chunks = []string{output}
+	}
+	for i, c := range chunks {
+		add(frame.Raw, frame.RawBody{Run: run, N: i, Data: base64.StdEncoding.EncodeToString([]byte(c))})
+	}
+	sum := sha256.Sum256([]byte(output))
+	add(frame.Done, frame.DoneBody{Run: run, Chunks: len(chunks), SHA256: hex.EncodeToString(sum[:])})
+	return lines
+}
+
+func TestCollector(t *testing.T) {
+	const out = "version: bootbench-speed 0.1.0\nmd5 1.00k\n"
+	good := board(t, "r1", out, "version: bootbench-speed 0.1.0\n", "md5 1.00k\n")
+	flipped := func(l string) string { b := []byte(l); b[len(frame.Prefix)+8] ^= 0x20; return string(b) }
+	tests := []struct {
+		name    string
+		lines   []string
+		want    Event // last event
+		corrupt bool
+	}{
+		{"verified run among kernel noise", append([]string{"[    0.000000] Linux version 6.1.0", "random junk"}, good...), Done, false},
+		{"bad crc in a chunk", []string{good[0], flipped(good[1]), good[2], good[3]}, Transcript, true},
+		{"lost chunk", []string{good[0], good[1], good[3]}, Transcript, true},
+		{"stale frames from an old boot are ignored", append(board(t, "old", "x"), good...), Done, false},
+		{"digest mismatch", append([]string{}, board(t, "r1", "other output", "version: bootbench-speed 0.1.0\n", "md5 1.00k\n")...), Transcript, true},
+		{"truncated frame", []string{good[0], good[1][:len(good[1])-4]}, Transcript, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewCollector("r1")
+			var last Event
+			var err error
+			for _, l := range tt.lines {
+				last, err = c.Feed([]byte(l))
+				if err != nil {
+					break
+				}
+			}
+			if tt.corrupt {
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("err = %v, want ErrCorrupt", err)
+				}
+				// Once corrupt, nothing makes the run whole again.
+				for _, l := range good {
+					if ev, _ := c.Feed([]byte(l)); ev == Done {
+						t.Fatal("a corrupt run completed")
+					}
+				}
+				return
+			}
+			if err != nil || last != tt.want {
+				t.Fatalf("last event %v err %v, want %v", last, err, tt.want)
+			}
+			if got := string(c.Result().Output); got != out {
+				t.Errorf("output %q, want %q", got, out)
+			}
+			if c.Result().Hello.Arch != "amd64" {
+				t.Errorf("hello %+v", c.Result().Hello)
+			}
+		})
+	}
+}
+
+func TestCollectorFail(t *testing.T) {
+	l, _ := frame.Encode(0, frame.Fail, frame.FailBody{Reason: "no bootbench.run= on the kernel command line"})
+	c := NewCollector("r1")
+	ev, err := c.Feed([]byte(l))
+	if err != nil || ev != Failed || !strings.Contains(c.Reason, "bootbench.run") {
+		t.Fatalf("ev %v err %v reason %q", ev, err, c.Reason)
+	}
+}
