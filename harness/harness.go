@@ -41,6 +41,10 @@ type Options struct {
 	Source   string // bootbench module source, to build the image
 	CacheDir string // images, kernels, run directories
 	Append   string // extra kernel command line parameters
+	// Transport is how iPXE fetches the kernel and image: "http" (default,
+	// several times faster) or "tftp". The script itself always comes by
+	// TFTP, the way the DHCP boot file does.
+	Transport string
 
 	BootTimeout time.Duration // 0: the profile's
 	RunTimeout  time.Duration // 0: the profile's
@@ -70,6 +74,12 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	}
 	if o.ClockMHz == 0 {
 		o.ClockMHz = p.DefaultClock
+	}
+	if o.Transport == "" {
+		o.Transport = "http"
+	}
+	if o.Transport != "http" && o.Transport != "tftp" {
+		return nil, fmt.Errorf("unknown transport %q (http or tftp)", o.Transport)
 	}
 	if o.Bench == "" {
 		o.Bench = "speed"
@@ -194,7 +204,7 @@ func (r *run) boot(ctx context.Context, mac net.HardwareAddr, icount int) error 
 
 	params := bootparam.Params{Run: r.rec.ID, Bench: o.Bench, Seconds: o.Seconds, Algs: o.Algs}
 	cmdline := strings.TrimSpace(fmt.Sprintf("console=%s,%d panic=-1 quiet loglevel=1 %s %s", p.Console, p.Baud, params, o.Append))
-	script := IPXEScript(n.HostIP, r.rec.ID, cmdline)
+	script := IPXEScript(o.Transport, n.HostIP, r.rec.ID, cmdline)
 	if err := os.WriteFile(filepath.Join(tftpRoot, "boot.ipxe"), []byte(script), 0o644); err != nil {
 		return err
 	}
@@ -209,43 +219,12 @@ func (r *run) boot(ctx context.Context, mac net.HardwareAddr, icount int) error 
 	plan := netboot.StaticPlan{Server: n.HostIP, Mask: n.Mask, Hosts: map[string]netboot.Host{
 		mac.String(): {IP: n.BoardIP, BootFile: "boot.ipxe", IPXEScript: "boot.ipxe"},
 	}}
-	tftpSrv, err := netboot.NewTFTP(tftpRoot, report)
+	stopServers, err := startServers(n, tftpRoot, plan, report)
 	if err != nil {
 		return err
 	}
-	var dhcpConn, tftpConn net.PacketConn
-	if err := n.Do(func() error {
-		var err error
-		if dhcpConn, err = netboot.ListenDHCP(n.Tap); err != nil {
-			return err
-		}
-		tftpConn, err = net.ListenPacket("udp4", net.JoinHostPort(n.HostIP.String(), "69"))
-		return err
-	}); err != nil {
-		if dhcpConn != nil {
-			dhcpConn.Close()
-		}
-		return fmt.Errorf("start servers: %w", err)
-	}
-	srvCtx, stopSrv := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); netboot.ServeDHCP(srvCtx, dhcpConn, plan, report) }()
-	if err := n.Go(func() { defer wg.Done(); tftpSrv.Serve(tftpConn) }); err != nil {
-		wg.Done()
-		stopSrv()
-		dhcpConn.Close()
-		tftpConn.Close()
-		wg.Wait()
-		return fmt.Errorf("start TFTP server: %w", err)
-	}
-	defer func() {
-		stopSrv()
-		tftpSrv.Shutdown()
-		dhcpConn.Close()
-		wg.Wait()
-	}()
-	r.say("network", "namespace %s, tap %s, DHCP+TFTP on %s", n.Name, n.Tap, n.HostIP)
+	defer stopServers()
+	r.say("network", "namespace %s, tap %s, DHCP+TFTP+HTTP on %s", n.Name, n.Tap, n.HostIP)
 
 	m := vbench.Machine{
 		Binary: p.Virtual.QEMU, Args: p.Virtual.Args, NIC: p.Virtual.NIC, MAC: mac,
@@ -358,12 +337,13 @@ func (r *run) netEvent(e netboot.Event) {
 		r.say("dhcp", "%s to %s: %s, boot file %s", e.Kind, e.MAC, e.IP, e.File)
 	case "dhcp-ack", "dhcp-nak":
 		r.say("dhcp", "%s to %s: %s", e.Kind, e.MAC, e.IP)
-	case "tftp-done":
-		r.say("tftp", "%s %s in %.2fs (%s/s)", e.File, mib(e.Bytes), e.Duration.Seconds(), mib(int64(float64(e.Bytes)/max(e.Duration.Seconds(), 1e-3))))
+	case "tftp-done", "http-done":
+		r.say(strings.TrimSuffix(e.Kind, "-done"), "%s %s in %.2fs (%s/s)", e.File, mib(e.Bytes), e.Duration.Seconds(), mib(int64(float64(e.Bytes)/max(e.Duration.Seconds(), 1e-3))))
 		if e.File == "initramfs.cpio" || strings.HasSuffix(e.File, "/initramfs.cpio") {
 			r.enter("kernel")
+			r.say("kernel", "booting %s", r.rec.Kernel)
 		}
-	case "tftp-error", "dhcp-error":
+	case "tftp-error", "http-error", "dhcp-error":
 		r.say("netboot", "%s %s: %v", e.Kind, e.File, e.Err)
 	}
 }
@@ -412,12 +392,13 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 	return rec, err
 }
 
-// IPXEScript is what iPXE runs: load our kernel and image by TFTP from the
-// server, with the run's parameters on the command line.
-func IPXEScript(server net.IP, runID, cmdline string) string {
-	base := "tftp://" + server.String() + "/"
+// IPXEScript is what iPXE runs: load our kernel and image from the server
+// by transport ("http" or "tftp"), with the run's parameters on the kernel
+// command line.
+func IPXEScript(transport string, server net.IP, runID, cmdline string) string {
+	base := transport + "://" + server.String() + "/"
 	return "#!ipxe\n" +
-		"echo bootbench: run " + runID + " loading from " + server.String() + "\n" +
+		"echo bootbench: run " + runID + " loading from " + server.String() + " by " + transport + "\n" +
 		"kernel " + base + "vmlinuz " + cmdline + "\n" +
 		"initrd " + base + "initramfs.cpio\n" +
 		"boot\n"

@@ -18,12 +18,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -92,7 +90,7 @@ func Build(ctx context.Context, spec Spec, cacheDir string) (*Image, error) {
 			spec.GOMIPS = "softfloat"
 		}
 	}
-	key, err := inputDigest(spec)
+	key, err := inputDigest(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -207,31 +205,36 @@ type countWriter struct{ n int64 }
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
 // inputDigest hashes everything that decides the image's bytes: the target,
-// the toolchain, the module's requirements and every Go source file of the
-// module (the board side is small; hashing it all is cheaper than being
-// wrong about which package benchinit reaches).
-func inputDigest(spec Spec) (string, error) {
+// the toolchain, the module's requirements and the Go source of every package
+// of this module that benchinit is built from (go list -deps), so a change to
+// the host side does not rebuild the board's image.
+func inputDigest(ctx context.Context, spec Spec) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "bootbench-initramfs v1\n%s\n%s\n%s\n%s\n", spec.Arch, spec.GOARM, spec.GOMIPS, runtime.Version())
-	if v, err := exec.Command("go", "env", "GOVERSION").Output(); err == nil {
-		fmt.Fprintf(h, "go %s", v)
-	}
-	var files []string
-	err := filepath.WalkDir(spec.Source, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() && p != spec.Source && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && (name == "go.mod" || name == "go.sum" || strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go")) {
-			files = append(files, p)
-		}
-		return nil
-	})
+	fmt.Fprintf(h, "bootbench-initramfs v1\n%s\n%s\n%s\n", spec.Arch, spec.GOARM, spec.GOMIPS)
+	gover, err := exec.CommandContext(ctx, "go", "env", "GOVERSION").Output()
 	if err != nil {
-		return "", fmt.Errorf("hash image inputs: %w", err)
+		return "", fmt.Errorf("find the Go toolchain (needed to build images): %w", err)
+	}
+	fmt.Fprintf(h, "%s", gover)
+	list := exec.CommandContext(ctx, "go", "list", "-deps", "-f", "{{if .Module}}{{if .Module.Main}}{{.Dir}}{{end}}{{end}}", "./cmd/benchinit")
+	list.Dir = spec.Source
+	list.Env = append(os.Environ(), spec.env()...)
+	out, err := list.Output()
+	if err != nil {
+		return "", fmt.Errorf("list benchinit's packages: %w", err)
+	}
+	files := []string{filepath.Join(spec.Source, "go.mod"), filepath.Join(spec.Source, "go.sum")}
+	for _, dir := range strings.Fields(string(out)) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return "", fmt.Errorf("hash image inputs: %w", err)
+		}
+		for _, e := range ents {
+			name := e.Name()
+			if !e.IsDir() && !strings.HasSuffix(name, "_test.go") && (strings.HasSuffix(name, ".go") || !strings.HasPrefix(name, ".")) {
+				files = append(files, filepath.Join(dir, name)) // embedded files count too
+			}
+		}
 	}
 	sort.Strings(files)
 	for _, f := range files {

@@ -221,6 +221,12 @@ func Reply(req *dhcpv4.DHCPv4, plan Planner) (*dhcpv4.DHCPv4, Event) {
 	if offer.Mask != nil {
 		resp.UpdateOption(dhcpv4.OptSubnetMask(offer.Mask))
 	}
+	if c.IPXE {
+		// iPXE's encapsulated option 175, "no-pxedhcp" (176) = 1: there is no
+		// ProxyDHCP server to wait for. Without it iPXE keeps collecting
+		// offers for seconds before it asks for ours.
+		resp.UpdateOption(dhcpv4.OptGeneric(dhcpv4.GenericOptionCode(175), []byte{176, 1, 1}))
+	}
 	return resp, ev
 }
 

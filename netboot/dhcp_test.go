@@ -148,3 +148,21 @@ func TestBOOTP(t *testing.T) {
 		t.Error("accepted a truncated packet")
 	}
 }
+
+func TestIPXEToldNoProxyDHCP(t *testing.T) {
+	for _, ipxe := range []bool{false, true} {
+		var mods []dhcpv4.Modifier
+		if ipxe {
+			mods = append(mods, dhcpv4.WithUserClass("iPXE", false))
+		}
+		req, _ := dhcpv4.NewDiscovery(knownMAC, mods...)
+		resp, _ := Reply(req, testPlan())
+		got := resp.Options.Get(dhcpv4.GenericOptionCode(175))
+		if ipxe && string(got) != "\xb0\x01\x01" {
+			t.Errorf("iPXE offer: option 175 = %x, want b00101", got)
+		}
+		if !ipxe && got != nil {
+			t.Errorf("PXE ROM offer carries iPXE option 175: %x", got)
+		}
+	}
+}

@@ -27,6 +27,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	seconds := fs.Float64("seconds", 0.3, "seconds per algorithm and block size")
 	algs := fs.String("algs", "", "algorithms, comma separated (default: the suite's default set)")
 	kernel := fs.String("kernel", "", "kernel image (default: the board's Debian kernel, fetched into the cache)")
+	transport := fs.String("transport", "http", "how iPXE loads kernel and image from bootbench: http or tftp")
 	appendArgs := fs.String("append", "", "extra kernel command line parameters")
 	bootTimeout := fs.Duration("boot-timeout", 0, "time allowed from power-on to the board's hello (default: the profile's)")
 	runTimeout := fs.Duration("run-timeout", 0, "time allowed from hello to the result (default: the profile's)")
@@ -43,6 +44,9 @@ func cmdRun(ctx context.Context, args []string) error {
 	}
 	if *reps < 1 {
 		return usageErr("run: --reps must be at least 1")
+	}
+	if *transport != "http" && *transport != "tftp" {
+		return usageErr("run: --transport must be http or tftp")
 	}
 	if *bench != "speed" {
 		return usageErr("run: unknown benchmark %q (built in: speed)", *bench)
@@ -74,7 +78,7 @@ func cmdRun(ctx context.Context, args []string) error {
 			rec, err := harness.Run(ctx, harness.Options{
 				Board: p, ClockMHz: mhz, Bench: *bench, Seconds: time.Duration(*seconds * float64(time.Second)),
 				Algs: splitList(*algs), Rep: rep, Kernel: *kernel, Source: src, CacheDir: cacheDir(),
-				Append: *appendArgs, BootTimeout: *bootTimeout, RunTimeout: *runTimeout,
+				Append: *appendArgs, Transport: *transport, BootTimeout: *bootTimeout, RunTimeout: *runTimeout,
 				Store: store, Progress: os.Stderr,
 			})
 			if errors.Is(err, harness.ErrInterrupted) {
