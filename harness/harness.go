@@ -179,7 +179,7 @@ func (r *run) boot(ctx context.Context, mac net.HardwareAddr, icount int) error 
 	r.rec.Kernel = filepath.Base(kernel)
 
 	// The TFTP root holds this run's files and nothing else.
-	dir, err := os.MkdirTemp(filepath.Join(o.CacheDir), "run-")
+	dir, err := os.MkdirTemp(o.CacheDir, "run-"+r.rec.ID+"-")
 	if err != nil {
 		return fmt.Errorf("run directory: %w", err)
 	}
@@ -257,7 +257,7 @@ func (r *run) watch(ctx context.Context, q *vbench.QEMU, con *serialctl.Console,
 	col := serialctl.NewCollector(r.rec.ID)
 	deadline := time.NewTimer(r.o.BootTimeout)
 	defer deadline.Stop()
-	waiting := "the board's hello"
+	waiting := "hello"
 	var last string
 	lines := con.Lines()
 	for {
@@ -265,15 +265,32 @@ func (r *run) watch(ctx context.Context, q *vbench.QEMU, con *serialctl.Console,
 		case <-ctx.Done():
 			return ErrInterrupted
 		case <-deadline.C:
-			return fmt.Errorf("no %s within %s (last console line: %q)", waiting, r.timeout(waiting), last)
+			return fmt.Errorf("no %s from the board within %s (last console line: %q)", waiting, r.timeout(waiting), clip(last, 120))
 		case <-q.Exited():
-			// Drain what the console still holds before judging.
-			for l := range lines {
-				if ev, err := col.Feed(l.Text); err != nil || ev == serialctl.Done {
-					return r.result(col, ev, err)
+			// Read what the console still holds before judging. A pty whose
+			// other end is gone does not always report it, so give the
+			// last bytes a moment rather than waiting for an end.
+			grace := time.After(time.Second)
+		drain:
+			for {
+				select {
+				case l, ok := <-lines:
+					if !ok {
+						break drain
+					}
+					if p := serialctl.Printable(l.Text); p != "" {
+						last = p
+					}
+					if ev, err := col.Feed(l.Text); err != nil || ev == serialctl.Done || ev == serialctl.Failed {
+						return r.result(col, ev, err)
+					}
+				case <-grace:
+					break drain
+				case <-ctx.Done():
+					return ErrInterrupted
 				}
 			}
-			return fmt.Errorf("board powered off before %s (QEMU: %v %s)", waiting, q.Err(), q.Stderr())
+			return fmt.Errorf("the board powered off before its %s (last console line: %q)", waiting, clip(last, 120))
 		case e := <-events:
 			r.netEvent(e)
 		case l, ok := <-lines:
@@ -281,8 +298,8 @@ func (r *run) watch(ctx context.Context, q *vbench.QEMU, con *serialctl.Console,
 				lines = nil
 				continue
 			}
-			if len(l.Text) > 0 {
-				last = string(l.Text)
+			if p := serialctl.Printable(l.Text); p != "" {
+				last = p
 			}
 			if strings.Contains(last, "Linux version") || strings.HasPrefix(last, "Booting the kernel") {
 				r.say("kernel", "%s", clip(last, 100))

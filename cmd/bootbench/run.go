@@ -87,6 +87,9 @@ func cmdRun(ctx context.Context, args []string) error {
 			if rec == nil {
 				return err
 			}
+			if err != nil && *reps*len(settings) == 1 {
+				return fmt.Errorf("run %s failed: %w", rec.ID, err)
+			}
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "bootbench: run %s failed: %v\n", rec.ID, err)
 				failed = append(failed, rec.ID)

@@ -55,6 +55,10 @@ func NewNet(ctx context.Context, name string) (*Net, error) {
 	}
 	steps := [][]string{
 		{"netns", "exec", name, "ip", "link", "set", "lo", "up"},
+		// Without duplicate address detection the tap's link-local address
+		// is usable the moment the board's NIC comes up, so the first
+		// router solicitation from iPXE gets its answer, not the third.
+		{"netns", "exec", name, "sysctl", "-qw", "net.ipv6.conf.default.accept_dad=0"},
 		{"netns", "exec", name, "ip", "tuntap", "add", "dev", n.Tap, "mode", "tap"},
 		{"netns", "exec", name, "ip", "addr", "add", "198.18.0.1/24", "dev", n.Tap},
 		{"netns", "exec", name, "ip", "link", "set", n.Tap, "up"},

@@ -111,6 +111,9 @@ func Start(ctx context.Context, n *Net, m Machine, dir string) (*QEMU, error) {
 				}
 				continue
 			}
+			if strings.Contains(line, "etc/sercon-port") && strings.Contains(line, "warning") {
+				continue // SeaBIOS reads this name, not an opt/ one: expected
+			}
 			q.stderr.Write([]byte(line + "\n"))
 		}
 		io.Copy(q.stderr, stderr)

@@ -1,0 +1,35 @@
+# bootbench — see README.md.
+#   make demo   install what is missing, build, run the benchmark on the default virtual board
+#   make test   install what is missing, run every test, the end-to-end boot included
+GO      ?= go
+BIN     := bin/bootbench
+BOARD   ?= qemu-x86_64
+
+.PHONY: all deps build demo test vet fmt-check clean
+
+all: build
+
+deps:
+	scripts/deps.sh
+
+build:
+	$(GO) build -o $(BIN) ./cmd/bootbench
+
+demo: deps build
+	$(BIN) run --board $(BOARD)
+	@echo
+	@echo "Export what is stored:  $(BIN) results export --format json"
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# The end-to-end tests boot QEMU boards; BOOTBENCH_E2E=1 makes a missing
+# prerequisite a failure instead of a skip.
+test: deps fmt-check vet
+	BOOTBENCH_E2E=1 $(GO) test -count=1 -timeout 40m ./...
+
+clean:
+	rm -rf bin

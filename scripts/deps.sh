@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install what bootbench's demo and tests need on Debian 12, and only what is
+# missing: the Go modules, QEMU with iPXE's NIC ROMs, iproute2, and a Debian
+# amd64 kernel unpacked into the cache (never installed into /boot).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_go="1.25"
+if ! command -v go >/dev/null 2>&1; then
+	echo "deps: Go $need_go or newer is required (https://go.dev/dl/); Debian 12's golang package is too old" >&2
+	exit 1
+fi
+have=$(go env GOVERSION | sed 's/^go//')
+if [ "$(printf '%s\n%s\n' "$need_go" "$have" | sort -V | head -n1)" != "$need_go" ]; then
+	echo "deps: Go $have found, $need_go or newer is required" >&2
+	exit 1
+fi
+
+# qemu-system-x86: the virtual PC; ipxe-qemu: the iPXE ROM its NIC boots
+# from; iproute2: network namespaces and the tap.
+missing=()
+for pkg in qemu-system-x86 ipxe-qemu iproute2; do
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: missing ${missing[*]}; run as root (or: sudo apt-get install ${missing[*]})" >&2
+		exit 1
+	fi
+	echo "deps: installing ${missing[*]}" >&2
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+go mod download
+scripts/fetch-kernel.sh amd64 amd64 >/dev/null
