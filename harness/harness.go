@@ -376,7 +376,13 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 		if perr != nil {
 			err = fmt.Errorf("benchmark output not understood: %w", perr)
 		} else {
+			// The parser names the format and what printed it ("openssl",
+			// "bootbench-speed 0.1.0"); the store keeps the program and its
+			// version.
 			rec.Tool, rec.ToolVersion = out.Tool, out.Version
+			if prog, ver, ok := strings.Cut(out.Version, " "); ok {
+				rec.Tool, rec.ToolVersion = prog, ver
+			}
 			for _, m := range out.Metrics {
 				rec.Metrics = append(rec.Metrics, results.Metric{Name: m.Name, Unit: m.Unit, Value: m.Value})
 			}

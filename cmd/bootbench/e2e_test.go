@@ -258,12 +258,13 @@ func TestE2EInterrupt(t *testing.T) {
 		if m := runIDRE.FindStringSubmatch(line); m != nil {
 			id = m[1]
 		}
-		// The board has its address and is loading: the middle of a boot.
-		if strings.Contains(line, "dhcp-ack") {
+		// The board has loaded kernel and image and is booting: the
+		// middle of a boot, with every server and QEMU running.
+		if strings.Contains(line, "booting vmlinuz") {
 			break
 		}
 	}
-	if id == "" || !strings.Contains(seen.String(), "dhcp-ack") {
+	if id == "" || !strings.Contains(seen.String(), "booting vmlinuz") {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("the boot never got going:\n%s", seen.String())
