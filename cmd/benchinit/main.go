@@ -82,26 +82,33 @@ func hello(p bootparam.Params) frame.HelloBody {
 		h.Kernel = unix.ByteSliceToString(u.Release[:])
 	}
 	cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
-	for _, line := range strings.Split(string(cpuinfo), "\n") {
+	h.CPU, h.BogoMIPS = parseCPUInfo(string(cpuinfo))
+	return h
+}
+
+// parseCPUInfo picks the CPU's name and BogoMIPS out of /proc/cpuinfo, whose
+// keys differ by architecture: x86 says "model name", MIPS "cpu model" (and
+// "system type" for the SoC), older ARM "Processor", RISC-V "uarch".
+func parseCPUInfo(cpuinfo string) (cpu, bogomips string) {
+	for _, line := range strings.Split(cpuinfo, "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		switch strings.ToLower(k) {
-		case "model name", "cpu model", "processor", "cpu":
-			// x86 says "model name", MIPS "cpu model", older ARM
-			// "Processor"; take the first descriptive one.
-			if h.CPU == "" && v != "" && !isDigits(v) {
-				h.CPU = v
+		case "model name", "cpu model", "processor", "cpu", "uarch":
+			// "processor : 0" on x86 is an index, not a name.
+			if cpu == "" && v != "" && !isDigits(v) {
+				cpu = v
 			}
 		case "bogomips":
-			if h.BogoMIPS == "" {
-				h.BogoMIPS = v
+			if bogomips == "" {
+				bogomips = v
 			}
 		}
 	}
-	return h
+	return cpu, bogomips
 }
 
 func isDigits(s string) bool {
