@@ -99,6 +99,7 @@ boot_dnsmasq() { # times namespace creation to the done frame; exits on failure
 	ns=bench-dnsmasq-${id: -8}
 	ip netns add "$ns"
 	ip -n "$ns" link set lo up
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.accept_dad=0 # as bootbench: link-local usable at once
 	ip -n "$ns" tuntap add dev bbtap0 mode tap
 	ip -n "$ns" addr add 198.18.0.1/24 dev bbtap0
 	ip -n "$ns" addr add 2001:2::1/64 dev bbtap0 nodad

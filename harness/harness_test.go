@@ -2,9 +2,6 @@ package harness
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"flag"
 	"net"
 	"os"
@@ -12,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/internal/frame/frametest"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/serialctl"
 )
@@ -27,27 +25,11 @@ sha256            2827.90k     5905.05k     9729.92k    11609.71k    12302.11k  
 `
 
 // boardLines are the console lines of a board that ran the suite, with a
-// kernel message in between as a real console has.
-func boardLines(t *testing.T, run string) []string {
-	t.Helper()
-	var lines []string
-	seq := 0
-	add := func(typ string, body any) {
-		l, err := frame.Encode(seq, typ, body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seq++
-		lines = append(lines, l)
-	}
-	add(frame.Hello, frame.HelloBody{Run: run, Arch: "amd64", Bench: "speed"})
+// kernel message between two frames as a real console has.
+func boardLines(run string) []string {
 	half := len(speedOutput) / 2
-	add(frame.Raw, frame.RawBody{Run: run, N: 0, Data: base64.StdEncoding.EncodeToString([]byte(speedOutput[:half]))})
-	lines = append(lines, "[   12.345678] random: crng init done")
-	add(frame.Raw, frame.RawBody{Run: run, N: 1, Data: base64.StdEncoding.EncodeToString([]byte(speedOutput[half:]))})
-	sum := sha256.Sum256([]byte(speedOutput))
-	add(frame.Done, frame.DoneBody{Run: run, Chunks: 2, SHA256: hex.EncodeToString(sum[:])})
-	return lines
+	l := frametest.Board(run, speedOutput, speedOutput[:half], speedOutput[half:])
+	return append(l[:2], append([]string{"[   12.345678] random: crng init done"}, l[2:]...)...)
 }
 
 // TestCorruptFrameNeverStored feeds a run's console through the collector
@@ -55,7 +37,7 @@ func boardLines(t *testing.T, run string) []string {
 // without a single metric.
 func TestCorruptFrameNeverStored(t *testing.T) {
 	const id = "20261130-000000-0000abcd"
-	clean := boardLines(t, id)
+	clean := boardLines(id)
 	corrupt := append([]string(nil), clean...)
 	b := []byte(corrupt[1])
 	b[len(frame.Prefix)+20] ^= 0x04 // inside the base64 data of chunk 0

@@ -1,39 +1,17 @@
 package serialctl
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/internal/frame/frametest"
 )
 
-// board produces the frame lines benchinit would send for output.
-func board(t *testing.T, run string, output string, chunks ...string) []string {
+func board(t *testing.T, run, output string, chunks ...string) []string {
 	t.Helper()
-	var lines []string
-	seq := 0
-	add := func(typ string, body any) {
-		l, err := frame.Encode(seq, typ, body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seq++
-		lines = append(lines, l)
-	}
-	add(frame.Hello, frame.HelloBody{Run: run, Arch: "amd64", Kernel: "6.1.0", Bench: "speed"})
-	if chunks == nil {
-		chunks = []string{output}
-	}
-	for i, c := range chunks {
-		add(frame.Raw, frame.RawBody{Run: run, N: i, Data: base64.StdEncoding.EncodeToString([]byte(c))})
-	}
-	sum := sha256.Sum256([]byte(output))
-	add(frame.Done, frame.DoneBody{Run: run, Chunks: len(chunks), SHA256: hex.EncodeToString(sum[:])})
-	return lines
+	return frametest.Board(run, output, chunks...)
 }
 
 func TestCollector(t *testing.T) {
