@@ -196,7 +196,14 @@ func (r *run) boot(ctx context.Context, mac net.HardwareAddr, icount int) error 
 	}
 
 	r.enter("network")
-	n, err := vbench.NewNet(ctx, vbench.NamePrefix+r.rec.ID[len(r.rec.ID)-8:])
+	for _, ns := range sweepStale(o.CacheDir) {
+		r.say("network", "removed namespace %s left by a bootbench that was killed", ns)
+	}
+	nsName := vbench.NamePrefix + r.rec.ID[len(r.rec.ID)-8:]
+	if err := writeOwner(dir, nsName); err != nil {
+		return fmt.Errorf("run directory: %w", err)
+	}
+	n, err := vbench.NewNet(ctx, nsName)
 	if err != nil {
 		return err
 	}
