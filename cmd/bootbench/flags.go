@@ -32,8 +32,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
-				return errHelpShown
+				return errHelpShown // the flag package has printed fs.Usage
 			}
 			return usageErr("%s: %v (see 'bootbench %s --help')", fs.Name(), err, fs.Name())
 		}
