@@ -6,8 +6,6 @@ package harness
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -56,14 +54,6 @@ type Options struct {
 // ErrInterrupted is returned when the caller cancelled the run.
 var ErrInterrupted = errors.New("run interrupted")
 
-// NewRunID returns a fresh run id: sortable by start time, unique enough
-// that a stale boot's frames never match a new run.
-func NewRunID() string {
-	var b [4]byte
-	rand.Read(b[:])
-	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
-}
-
 // Run performs one run and stores it. The returned run is what was stored;
 // err says why it did not succeed (the run's Reason holds the same text).
 // A nil run with an error means nothing could be stored.
@@ -101,7 +91,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	mac, _ := net.ParseMAC(p.Virtual.MAC)
 
 	r := &run{o: o, start: time.Now(), rec: &results.Run{
-		ID: NewRunID(), Board: p.Name, ClockMHz: o.ClockMHz, Rep: o.Rep, Bench: o.Bench, Started: time.Now(),
+		ID: results.NewRunID(), Board: p.Name, ClockMHz: o.ClockMHz, Rep: o.Rep, Bench: o.Bench, Started: time.Now(),
 	}}
 	r.say("run", "%s on %s at %d MHz, bench %s", r.rec.ID, p.Name, o.ClockMHz, o.Bench)
 	err := r.boot(ctx, mac, icount)
@@ -383,13 +373,7 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 		if perr != nil {
 			err = fmt.Errorf("benchmark output not understood: %w", perr)
 		} else {
-			// The parser names the format and what printed it ("openssl",
-			// "bootbench-speed 0.1.0"); the store keeps the program and its
-			// version.
-			rec.Tool, rec.ToolVersion = out.Tool, out.Version
-			if prog, ver, ok := strings.Cut(out.Version, " "); ok {
-				rec.Tool, rec.ToolVersion = prog, ver
-			}
+			rec.Tool, rec.ToolVersion = results.SplitToolVersion(out.Tool, out.Version)
 			for _, m := range out.Metrics {
 				rec.Metrics = append(rec.Metrics, results.Metric{Name: m.Name, Unit: m.Unit, Value: m.Value})
 			}

@@ -55,6 +55,16 @@ CREATE TABLE metrics (
 	PRIMARY KEY (run, name)
 );
 `,
+	// 2: where a run came from. Imports of saved benchmark output must be
+	// told apart from runs on the bench, and importing the same file twice
+	// must be refused even when two imports race, hence the unique index
+	// on the input's hash. A deliberate re-import (--force) stores NULL,
+	// so the first import stays the one the hash points to.
+	`
+ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'run'; -- "run" or "import:<file name>"
+ALTER TABLE runs ADD COLUMN input_sha256 TEXT;                  -- hex sha256 of the imported bytes
+CREATE UNIQUE INDEX runs_input_sha256 ON runs(input_sha256) WHERE input_sha256 IS NOT NULL;
+`,
 }
 
 // SchemaVersion reports the database's schema version (the number of

@@ -36,6 +36,15 @@ var ErrNotFound = errors.New("run not found")
 // stored; results are never overwritten.
 var ErrExists = errors.New("run already stored")
 
+// ErrDuplicateInput is returned (wrapped) by SaveRun when a run with the
+// same InputSHA256 is already stored: the same output imported twice.
+var ErrDuplicateInput = errors.New("input already imported")
+
+// SourceRun is the Source of a run made on the bench (as opposed to
+// imported output). A Run with an empty Source is stored as SourceRun, and
+// comes back with Source empty.
+const SourceRun = "run"
+
 // Metric is one figure a benchmark produced, e.g. sha256@1024 in B/s.
 type Metric struct {
 	Name  string  `json:"name"`
@@ -75,6 +84,14 @@ type Run struct {
 	RawOutput  []byte          // the benchmark's reassembled output
 
 	Metrics []Metric
+
+	// Source says where the run came from: "" for a run on the bench,
+	// "import:<file name>" for imported output.
+	Source string
+	// InputSHA256 is the hex sha256 of the imported bytes, so the same
+	// file is not imported twice by accident; "" for bench runs and for
+	// deliberate re-imports. At most one stored run has a given value.
+	InputSHA256 string
 }
 
 // Filter selects runs; zero fields match everything.
@@ -303,13 +320,30 @@ func (s *Store) SaveRun(ctx context.Context, r *Run) (err error) {
 	if r.Hello != nil {
 		hello = string(r.Hello)
 	}
+	source := r.Source
+	if source == "" {
+		source = SourceRun
+	}
+	var sum any // NULL: the unique index only constrains real hashes
+	if r.InputSHA256 != "" {
+		sum = r.InputSHA256
+		// Checked inside the transaction like the id, for a message that
+		// names the earlier run rather than a constraint failure.
+		var prev string
+		switch err := tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE input_sha256 = ?`, sum).Scan(&prev); {
+		case err == nil:
+			return fmt.Errorf("results: save run %s: %w as run %s", r.ID, ErrDuplicateInput, prev)
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("results: save run %s: %w", r.ID, err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
-			started, finished, image_digest, kernel, hello, transcript, raw_output)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.Board, r.ClockMHz, r.Rep, r.Status, r.Reason, r.Bench, r.Tool, r.ToolVersion,
 		formatTime(r.Started), formatTime(r.Finished), r.ImageDigest, r.Kernel, hello,
-		r.Transcript, r.RawOutput); err != nil {
+		r.Transcript, r.RawOutput, source, sum); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
 
@@ -360,6 +394,48 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 	return runs, nil
 }
 
+// RunByInputSHA256 returns the id of the run imported from input with the
+// given hex sha256, or "" if there is none.
+func (s *Store) RunByInputSHA256(ctx context.Context, sum string) (string, error) {
+	var id string
+	err := s.db.QueryRowContext(ctx, `SELECT id FROM runs WHERE input_sha256 = ?`, sum).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("results: look up input %s: %w", sum, err)
+	}
+	return id, nil
+}
+
+// IntegrityCheck runs SQLite's full integrity check and the foreign key
+// check, and reports the first problem found.
+func (s *Store) IntegrityCheck(ctx context.Context) error {
+	var res string
+	if err := s.db.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil {
+		return fmt.Errorf("results: integrity check: %w", err)
+	}
+	if res != "ok" {
+		return fmt.Errorf("results: integrity check: %s", res)
+	}
+	rows, err := s.db.QueryContext(ctx, `PRAGMA foreign_key_check`)
+	if err != nil {
+		return fmt.Errorf("results: foreign key check: %w", err)
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var table string
+		var rowid sql.NullInt64
+		var parent string
+		var fkid int
+		if err := rows.Scan(&table, &rowid, &parent, &fkid); err != nil {
+			return fmt.Errorf("results: foreign key check: %w", err)
+		}
+		return fmt.Errorf("results: foreign key check: row %d of %s refers to a missing %s", rowid.Int64, table, parent)
+	}
+	return rows.Err()
+}
+
 // Run returns the run with the given id, transcript included. A missing id
 // gives an error wrapping ErrNotFound.
 func (s *Store) Run(ctx context.Context, id string) (*Run, error) {
@@ -389,7 +465,8 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 	}
 	rows, err := tx.QueryContext(ctx, `
 		SELECT r.id, r.board, r.clock_mhz, r.rep, r.status, r.reason, r.bench, r.tool, r.tool_version,
-			r.started, r.finished, r.image_digest, r.kernel, r.hello, `+blobs+`
+			r.started, r.finished, r.image_digest, r.kernel, r.hello, `+blobs+`,
+			r.source, r.input_sha256
 		FROM runs r`+cond+` ORDER BY r.started, r.id`, args...)
 	if err != nil {
 		return nil, err
@@ -399,12 +476,16 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 	for rows.Next() {
 		var r Run
 		var started, finished string
-		var hello sql.NullString
+		var hello, sum sql.NullString
 		if err := rows.Scan(&r.ID, &r.Board, &r.ClockMHz, &r.Rep, &r.Status, &r.Reason, &r.Bench,
 			&r.Tool, &r.ToolVersion, &started, &finished, &r.ImageDigest, &r.Kernel, &hello,
-			&r.Transcript, &r.RawOutput); err != nil {
+			&r.Transcript, &r.RawOutput, &r.Source, &sum); err != nil {
 			return nil, err
 		}
+		if r.Source == SourceRun {
+			r.Source = ""
+		}
+		r.InputSHA256 = sum.String
 		if r.Started, err = parseTime(started); err != nil {
 			return nil, fmt.Errorf("run %s: started: %w", r.ID, err)
 		}

@@ -16,7 +16,10 @@ const usage = `bootbench — netboot a board, run only the benchmark, keep the n
 
 Usage:
   bootbench run     [--board NAME] [--clock MHZ[,MHZ...]] [--reps N] [--db PATH] ...
-  bootbench results list | show RUN | export --format json [--board NAME] [--clock MHZ] [-o OUT]
+  bootbench import  --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd] FILE...
+  bootbench results list | show RUN
+  bootbench results compare --by clock|board [--board NAME] [--boards A,B] [--format text|json]
+  bootbench results export --format openwrt|csv|json|gobench|html [--board NAME] [--clock MHZ] [-o OUT]
   bootbench boards  list | show NAME
   bootbench image   build --arch GOARCH [-o OUT]
 
@@ -72,6 +75,8 @@ func dispatch(ctx context.Context, args []string) error {
 		return cmdRun(ctx, args[1:])
 	case "results":
 		return cmdResults(ctx, args[1:])
+	case "import":
+		return cmdImport(ctx, args[1:])
 	case "boards":
 		return cmdBoards(args[1:])
 	case "image":
@@ -80,5 +85,5 @@ func dispatch(ctx context.Context, args []string) error {
 		fmt.Print(usage)
 		return nil
 	}
-	return usageErr("unknown command %q (commands: run, results, boards, image; see 'bootbench help')", args[0])
+	return usageErr("unknown command %q (commands: run, import, results, boards, image; see 'bootbench help')", args[0])
 }

@@ -12,7 +12,7 @@ import (
 
 func cmdResults(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usageErr("results: say list, show RUN or export (see 'bootbench help')")
+		return usageErr("results: say list, show RUN, compare or export (see 'bootbench help')")
 	}
 	switch args[0] {
 	case "list":
@@ -71,9 +71,30 @@ func cmdResults(ctx context.Context, args []string) error {
 			os.Stdout.Write(r.Transcript)
 		}
 		return nil
+	case "compare":
+		return cmdCompare(ctx, args[1:])
 	case "export":
-		fs := newFlags("results export", "results export --format json [--board NAME] [--clock MHZ] [-o OUT] [--db PATH]")
-		format := fs.String("format", "json", "output format: json")
+		// The writers by format name; the order is the one usage and
+		// errors list them in.
+		writers := []struct {
+			name  string
+			write func(io.Writer, []results.Run) error
+		}{
+			{"openwrt", results.WriteOpenWrt},
+			{"csv", results.WriteCSV},
+			{"json", results.WriteJSON},
+			{"gobench", results.WriteGobench},
+			{"html", results.WriteHTML},
+		}
+		var bar, comma string // "openwrt|csv|..." and "openwrt, csv, ..."
+		for i, w := range writers {
+			if i > 0 {
+				bar, comma = bar+"|", comma+", "
+			}
+			bar, comma = bar+w.name, comma+w.name
+		}
+		fs := newFlags("results export", "results export --format "+bar+" [--board NAME] [--clock MHZ] [-o OUT] [--db PATH]")
+		format := fs.String("format", "json", "output format: "+comma)
 		board := fs.String("board", "", "only this board")
 		clock := fs.Int("clock", 0, "only this clock setting (MHz)")
 		out := fs.String("o", "", "write to this file (default standard output)")
@@ -81,8 +102,17 @@ func cmdResults(ctx context.Context, args []string) error {
 		if err := parseFlags(fs, args[1:]); err != nil {
 			return err
 		}
-		if *format != "json" {
-			return usageErr("results export: unknown format %q (formats: json)", *format)
+		var write func(io.Writer, []results.Run) error
+		for _, w := range writers {
+			if w.name == *format {
+				write = w.write
+			}
+		}
+		if write == nil {
+			return usageErr("results export: unknown format %q (formats: %s)", *format, comma)
+		}
+		if *clock < 0 {
+			return usageErr("results export: --clock %d: give a clock in MHz, e.g. --clock 680", *clock)
 		}
 		s, _, err := openStore(*db)
 		if err != nil {
@@ -93,9 +123,9 @@ func cmdResults(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		return writeOut(*out, func(w io.Writer) error { return results.WriteJSON(w, runs) })
+		return writeOut(*out, func(w io.Writer) error { return write(w, runs) })
 	}
-	return usageErr("results: unknown subcommand %q (list, show, export)", args[0])
+	return usageErr("results: unknown subcommand %q (list, show, compare, export)", args[0])
 }
 
 // writeOut writes to path through a temporary file, so a failed export never
@@ -110,6 +140,11 @@ func writeOut(path string, write func(io.Writer) error) error {
 	}
 	defer os.Remove(tmp.Name())
 	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	// CreateTemp makes the file 0600; an export is for sharing.
+	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -254,31 +255,82 @@ func TestOpenSSLErrors(t *testing.T) {
 
 func TestAuto(t *testing.T) {
 	tests := []struct {
-		name    string
-		in      string
-		wantErr bool
+		name string
+		in   string
+		tool string // "" for an *Error at errLine
+		// errLine is where the error points: line 1 when nothing was
+		// recognised, else the line that broke the recognised format.
+		errLine int
 	}{
-		{"empty", "", true},
-		{"blank", "\n  \n", true},
-		{"iperf", "[  3]  0.0-10.0 sec  1120 MBytes   939 Mbits/sec\n", true},
-		{"dd", "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 5.2 s, 206 MB/s\n", true},
-		{"openssl throughput", "type 16 bytes\nmd5 1.00k\n", false},
-		{"openssl pkey only", "                  sign    verify    sign/s verify/s\nrsa 2048 bits 0.3s 0.1s 3.0 10.0\n", false},
+		{name: "empty", in: "", errLine: 1},
+		{name: "blank", in: "\n  \n", errLine: 1},
+		{name: "unrelated", in: "Linux version 6.1\nhello\n", errLine: 1},
+		{name: "openssl throughput", in: "type 16 bytes\nmd5 1.00k\n", tool: "openssl"},
+		{name: "openssl pkey only", in: "                  sign    verify    sign/s verify/s\nrsa 2048 bits 0.3s 0.1s 3.0 10.0\n", tool: "openssl"},
+		{name: "openssl -mr", in: "+H:16\n+F:3:md5:1000.00\n", tool: "openssl"},
+		{name: "openssl -mr pkey only", in: "+F2:2:2048:3197.9:52759.8\n", tool: "openssl"},
+		{name: "iperf", in: "[  3]  0.0-10.0 sec  1120 MBytes   939 Mbits/sec\n", tool: "iperf"},
+		{name: "iperf csv", in: "20261130082804,127.0.0.1,53972,127.0.0.1,5001,1,0.0-2.0,5943197756,23637278506\n", tool: "iperf"},
+		{name: "iperf3", in: "[  5]   0.00-2.00   sec  4.28 GBytes  18.4 Gbits/sec                  receiver\n", tool: "iperf3"},
+		{name: "iperf3 json", in: "{\"start\": {\"version\": \"iperf 3.12\"}, \"end\": {\"sum_received\": {\"bits_per_second\": 1e9}}}\n", tool: "iperf3"},
+		{name: "dd", in: "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 5.2 s, 206 MB/s\n", tool: "dd"},
+		{name: "broken openssl -mr", in: "OpenSSL 1.0.2u\n+H:16:64\n+F:3:md5:1.00\n", errLine: 3},
+		{name: "broken iperf", in: "Client connecting to 10.0.0.1, TCP port 5001\nconnect failed: Connection refused\n", errLine: 2},
+		{name: "broken iperf3", in: "Connecting to host 10.0.0.1, port 5201\niperf3: error - unable to connect to server\n", errLine: 2},
+		{name: "broken dd", in: "# dd-read\n1073741824 bytes (1.1 GB, 1.0 GiB) copied, 5.2\n", errLine: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, err := Auto([]byte(tt.in))
-			if !tt.wantErr {
-				if err != nil || out.Tool != "openssl" || len(out.Metrics) == 0 {
-					t.Fatalf("Auto = %+v, %v; want openssl metrics", out, err)
+			if tt.tool != "" {
+				if err != nil || out.Tool != tt.tool || len(out.Metrics) == 0 {
+					t.Fatalf("Auto = %+v, %v; want %s metrics", out, err, tt.tool)
 				}
 				return
 			}
 			var pe *Error
-			if !errors.As(err, &pe) || pe.Line != 1 {
-				t.Fatalf("err = %v, want *Error at line 1", err)
+			if !errors.As(err, &pe) || pe.Line != tt.errLine {
+				t.Fatalf("err = %v, want *Error at line %d", err, tt.errLine)
 			}
 		})
+	}
+}
+
+func TestParse(t *testing.T) {
+	inputs := map[string]string{
+		"openssl":    "type 16 bytes\nmd5 1.00k\n",
+		"openssl-mr": "+H:16\n+F:3:md5:1000.00\n",
+		"iperf":      "[  3]  0.0-10.0 sec  1120 MBytes   939 Mbits/sec\n",
+		"iperf3":     "[  5]   0.00-2.00   sec  4.28 GBytes  18.4 Gbits/sec                  receiver\n",
+		"dd":         "1048576 bytes (1.0MB) copied, 0.005233 seconds, 191.1MB/s\n",
+	}
+	tools := map[string]string{"openssl": "openssl", "openssl-mr": "openssl", "iperf": "iperf", "iperf3": "iperf3", "dd": "dd"}
+	for _, format := range Formats {
+		for inFormat, in := range inputs {
+			out, err := Parse(format, []byte(in))
+			switch {
+			case format == "auto" || format == inFormat:
+				if err != nil || out.Tool != tools[inFormat] {
+					t.Errorf("Parse(%s, %s input) = %+v, %v; want %s output", format, inFormat, out, err, tools[inFormat])
+				}
+			case err != nil:
+				// Another format's output: an *Error, never a panic or
+				// a non-*Error.
+				var pe *Error
+				if !errors.As(err, &pe) {
+					t.Errorf("Parse(%s, %s input): err %v (%T), want *Error", format, inFormat, err, err)
+				}
+			}
+		}
+	}
+	_, err := Parse("netperf", []byte("x"))
+	if !errors.Is(err, ErrUnknownFormat) {
+		t.Fatalf("unknown format: err = %v, want ErrUnknownFormat", err)
+	}
+	for _, f := range Formats {
+		if !strings.Contains(err.Error(), f) {
+			t.Errorf("error %q does not list %s", err, f)
+		}
 	}
 }
 
@@ -306,8 +358,12 @@ func TestBytesPerSec(t *testing.T) {
 	}
 }
 
-func FuzzOpenSSL(f *testing.F) {
-	for _, name := range []string{"openssl-0.9.8k-rb450-300mhz.txt", "openssl-3.0.22-pkey.txt"} {
+func FuzzAuto(f *testing.F) {
+	for _, name := range []string{
+		"openssl-0.9.8k-rb450-300mhz.txt", "openssl-3.0.22-pkey.txt", "openssl-3.0.22-mr.txt",
+		"iperf-2.1.8-tcp-P2-i1.txt", "iperf-2.1.8-csv-P2.txt", "iperf3-3.12-tcp-P2.txt", "iperf3-3.12-json.txt",
+		"dd-gnu-coreutils-9.1-markers.txt", "dd-busybox.txt",
+	} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -324,7 +380,8 @@ func FuzzOpenSSL(f *testing.F) {
 			return
 		}
 		for _, m := range out.Metrics {
-			if m.Value <= 0 || m.Name == "" || (m.Unit != UnitBytesPerSec && m.Unit != UnitOpsPerSec) {
+			if !(m.Value > 0) || math.IsInf(m.Value, 0) || m.Name == "" ||
+				(m.Unit != UnitBytesPerSec && m.Unit != UnitOpsPerSec && m.Unit != UnitBitsPerSec) {
 				t.Fatalf("bad metric %+v", m)
 			}
 		}

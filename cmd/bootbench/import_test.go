@@ -1,0 +1,386 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/parse"
+)
+
+// These tests run the bootbench binary TestMain builds; none needs a board,
+// root or the virtual bench.
+
+const rb450Fixture = "testdata/openssl-0.9.8k-rb450-300mhz.txt"
+
+// importedRE matches the line import prints once a file's run is committed.
+var importedRE = regexp.MustCompile(`^imported (.+) as run (\d{8}-\d{6}-[0-9a-f]{8}) \((\d+) metrics?\)$`)
+
+type importedLine struct {
+	file, id string
+	metrics  int
+}
+
+func importedLines(t *testing.T, stdout string) []importedLine {
+	t.Helper()
+	var out []importedLine
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		if line == "" {
+			continue
+		}
+		m := importedRE.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("unexpected output line %q", line)
+		}
+		n, _ := strconv.Atoi(m[3])
+		out = append(out, importedLine{m[1], m[2], n})
+	}
+	return out
+}
+
+func openTestStore(t *testing.T, db string) *results.Store {
+	t.Helper()
+	s, err := results.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestImportRB450 imports the published RB450 output: every figure is
+// stored with the openssl version that printed it and the bytes as read.
+func TestImportRB450(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	r := bootbench(t, db, "import", "--board", "rb450", "--clock", "300", rb450Fixture)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	lines := importedLines(t, r.stdout)
+	data, err := os.ReadFile(rb450Fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := parse.Auto(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 1 || lines[0].file != rb450Fixture || lines[0].metrics != len(want.Metrics) {
+		t.Fatalf("output %q: want one line for %s with %d metrics", r.stdout, rb450Fixture, len(want.Metrics))
+	}
+
+	s := openTestStore(t, db)
+	run, err := s.Run(context.Background(), lines[0].id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(rb450Fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Board != "rb450" || run.ClockMHz != 300 || run.Status != results.StatusOK ||
+		run.Bench != "openssl" || run.Tool != "openssl" || run.ToolVersion != "0.9.8k" ||
+		run.Source != "import:openssl-0.9.8k-rb450-300mhz.txt" || run.InputSHA256 != results.InputSHA256(data) ||
+		!run.Started.Equal(fi.ModTime()) || string(run.RawOutput) != string(data) {
+		t.Errorf("stored run: board %s clock %d status %s bench %s tool %s %s source %s started %v, raw output %d bytes",
+			run.Board, run.ClockMHz, run.Status, run.Bench, run.Tool, run.ToolVersion, run.Source, run.Started, len(run.RawOutput))
+	}
+	got := map[string]results.Metric{}
+	for _, m := range run.Metrics {
+		got[m.Name] = m
+	}
+	if len(got) != len(want.Metrics) {
+		t.Errorf("%d metrics stored, want %d", len(got), len(want.Metrics))
+	}
+	for _, m := range want.Metrics {
+		if g := got[m.Name]; g.Unit != m.Unit || g.Value != m.Value {
+			t.Errorf("metric %s = %v %s, want %v %s", m.Name, g.Value, g.Unit, m.Value, m.Unit)
+		}
+	}
+}
+
+// TestImportRefuses checks that import stores nothing from an invocation it
+// refuses, and says why.
+func TestImportRefuses(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.txt")
+	if err := os.WriteFile(bad, []byte("hello\nthis is not a benchmark\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	copyOf := filepath.Join(dir, "copy.txt")
+	data, err := os.ReadFile(rb450Fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copyOf, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"import", "--board", "rb450", "--clock", "300"}
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		inStderr string
+		stored   int // runs in the store afterwards, starting from one import of the fixture
+	}{
+		{"again", []string{rb450Fixture}, 2, "already imported (same bytes as run ", 1},
+		{"same bytes, other name", []string{copyOf}, 2, "copy.txt: already imported", 1},
+		{"bad file after a good one", []string{"testdata/openssl-0.9.8k-rb450g-680mhz.txt", bad}, 2, bad + ": line 1: ", 1},
+		{"missing file", []string{filepath.Join(dir, "nope.txt")}, 2, "nope.txt: no such file", 1},
+		{"force", []string{"--force", rb450Fixture}, 0, "", 2},
+		{"force twice in one go", []string{"--force", rb450Fixture, copyOf}, 0, "", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "r.db")
+			if r := bootbench(t, db, append(base, rb450Fixture)...); r.code != 0 {
+				t.Fatalf("first import: exit %d: %s", r.code, r.stderr)
+			}
+			r := bootbench(t, db, append(base, tt.args...)...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.inStderr) {
+				t.Errorf("exit %d, stderr %q; want %d containing %q", r.code, r.stderr, tt.code, tt.inStderr)
+			}
+			if tt.code != 0 && r.stdout != "" {
+				t.Errorf("refused import printed %q", r.stdout)
+			}
+			runs, err := openTestStore(t, db).Runs(context.Background(), results.Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) != tt.stored {
+				t.Errorf("%d runs stored, want %d", len(runs), tt.stored)
+			}
+		})
+	}
+}
+
+func TestImportUsage(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	tests := []struct {
+		args     []string
+		inStderr string
+	}{
+		{[]string{"import", "--clock", "300", rb450Fixture}, "--board NAME"},
+		{[]string{"import", "--board", "rb450", rb450Fixture}, "--clock MHZ"},
+		{[]string{"import", "--board", "rb450", "--clock", "-1", rb450Fixture}, "--clock -1"},
+		{[]string{"import", "--board", "rb450", "--clock", "300"}, "at least one FILE"},
+		{[]string{"import", "--board", "rb450", "--clock", "300", "--format", "yaml", rb450Fixture}, `unknown format "yaml"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := bootbench(t, db, tt.args...)
+			if r.code != 2 || !strings.Contains(r.stderr, tt.inStderr) || strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("exit %d, stderr %q; want 2 and one line containing %q", r.code, r.stderr, tt.inStderr)
+			}
+		})
+	}
+}
+
+// TestImportThenCompare imports the published RB450G figures at 680 and
+// 800 MHz and compares them: DESIGN.md's example, end to end.
+func TestImportThenCompare(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	for _, clock := range []string{"680", "800"} {
+		r := bootbench(t, db, "import", "--board", "rb450g", "--clock", clock,
+			"testdata/openssl-0.9.8k-rb450g-"+clock+"mhz.txt")
+		if r.code != 0 {
+			t.Fatalf("import at %s MHz: exit %d: %s", clock, r.code, r.stderr)
+		}
+	}
+	r := bootbench(t, db, "results", "compare", "--board", "rb450g", "--by", "clock", "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("compare: exit %d: %s", r.code, r.stderr)
+	}
+	var c struct {
+		Board, By string
+		Baseline  struct {
+			ClockMHz int `json:"clock_mhz"`
+		}
+		Comparisons []struct {
+			Candidate struct {
+				ClockMHz int `json:"clock_mhz"`
+			}
+			ClockRatio float64 `json:"clock_ratio"`
+			Metrics    []map[string]any
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
+		t.Fatalf("compare JSON: %v\n%s", err, r.stdout)
+	}
+	if c.Board != "rb450g" || c.By != "clock" || c.Baseline.ClockMHz != 680 || len(c.Comparisons) != 1 ||
+		c.Comparisons[0].Candidate.ClockMHz != 800 || c.Comparisons[0].ClockRatio != 1.1765 || len(c.Comparisons[0].Metrics) != 1 {
+		t.Fatalf("compare JSON:\n%s", r.stdout)
+	}
+	m := c.Comparisons[0].Metrics[0]
+	want := map[string]any{
+		"name": "aes-128-cbc@1024", "unit": "B/s", "baseline": 8730280.0, "candidate": 10272090.0,
+		"n_baseline": 1.0, "n_candidate": 1.0, "ratio": 1.1766, "scaling_efficiency": 1.0001,
+		"ci_low": nil, "ci_high": nil, "p_value": nil,
+	}
+	for k, v := range want {
+		if g, ok := m[k]; !ok || g != v {
+			t.Errorf("%s = %v, want %v", k, g, v)
+		}
+	}
+	if v, _ := m["verdict"].(string); !strings.HasPrefix(v, "n<4: 1 vs 1 runs") {
+		t.Errorf("verdict %q: want n<4 saying there is one run a side", v)
+	}
+
+	r = bootbench(t, db, "results", "compare", "--board", "rb450g", "--by", "clock")
+	if r.code != 0 || !strings.Contains(r.stdout, "rb450g: 680 MHz (baseline, 1 run) vs 800 MHz (1 run), clock ratio 1.1765") {
+		t.Errorf("compare text: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestCompareUsage(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	tests := []struct {
+		args     []string
+		inStderr string
+	}{
+		{[]string{"--board", "rb450g"}, "--by clock or --by board"},
+		{[]string{"--by", "clock"}, "--board NAME"},
+		{[]string{"--by", "board"}, "--boards A,B"},
+		{[]string{"--by", "clock", "--board", "rb450g", "--boards", "a,b"}, "go with --by board"},
+		{[]string{"--by", "clock", "--board", "rb450g", "--format", "csv"}, `unknown format "csv"`},
+		{[]string{"--by", "clock", "--board", "rb450g"}, "nothing to compare"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := bootbench(t, db, append([]string{"results", "compare"}, tt.args...)...)
+			if r.code != 2 || !strings.Contains(r.stderr, tt.inStderr) {
+				t.Errorf("exit %d, stderr %q; want 2 containing %q", r.code, r.stderr, tt.inStderr)
+			}
+		})
+	}
+}
+
+// TestImportSurvivesKill kills an import of many files with SIGKILL at a
+// random moment: every run it reported as stored must be there in full, and
+// the store must pass its integrity check and take further imports.
+func TestImportSurvivesKill(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	fixture, err := os.ReadFile(rb450Fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Distinct bytes per file, or import would refuse them as the same
+	// output: a leading line the parser skips.
+	const nFiles = 300
+	files := make([]string, nFiles)
+	contents := map[string][]byte{}
+	for i := range files {
+		files[i] = filepath.Join(dir, fmt.Sprintf("out-%03d.txt", i))
+		data := append([]byte(fmt.Sprintf("# capture %d\n", i)), fixture...)
+		if err := os.WriteFile(files[i], data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		contents[files[i]] = data
+	}
+	// Opening the store first keeps schema creation out of the race, so
+	// the kill lands among the imports.
+	if r := bootbench(t, db, "results", "list"); r.code != 0 {
+		t.Fatalf("results list: exit %d: %s", r.code, r.stderr)
+	}
+
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	killAfter := 1 + rng.IntN(40)                             // lines seen before the kill
+	delay := time.Duration(rng.IntN(3000)) * time.Microsecond // and then a little more
+
+	cmd := exec.Command(bootbenchBin, append([]string{"import", "--board", "rb450", "--clock", "300", "--db", db}, files...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var reported []importedLine
+	sc := bufio.NewScanner(stdout)
+	for len(reported) < killAfter && sc.Scan() {
+		reported = append(reported, importedLines(t, sc.Text())...)
+	}
+	time.Sleep(delay)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	// Lines written before the kill are promises too: read them all.
+	rest, _ := io.ReadAll(stdout)
+	reported = append(reported, importedLines(t, string(rest))...)
+	werr := cmd.Wait()
+	if len(reported) == nFiles {
+		t.Logf("import finished before the kill (%v); the store is still checked", werr)
+	} else if werr == nil {
+		t.Fatalf("import was not killed; stderr: %s", stderr.String())
+	}
+	t.Logf("killed after %d of %d files reported (%v)", len(reported), nFiles, werr)
+
+	ctx := context.Background()
+	s := openTestStore(t, db)
+	if err := s.IntegrityCheck(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Runs(ctx, results.Filter{WithTranscript: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string]results.Run{}
+	for _, r := range runs {
+		stored[r.ID] = r
+	}
+	for _, rep := range reported {
+		r, ok := stored[rep.id]
+		switch {
+		case !ok:
+			t.Errorf("%s: reported as run %s, not in the store", rep.file, rep.id)
+		case len(r.Metrics) != rep.metrics || rep.metrics == 0:
+			t.Errorf("%s: run %s has %d metrics, reported %d", rep.file, rep.id, len(r.Metrics), rep.metrics)
+		case string(r.RawOutput) != string(contents[rep.file]) || r.InputSHA256 != results.InputSHA256(contents[rep.file]):
+			t.Errorf("%s: run %s does not hold the file's bytes", rep.file, rep.id)
+		}
+	}
+	// At most the one file in flight may have committed without being
+	// reported; a run is never stored without its metrics.
+	if len(runs) < len(reported) || len(runs) > len(reported)+1 {
+		t.Errorf("%d runs stored, %d reported", len(runs), len(reported))
+	}
+	for _, r := range runs {
+		if len(r.Metrics) == 0 {
+			t.Errorf("run %s stored without metrics", r.ID)
+		}
+	}
+	s.Close()
+
+	// The store takes further imports.
+	more := filepath.Join(dir, "more.txt")
+	if err := os.WriteFile(more, append([]byte("# after the kill\n"), fixture...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := bootbench(t, db, "import", "--board", "rb450", "--clock", "300", more); r.code != 0 {
+		t.Fatalf("import after the kill: exit %d: %s", r.code, r.stderr)
+	}
+	s = openTestStore(t, db)
+	if err := s.IntegrityCheck(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := s.Runs(ctx, results.Filter{}); err != nil || len(after) != len(runs)+1 {
+		t.Errorf("after one more import: %d runs, %v; want %d", len(after), err, len(runs)+1)
+	}
+}

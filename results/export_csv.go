@@ -1,0 +1,48 @@
+package results
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+)
+
+// csvHeader is the column contract of `results export --format csv`.
+var csvHeader = []string{"run", "board", "clock_mhz", "rep", "status", "started", "bench", "tool", "tool_version", "metric", "unit", "value"}
+
+// WriteCSV writes runs as RFC 4180 CSV, a header row then one row per run
+// and metric, in run order and metric order (see MetricLess): the long
+// format spreadsheets and data-frame libraries pivot most easily.
+//
+// A run without metrics (a failed boot, say) still gets one row with the
+// metric, unit and value left empty, so the export accounts for every
+// attempt as the JSON export does; filter on status to drop them. Values are
+// plain decimals, never exponent form, and times are RFC 3339 in UTC.
+func WriteCSV(w io.Writer, runs []Run) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		lead := []string{
+			r.ID, r.Board, strconv.Itoa(r.ClockMHz), strconv.Itoa(r.Rep), r.Status,
+			jsonTime(r.Started), r.Bench, r.Tool, r.ToolVersion,
+		}
+		if len(r.Metrics) == 0 {
+			if err := cw.Write(append(lead, "", "", "")); err != nil {
+				return err
+			}
+			continue
+		}
+		ms := append([]Metric(nil), r.Metrics...)
+		SortMetrics(ms)
+		for _, m := range ms {
+			row := append(append([]string(nil), lead...),
+				m.Name, m.Unit, strconv.FormatFloat(m.Value, 'f', -1, 64))
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

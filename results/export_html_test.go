@@ -1,0 +1,222 @@
+package results
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// htmlFixtureRuns is a small bench history: an RB450G at two clocks with
+// three runs each (one failed boot among them) and a QEMU board running the
+// built-in suite.
+func htmlFixtureRuns() []*Run {
+	base := time.Date(2025, 3, 14, 15, 0, 0, 0, time.UTC)
+	var runs []*Run
+	n := 0
+	add := func(board string, clock, rep int, status, reason, tool, version string, stages []Stage, ms ...Metric) {
+		started := base.Add(time.Duration(n) * 5 * time.Minute)
+		n++
+		runs = append(runs, &Run{
+			ID:    fmt.Sprintf("%s-%s-%d-%d", started.Format("20060102-150405"), board, clock, rep),
+			Board: board, ClockMHz: clock, Rep: rep, Status: status, Reason: reason,
+			Bench: "openssl", Tool: tool, ToolVersion: version,
+			Started: started, Finished: started.Add(time.Minute),
+			Stages: stages, Metrics: ms,
+		})
+	}
+	boot := func(dhcp, tftp, kernel, bench float64) []Stage {
+		s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+		return []Stage{{"dhcp", s(dhcp)}, {"tftp", s(tftp)}, {"kernel", s(kernel)}, {"bench", s(bench)}}
+	}
+	rb := func(scale float64) []Metric {
+		return []Metric{
+			{"md5@1024", "B/s", float64(int(16160430 * scale))},
+			{"sha256@1024", "B/s", float64(int(3850580 * scale))},
+			{"aes-128-cbc@1024", "B/s", float64(int(3849560 * scale))},
+			{"rsa2048-sign", "ops/s", float64(int(30*scale)) / 10},
+			{"rsa2048-verify", "ops/s", float64(int(1085*scale)) / 10},
+		}
+	}
+	for rep, j := range []float64{1.0, 0.98, 1.01} {
+		add("rb450g", 680, rep, StatusOK, "", "openssl", "0.9.8k", boot(1.2+0.1*float64(rep), 3.4, 7.9, 31), rb(2.27*j)...)
+	}
+	for rep, j := range []float64{1.0, 1.02} {
+		add("rb450g", 800, rep, StatusOK, "", "openssl", "0.9.8k", boot(1.1, 3.3+0.2*float64(rep), 7.7, 27), rb(2.67*j)...)
+	}
+	add("rb450g", 800, 2, StatusFailed, "no DHCP request within 60s: check the bench NIC", "", "", []Stage{{"dhcp", 60 * time.Second}})
+	for rep, j := range []float64{1.0, 1.03} {
+		add("qemu-x86_64", 1000, rep, StatusOK, "", "bootbench-speed", "0.1.0", boot(0.4, 0.9, 2.1, 12),
+			Metric{"md5@1024", "B/s", 612345678 * j},
+			Metric{"sha256@1024", "B/s", 298765432 * j},
+			Metric{"aes-128-cbc@1024", "B/s", 1234567890 * j},
+			Metric{"ed25519-sign", "ops/s", 41234.5 * j},
+		)
+	}
+	return runs
+}
+
+// htmlFixtureStore stores htmlFixtureRuns and loads them back, so the
+// report is rendered from what the store returns.
+func htmlFixtureStore(t *testing.T) []Run {
+	t.Helper()
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	for _, r := range htmlFixtureRuns() {
+		if err := s.SaveRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err := s.Runs(ctx, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
+func TestHTMLGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, htmlFixtureStore(t)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.html", buf.Bytes())
+}
+
+// TestHTMLSelfContained checks the report needs nothing from elsewhere:
+// it must open offline, from a mail attachment or a CI artifact.
+func TestHTMLSelfContained(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, htmlFixtureStore(t)); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, bad := range []string{"http://", "https://", "<script", "<link", "<img", "<iframe", "@import", "url(", " src="} {
+		if strings.Contains(page, bad) {
+			t.Errorf("report contains %q", bad)
+		}
+	}
+	for _, href := range regexp.MustCompile(`href="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+		if !strings.HasPrefix(href[1], "#") {
+			t.Errorf("link to %q leaves the page", href[1])
+		}
+	}
+	if strings.Contains(page, "ZgotmplZ") {
+		t.Error("html/template rejected a value (ZgotmplZ in output)")
+	}
+	for _, want := range []string{
+		"<h2>Boards compared</h2>", `<h2 id="board-rb450g">rb450g</h2>`, `<h2 id="board-qemu-x86_64">qemu-x86_64</h2>`,
+		"<b>aes-128-cbc@1024</b>", "<b>rsa2048-sign</b>", "whiskers: min–max", "<h3>Boot stages</h3>",
+		"no DHCP request within 60s", "680 MHz (n=3)", "800 MHz (n=2)",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, "<svg "); n != 4+4+3+2 {
+		// board comparison (4 headline metrics), rb450g clocks (4),
+		// qemu clocks (3: no rsa2048-sign), one stage chart per board.
+		t.Errorf("%d charts, want 13", n)
+	}
+}
+
+func TestHTMLEscapes(t *testing.T) {
+	r := *sampleRun(`x"><script>alert(1)</script>`, t0)
+	r.Board = `<b>board & co</b>`
+	r.Reason = `<img src=x onerror=alert(1)>`
+	r.Status = StatusFailed
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, []Run{r}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, bad := range []string{"<script>alert", "<b>board", "<img src"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("unescaped %q in report", bad)
+		}
+	}
+	if !strings.Contains(page, "&lt;b&gt;board &amp; co&lt;/b&gt;") {
+		t.Error("board name not shown escaped")
+	}
+}
+
+func TestHTMLEmpty(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "No runs match.") {
+		t.Errorf("empty report:\n%s", buf.String())
+	}
+}
+
+func TestHTMLNiceScale(t *testing.T) {
+	tests := []struct {
+		in, top, step float64
+	}{
+		{0, 1, 0.25},
+		{1, 1, 0.25},
+		{3.1, 4, 1},
+		{9.2, 10, 2.5},
+		{108.5, 150, 50},
+		{3849560, 4e6, 1e6},
+		{16160430, 20e6, 5e6},
+		{60, 60, 20},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.in), func(t *testing.T) {
+			top, step := htmlNiceScale(tt.in)
+			if top < tt.in {
+				t.Errorf("top %v below %v", top, tt.in)
+			}
+			if n := top / step; n < 2 || n > 5 {
+				t.Errorf("%v ticks", n)
+			}
+			if top != tt.top || step != tt.step {
+				t.Errorf("htmlNiceScale(%v) = %v, %v; want %v, %v", tt.in, top, step, tt.top, tt.step)
+			}
+		})
+	}
+}
+
+func TestHTMLCompact(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "0"},
+		{2.5, "2.5"},
+		{108.6, "109"},
+		{1000, "1k"},
+		{3849560, "3.85M"},
+		{16160430, "16.2M"},
+		{1234567890, "1.23G"},
+		{0.25, "0.25"},
+	}
+	for _, tt := range tests {
+		if got := htmlCompact(tt.in); got != tt.want {
+			t.Errorf("htmlCompact(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestExportWritersEmpty: every format copes with a filter that matched
+// nothing, as `results export --board typo` gives.
+func TestExportWritersEmpty(t *testing.T) {
+	for name, write := range map[string]func(*bytes.Buffer, []Run) error{
+		"openwrt": func(b *bytes.Buffer, r []Run) error { return WriteOpenWrt(b, r) },
+		"csv":     func(b *bytes.Buffer, r []Run) error { return WriteCSV(b, r) },
+		"json":    func(b *bytes.Buffer, r []Run) error { return WriteJSON(b, r) },
+		"gobench": func(b *bytes.Buffer, r []Run) error { return WriteGobench(b, r) },
+		"html":    func(b *bytes.Buffer, r []Run) error { return WriteHTML(b, r) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := write(&buf, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

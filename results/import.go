@@ -1,0 +1,108 @@
+package results
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// SourceImportPrefix starts the Source of a run imported from a file; the
+// file's base name follows. The base name rather than the path: the path
+// says where the file happened to be on one host, which means nothing on
+// the next.
+const SourceImportPrefix = "import:"
+
+// NewRunID returns a fresh run id, "20060102-150405-<8 hex digits>": sortable
+// by creation time, and random enough that a stale boot's frames never match
+// a new run and two imports in the same second do not collide.
+func NewRunID() string {
+	var b [4]byte
+	rand.Read(b[:]) // never fails (crypto/rand panics rather than return short)
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// SplitToolVersion turns what a parser reports into the program and version
+// the store keeps. Parsers name the output format as tool ("openssl") and
+// what printed it as version: a bare version ("0.9.8k") when the tool
+// printed it, or "<program> <version>" when another program imitates the
+// format ("bootbench-speed 0.1.0" prints openssl's layout).
+func SplitToolVersion(tool, version string) (string, string) {
+	if prog, ver, ok := strings.Cut(version, " "); ok {
+		return prog, ver
+	}
+	return tool, version
+}
+
+// InputSHA256 is the hex sha256 of imported bytes, as stored in
+// Run.InputSHA256.
+func InputSHA256(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// Import describes benchmark output read from a file, already parsed, to be
+// stored as a run.
+type Import struct {
+	Board    string
+	ClockMHz int
+	Rep      int
+
+	Path     string    // the file; its base name goes into Source
+	Data     []byte    // the file's bytes, kept as the run's raw output
+	Modified time.Time // when the output was written; zero: now
+
+	// Tool and Version as the parser reported them (see SplitToolVersion).
+	Tool, Version string
+	Metrics       []Metric
+
+	// Again marks a deliberate re-import of output already stored. The run
+	// is stored without its hash, which stays with the first import.
+	Again bool
+}
+
+// Run builds the run to store for im: status ok, the bench named after the
+// output's format, the raw bytes kept.
+func (im *Import) Run() *Run {
+	started := im.Modified
+	if started.IsZero() {
+		started = time.Now()
+	}
+	tool, ver := SplitToolVersion(im.Tool, im.Version)
+	r := &Run{
+		ID:          NewRunID(),
+		Board:       im.Board,
+		ClockMHz:    im.ClockMHz,
+		Rep:         im.Rep,
+		Status:      StatusOK,
+		Bench:       im.Tool,
+		Tool:        tool,
+		ToolVersion: ver,
+		Started:     started,
+		RawOutput:   im.Data,
+		Metrics:     append([]Metric(nil), im.Metrics...),
+		Source:      SourceImportPrefix + filepath.Base(im.Path),
+	}
+	if !im.Again {
+		r.InputSHA256 = InputSHA256(im.Data)
+	}
+	return r
+}
+
+// NextRep returns the repetition number after the highest stored for board
+// at clockMHz, 1 if there is none (runs count from 1, as bootbench run does),
+// so imports continue a series of runs.
+func (s *Store) NextRep(ctx context.Context, board string, clockMHz int) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx,
+		`SELECT COALESCE(MAX(rep) + 1, 1) FROM runs WHERE board = ? AND clock_mhz = ?`,
+		board, clockMHz).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("results: next repetition of %s at %d MHz: %w", board, clockMHz, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,353 @@
+package parse
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// OpenSSLMR parses `openssl speed -mr` (machine readable) output:
+//
+//	+H:16:64:256:1024:8192:16384          block sizes
+//	+F:3:md5:64414468.09:...              bytes/s per block size (not 1000s)
+//	+F2:2:2048:3197.938144:52759.793814   RSA sign, verify (3.2+: encrypt, decrypt too)
+//	+F3:…  DSA   +F4:…  ECDSA   +F5:…  ECDH   +F6:<idx>:<bits>:Ed25519:…  EdDSA
+//	+F7:…  SM2   +F8:…  FFDH
+//
+// Algorithms are named by what the line says, never by its index, which
+// differs between versions and builds; +F4 and +F5 name no curve, so it
+// is told from the bit length (and, where two curves share one, from the
+// index pattern every version keeps: NIST P first, then Koblitz, then the
+// other binary curves, then brainpool r1/t1 pairs).
+//
+// Up to 1.1.0, +F2..+F5 carry seconds per operation (+F5 also carries
+// ops/s); from 1.1.1 ops/s. -mr prints no version, so a version line
+// anywhere in the input ("OpenSSL 1.0.2u  20 Dec 2019" from `openssl
+// version`, or 3.x's "version: 3.0.13") decides; failing that, version
+// (e.g. "1.0.2u" or a whole `openssl version` line) does; failing that
+// too, 1.1.1 or later is assumed, as that is what current systems run.
+// Output.Version is the version line's, else version's.
+//
+// Progress lines (+DT:, +R:, +DTP:, +R1: …, which openssl writes on stderr)
+// and anything else not starting with +H or +F are skipped, as are +F9
+// and later (3.5's KEMs and signatures) and figures of zero.
+func OpenSSLMR(r io.Reader, version string) (*Output, error) {
+	hint := ""
+	if strings.TrimSpace(version) != "" {
+		v, ok := versionHint(version)
+		if !ok {
+			return nil, fmt.Errorf("openssl version %q: want a version such as 1.0.2u or an `openssl version` line", version)
+		}
+		hint = v
+	}
+	p := &mrParser{}
+	if err := eachLine(r, p.line); err != nil {
+		return nil, err
+	}
+	if p.first == 0 {
+		return nil, &Error{Line: 1, Msg: "no openssl speed -mr results: found no +H, +F or +F2..+F8 line"}
+	}
+	out := &Output{Tool: "openssl", Version: p.version}
+	if out.Version == "" {
+		out.Version = hint
+	}
+	perOp := secondsPerOp(out.Version)
+	for _, rec := range p.recs {
+		ms, err := rec.metrics(perOp)
+		if err != nil {
+			return nil, err
+		}
+		out.Metrics = append(out.Metrics, ms...)
+	}
+	if len(out.Metrics) == 0 {
+		return nil, &Error{Line: p.first, Msg: "openssl speed -mr output has no figures (every value is 0)"}
+	}
+	return out, nil
+}
+
+type mrParser struct {
+	version string
+	sizes   []int
+	first   int // line of the first +H or +F* line, 0 if none yet
+	// recs holds every result line in order; public-key lines can only be
+	// converted once the whole input is read, as the version line that
+	// decides their unit may come last.
+	recs []mrRecord
+}
+
+type mrRecord struct {
+	line   int
+	kind   string   // "+F", "+F2", ...
+	fields []string // after the kind
+	sizes  []int    // block sizes in force, for +F
+}
+
+func (p *mrParser) line(n int, line string) error {
+	line = strings.TrimSpace(line)
+	if !strings.HasPrefix(line, "+") {
+		if p.version == "" {
+			if v, ok := version(strings.Fields(line)); ok {
+				p.version = v
+			}
+		}
+		return nil
+	}
+	kind, rest, _ := strings.Cut(line, ":")
+	fields := strings.Split(rest, ":")
+	switch kind {
+	case "+H":
+		sizes := make([]int, 0, len(fields))
+		for _, f := range fields {
+			size, err := strconv.Atoi(f)
+			if err != nil || size <= 0 {
+				return &Error{Line: n, Msg: fmt.Sprintf("+H block size %q is not a number", f)}
+			}
+			sizes = append(sizes, size)
+		}
+		p.sizes = sizes
+		p.seen(n)
+	case "+F":
+		if p.sizes == nil {
+			return &Error{Line: n, Msg: "+F line before the +H line that gives its block sizes (truncated output?)"}
+		}
+		p.recs = append(p.recs, mrRecord{line: n, kind: kind, fields: fields, sizes: p.sizes})
+		p.seen(n)
+	case "+F2", "+F3", "+F4", "+F5", "+F6", "+F7", "+F8":
+		p.recs = append(p.recs, mrRecord{line: n, kind: kind, fields: fields})
+		p.seen(n)
+	}
+	return nil
+}
+
+func (p *mrParser) seen(n int) {
+	if p.first == 0 {
+		p.first = n
+	}
+}
+
+// metrics converts one result line; perOp says +F2..+F5 figures are
+// seconds per operation.
+func (rec mrRecord) metrics(perOp bool) ([]Metric, error) {
+	bad := func(format string, a ...any) error {
+		return &Error{Line: rec.line, Msg: rec.kind + " line: " + fmt.Sprintf(format, a...)}
+	}
+	f := rec.fields
+	if rec.kind == "+F" {
+		if len(f) < 2 {
+			return nil, bad("want <index>:<name>:<bytes/s>...")
+		}
+		alg := algName(strings.Fields(f[1]))
+		figs := f[2:]
+		if len(figs) != len(rec.sizes) {
+			return nil, bad("%s has %d figures but +H has %d block sizes (truncated output?)", alg, len(figs), len(rec.sizes))
+		}
+		var ms []Metric
+		for i, fig := range figs {
+			v, err := parseFigure(fig)
+			if err != nil {
+				return nil, bad("%s@%d: %v", alg, rec.sizes[i], err)
+			}
+			if v > 0 {
+				ms = append(ms, Metric{Name: fmt.Sprintf("%s@%d", alg, rec.sizes[i]), Unit: UnitBytesPerSec, Value: v})
+			}
+		}
+		return ms, nil
+	}
+
+	// Public key: <index>:<bits>[:<name>]:<figures>.
+	named := rec.kind == "+F6" || rec.kind == "+F7"
+	minFields := 4
+	if named {
+		minFields = 5
+	}
+	if len(f) < minFields {
+		return nil, bad("has %d fields, want at least %d (truncated output?)", len(f), minFields)
+	}
+	idx, err1 := strconv.Atoi(f[0])
+	bits, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || idx < 0 || bits <= 0 {
+		return nil, bad("index %q and bits %q are not numbers", f[0], f[1])
+	}
+	figs := f[2:]
+	if named {
+		figs = f[3:]
+	}
+	vals := make([]float64, len(figs))
+	for i, fig := range figs {
+		v, err := parseFigure(fig)
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		vals[i] = v
+	}
+	rate := func(v float64) float64 { return v }
+	if perOp && (rec.kind == "+F2" || rec.kind == "+F3" || rec.kind == "+F4" || rec.kind == "+F5") {
+		rate = func(v float64) float64 {
+			if v == 0 {
+				return 0
+			}
+			return 1 / v
+		}
+	}
+
+	var base string
+	var ops []string
+	switch rec.kind {
+	case "+F2":
+		base = fmt.Sprintf("rsa%d", bits)
+		if len(vals) != 2 && len(vals) != 4 {
+			return nil, bad("%s has %d figures, want 2 or 4", base, len(vals))
+		}
+		ops = []string{"sign", "verify", "encrypt", "decrypt"}[:len(vals)]
+	case "+F3":
+		base, ops = fmt.Sprintf("dsa%d", bits), []string{"sign", "verify"}
+	case "+F4":
+		curve, ok := curveName(idx, bits, false)
+		if !ok {
+			return nil, bad("cannot tell which %d-bit curve index %d is", bits, idx)
+		}
+		base, ops = "ecdsa-"+curve, []string{"sign", "verify"}
+	case "+F5":
+		curve, ok := curveName(idx, bits, true)
+		if !ok {
+			return nil, bad("cannot tell which %d-bit curve index %d is", bits, idx)
+		}
+		// <first>:<second> is seconds/op and ops/s up to 1.1.0, ops/s and
+		// seconds/op from 1.1.1: either way one figure, the rate.
+		base, ops = "ecdh-"+curve, []string{""}
+		if len(vals) < 2 {
+			return nil, bad("%s has %d figures, want 2", base, len(vals))
+		}
+		if perOp {
+			vals, rate = vals[1:], func(v float64) float64 { return v }
+		}
+	case "+F6":
+		base, ops = strings.ToLower(f[2]), []string{"sign", "verify"} // ed25519, ed448
+	case "+F7":
+		base, ops = "sm2", []string{"sign", "verify"}
+	case "+F8":
+		base, ops = fmt.Sprintf("ffdh%d", bits), []string{""} // ops/s, then seconds/op
+	}
+	if len(vals) < len(ops) {
+		return nil, bad("%s has %d figures, want %d", base, len(vals), len(ops))
+	}
+	var ms []Metric
+	for i, v := range vals {
+		if i >= len(ops) {
+			break
+		}
+		v = rate(v)
+		if v <= 0 || math.IsInf(v, 0) {
+			continue
+		}
+		name := base
+		if ops[i] != "" {
+			name += "-" + ops[i]
+		}
+		ms = append(ms, Metric{Name: name, Unit: UnitOpsPerSec, Value: v})
+	}
+	return ms, nil
+}
+
+func parseFigure(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("figure %q is not a number", s)
+	}
+	return v, nil
+}
+
+// curveName names the curve of a +F4 (ECDSA) or +F5 (ECDH) line the way
+// the metric names do ("p256", "brainpoolp256r1", "x25519"). Most bit
+// lengths belong to one curve. The rest are told apart by index, relying
+// on what every version since 0.9.8 keeps: P-160..P-521 at 0..5; K-163..
+// K-571 at 6..10 and B-163..B-571 at 11..15 (absent in builds without
+// binary curves); then, from 3.0, brainpool P256r1, P256t1, P384r1, P384t1,
+// P512r1, P512t1 from index 16, or 6 without binary curves.
+func curveName(idx, bits int, ecdh bool) (string, bool) {
+	switch bits {
+	case 160, 192, 224, 521:
+		return fmt.Sprintf("p%d", bits), true
+	case 253:
+		return "x25519", ecdh
+	case 448:
+		return "x448", ecdh
+	case 163, 233, 283, 409, 571:
+		switch {
+		case idx >= 6 && idx <= 10:
+			return fmt.Sprintf("k%d", bits), true
+		case idx >= 11 && idx <= 15:
+			return fmt.Sprintf("b%d", bits), true
+		}
+	case 256, 384, 512:
+		if (bits == 256 && idx == 3) || (bits == 384 && idx == 4) {
+			return fmt.Sprintf("p%d", bits), true
+		}
+		pair := map[int]int{256: 0, 384: 2, 512: 4}[bits]
+		for _, base := range []int{6, 16} {
+			switch idx - base - pair {
+			case 0:
+				return fmt.Sprintf("brainpoolp%dr1", bits), true
+			case 1:
+				return fmt.Sprintf("brainpoolp%dt1", bits), true
+			}
+		}
+	}
+	return "", false
+}
+
+// versionHint accepts a bare version ("1.0.2u") or a version line as
+// `openssl version` prints it.
+func versionHint(s string) (string, bool) {
+	f := strings.Fields(s)
+	if v, ok := version(f); ok {
+		return v, true
+	}
+	if len(f) == 1 && releaseRE.MatchString(f[0]) {
+		return f[0], true
+	}
+	return "", false
+}
+
+// releaseRE takes the numbers of an openssl release: "0.9.8k", "1.1.1w",
+// "3.0.13".
+var releaseRE = regexp.MustCompile(`^([0-9]+)\.([0-9]+)(?:\.([0-9]+))?`)
+
+// secondsPerOp reports whether openssl v's -mr public-key figures are
+// seconds per operation, as they were before 1.1.1. An unknown version
+// is taken as 1.1.1 or later.
+func secondsPerOp(v string) bool {
+	m := releaseRE.FindStringSubmatch(v)
+	if m == nil {
+		return false
+	}
+	num := func(s string) int { n, _ := strconv.Atoi(s); return n }
+	major, minor, patch := num(m[1]), num(m[2]), num(m[3])
+	switch {
+	case major != 1:
+		return major < 1
+	case minor != 1:
+		return minor < 1
+	}
+	return patch < 1
+}
+
+// looksLikeOpenSSLMR reports whether data has an -mr header or result
+// line.
+func looksLikeOpenSSLMR(data []byte) bool {
+	return anyLine(data, func(line string) bool {
+		line = strings.TrimSpace(line)
+		kind, _, ok := strings.Cut(line, ":")
+		if !ok {
+			return false
+		}
+		switch kind {
+		case "+H", "+F", "+F2", "+F3", "+F4", "+F5", "+F6", "+F7", "+F8":
+			return true
+		}
+		return false
+	})
+}
