@@ -27,9 +27,10 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 # The end-to-end tests boot QEMU boards; BOOTBENCH_E2E=1 makes a missing
-# prerequisite a failure instead of a skip.
+# prerequisite a failure instead of a skip. -p 1: the boards' timings and the
+# image builds of every architecture should not fight over two cores.
 test: deps fmt-check vet
-	BOOTBENCH_E2E=1 $(GO) test -count=1 -timeout 40m ./...
+	BOOTBENCH_E2E=1 $(GO) test -count=1 -p 1 -timeout 60m ./...
 
 clean:
 	rm -rf bin

@@ -46,6 +46,7 @@ type Virtual struct {
 	NIC           string   `yaml:"nic"`
 	MAC           string   `yaml:"mac"`
 	SeaBIOSSerial bool     `yaml:"seabios_serial"`
+	UBootEnv      []string `yaml:"uboot_env"`
 	Kernel        struct {
 		DebianArch string `yaml:"debian_arch"`
 		Flavour    string `yaml:"flavour"`

@@ -148,7 +148,7 @@ func (r *run) boot(ctx context.Context, mac net.HardwareAddr, icount int) error 
 	o, p := r.o, r.o.Board
 
 	r.enter("image")
-	img, err := initramfs.Build(ctx, initramfs.Spec{Arch: p.Arch, GOARM: p.GOARM, GOMIPS: p.GOMIPS, Source: o.Source}, filepath.Join(o.CacheDir, "images"))
+	img, err := initramfs.Build(ctx, initramfs.Spec{Arch: p.Arch, GOARM: p.GOARM, GOMIPS: p.GOMIPS, Bench: o.Bench, Source: o.Source}, filepath.Join(o.CacheDir, "images"))
 	if err != nil {
 		return err
 	}
@@ -168,24 +168,11 @@ func (r *run) boot(ctx context.Context, mac net.HardwareAddr, icount int) error 
 	}
 	r.rec.Kernel = filepath.Base(kernel)
 
-	// The TFTP root holds this run's files and nothing else.
 	dir, err := os.MkdirTemp(o.CacheDir, "run-"+r.rec.ID+"-")
 	if err != nil {
 		return fmt.Errorf("run directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	tftpRoot := filepath.Join(dir, "tftp")
-	if err := os.Mkdir(tftpRoot, 0o755); err != nil {
-		return err
-	}
-	if err := copyFile(kernel, filepath.Join(tftpRoot, "vmlinuz")); err != nil {
-		return fmt.Errorf("stage kernel: %w", err)
-	}
-	if err := copyFile(img.Path, filepath.Join(tftpRoot, "initramfs.cpio")); err != nil {
-		return fmt.Errorf("stage image: %w", err)
-	}
-
-	r.enter("network")
 	for _, ns := range sweepStale(o.CacheDir) {
 		r.say("network", "removed namespace %s left by a bootbench that was killed", ns)
 	}
@@ -193,40 +180,56 @@ func (r *run) boot(ctx context.Context, mac net.HardwareAddr, icount int) error 
 	if err := writeOwner(dir, nsName); err != nil {
 		return fmt.Errorf("run directory: %w", err)
 	}
-	n, err := vbench.NewNet(ctx, nsName)
-	if err != nil {
-		return err
-	}
-	defer n.Close()
 
 	params := bootparam.Params{Run: r.rec.ID, Bench: o.Bench, Seconds: o.Seconds, Algs: o.Algs}
 	cmdline := strings.TrimSpace(fmt.Sprintf("console=%s,%d panic=-1 quiet loglevel=1 %s %s", p.Console, p.Baud, params, o.Append))
-	script := IPXEScript(o.Transport, n.HostIP, r.rec.ID, cmdline)
-	if err := os.WriteFile(filepath.Join(tftpRoot, "boot.ipxe"), []byte(script), 0o644); err != nil {
-		return err
-	}
-
-	events := make(chan netboot.Event, 64)
-	report := func(e netboot.Event) {
-		select {
-		case events <- e:
-		default: // progress is best effort; never stall a server
-		}
-	}
-	plan := netboot.StaticPlan{Server: n.HostIP, Mask: n.Mask, Hosts: map[string]netboot.Host{
-		mac.String(): {IP: n.BoardIP, BootFile: "boot.ipxe", IPXEScript: "boot.ipxe"},
-	}}
-	stopServers, err := startServers(n, tftpRoot, plan, report)
-	if err != nil {
-		return err
-	}
-	defer stopServers()
-	r.say("network", "namespace %s, tap %s, DHCP+TFTP+HTTP on %s", n.Name, n.Tap, n.HostIP)
-
 	m := vbench.Machine{
 		Binary: p.Virtual.QEMU, Args: p.Virtual.Args, NIC: p.Virtual.NIC, MAC: mac,
-		Memory: p.RAMMB, Icount: icount, SeaBIOSSerial: p.Virtual.SeaBIOSSerial,
+		Memory: p.RAMMB, Icount: icount, SeaBIOSSerial: p.Virtual.SeaBIOSSerial, UBootEnv: p.Virtual.UBootEnv,
 	}
+	var n *vbench.Net
+	events := make(chan netboot.Event, 64)
+
+	switch p.Boot {
+	case "qemu-direct":
+		// No firmware and no network: QEMU loads the kernel itself, as a
+		// bootloader that takes one file from flash would.
+		if err := r.stageDirect(&m, kernel, img.Path, dir, cmdline); err != nil {
+			return err
+		}
+	case "ipxe", "uboot-dhcp":
+		tftpRoot := filepath.Join(dir, "tftp")
+		if err := os.Mkdir(tftpRoot, 0o755); err != nil {
+			return err
+		}
+		r.enter("network")
+		if n, err = vbench.NewNet(ctx, nsName); err != nil {
+			return err
+		}
+		defer n.Close()
+		bootFile, err := stageNetboot(p.Boot, o.Transport, n.HostIP, r.rec.ID, kernel, img.Path, tftpRoot, cmdline)
+		if err != nil {
+			return err
+		}
+		report := func(e netboot.Event) {
+			select {
+			case events <- e:
+			default: // progress is best effort; never stall a server
+			}
+		}
+		plan := netboot.StaticPlan{Server: n.HostIP, Mask: n.Mask, Hosts: map[string]netboot.Host{
+			mac.String(): {IP: n.BoardIP, BootFile: bootFile, IPXEScript: bootFile},
+		}}
+		stopServers, err := startServers(n, tftpRoot, plan, report)
+		if err != nil {
+			return err
+		}
+		defer stopServers()
+		r.say("network", "namespace %s, tap %s, DHCP+TFTP+HTTP on %s", n.Name, n.Tap, n.HostIP)
+	default:
+		return fmt.Errorf("board %s: boot method %q is not supported for virtual boards (ipxe, uboot-dhcp, qemu-direct)", p.Name, p.Boot)
+	}
+
 	q, err := vbench.Start(ctx, n, m, dir)
 	if err != nil {
 		return err
@@ -243,8 +246,13 @@ func (r *run) boot(ctx context.Context, mac net.HardwareAddr, icount int) error 
 	if err := q.Continue(); err != nil {
 		return err
 	}
-	r.enter("firmware")
-	r.say("power", "%s started (-icount %d), console %s", m.Binary, icount, q.PTY)
+	if m.Kernel != "" {
+		r.enter("kernel")
+		r.say("power", "%s started (-icount %d), console %s, booting %s directly", m.Binary, icount, q.PTY, r.rec.Kernel)
+	} else {
+		r.enter("firmware")
+		r.say("power", "%s started (-icount %d), console %s", m.Binary, icount, q.PTY)
+	}
 	return r.watch(ctx, q, con, events)
 }
 
@@ -257,37 +265,22 @@ func (r *run) watch(ctx context.Context, q *vbench.QEMU, con *serialctl.Console,
 	waiting := "hello"
 	var last string
 	lines := con.Lines()
+	// QEMU stays up after the guest powers off (so no frame is lost with
+	// the pty); ask it now and then whether the board is still on.
+	poll := time.NewTicker(2 * time.Second)
+	defer poll.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ErrInterrupted
 		case <-deadline.C:
 			return fmt.Errorf("no %s from the board within %s (last console line: %q)", waiting, r.timeout(waiting), clip(last, 120))
-		case <-q.Exited():
-			// Read what the console still holds before judging. A pty whose
-			// other end is gone does not always report it, so give the
-			// last bytes a moment rather than waiting for an end.
-			grace := time.After(time.Second)
-		drain:
-			for {
-				select {
-				case l, ok := <-lines:
-					if !ok {
-						break drain
-					}
-					if p := serialctl.Printable(l.Text); p != "" {
-						last = p
-					}
-					if ev, err := col.Feed(l.Text); err != nil || ev == serialctl.Done || ev == serialctl.Failed {
-						return r.result(col, ev, err)
-					}
-				case <-grace:
-					break drain
-				case <-ctx.Done():
-					return ErrInterrupted
-				}
+		case <-poll.C:
+			if q.PoweredOff() {
+				return r.afterPowerOff(ctx, col, lines, last, waiting)
 			}
-			return fmt.Errorf("the board powered off before its %s (last console line: %q)", waiting, clip(last, 120))
+		case <-q.Exited():
+			return r.afterPowerOff(ctx, col, lines, last, waiting)
 		case e := <-events:
 			r.netEvent(e)
 		case l, ok := <-lines:
@@ -317,6 +310,31 @@ func (r *run) watch(ctx context.Context, q *vbench.QEMU, con *serialctl.Console,
 			case ev == serialctl.Done, ev == serialctl.Failed:
 				return r.result(col, ev, nil)
 			}
+		}
+	}
+}
+
+// afterPowerOff reads what the console still holds once the board is off,
+// then judges. A pty whose other end is gone does not always report it, so
+// the last bytes get a moment rather than a wait for an end.
+func (r *run) afterPowerOff(ctx context.Context, col *serialctl.Collector, lines <-chan serialctl.Line, last, waiting string) error {
+	grace := time.After(time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return fmt.Errorf("the board powered off before its %s (last console line: %q)", waiting, clip(last, 120))
+			}
+			if p := serialctl.Printable(l.Text); p != "" {
+				last = p
+			}
+			if ev, err := col.Feed(l.Text); err != nil || ev == serialctl.Done || ev == serialctl.Failed {
+				return r.result(col, ev, err)
+			}
+		case <-grace:
+			return fmt.Errorf("the board powered off before its %s (last console line: %q)", waiting, clip(last, 120))
+		case <-ctx.Done():
+			return ErrInterrupted
 		}
 	}
 }

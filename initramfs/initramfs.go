@@ -1,5 +1,7 @@
 // Package initramfs builds the image a board boots: u-root's init, with
-// cmd/benchinit as its uinit and nothing else, as a newc cpio archive.
+// cmd/benchinit as its uinit, as a newc cpio archive. An image may also carry
+// an external benchmark (openssl, or any program added with its libraries)
+// that benchinit runs as described by /etc/bootbench/bench.json.
 //
 //	img, err := initramfs.Build(ctx, initramfs.Spec{Arch: "amd64", Source: src}, cacheDir)
 //
@@ -15,17 +17,22 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/u-root/gobusybox/src/pkg/golang"
 	"github.com/u-root/mkuimage/uimage"
 	"github.com/u-root/uio/llog"
@@ -34,12 +41,36 @@ import (
 // Module is the import path of the bootbench module.
 const Module = "github.com/bootbench/bootbench"
 
-// Spec is everything that decides the image's bytes.
+// Spec is everything that decides the image's bytes, plus where to report
+// progress.
 type Spec struct {
 	Arch   string // GOARCH
-	GOARM  string // for arm: 5, 6, 7
-	GOMIPS string // for mips/mipsle: "softfloat" (routers have no FPU emulation)
+	GOARM  string // for arm: "5" (default), "6" or "7"
+	GOMIPS string // for mips/mipsle: "softfloat" (default) or "hardfloat"
 	Source string // directory of the bootbench module
+
+	// Bench is the benchmark the image carries: "speed" (the default),
+	// built into benchinit; "openssl", the host's openssl and its libraries
+	// unless BenchCmd is given; or any other name, which needs BenchCmd.
+	Bench string
+	// BenchCmd is the command benchinit runs for Bench, as words split
+	// like a shell would split them but with no shell on the board:
+	// quotes group, nothing expands. The first word is an absolute path
+	// that Add puts in the image; {seconds} stands for the run's
+	// bootbench.seconds.
+	BenchCmd string
+	// Add lists "HOST:IMG" files to put in the image. Symlinks on the host
+	// are followed: IMG holds the bytes. Dynamic ELF files bring their
+	// interpreter and libraries from Sysroot.
+	Add []string
+	// Sysroot is the board's root for dynamic ELF files' interpreter and
+	// libraries, which go into the image at their path inside it. Empty
+	// means "/" when Arch is the host's, and an error for a dynamic file
+	// otherwise: the host's libraries cannot run on another architecture.
+	Sysroot string
+
+	// Progress, when set, is told each step of a build. It is no input.
+	Progress func(step string)
 }
 
 // Image is a built (or cached) initramfs.
@@ -55,8 +86,36 @@ type Image struct {
 // Arches lists the architectures an image can be built for.
 var Arches = []string{"amd64", "386", "arm64", "arm", "mips", "mipsle", "mips64", "mips64le", "riscv64", "ppc64le"}
 
+// DefaultGOARM is ARMv5: a GOARM=7 binary dies on the ARMv5 cores of many
+// routers and NAS boxes (Kirkwood, Orion), and the benchmarks are integer
+// code whose speed GOARM barely changes (it picks the floating point unit
+// and the atomics). Pass 6 or 7 to build for those cores on purpose.
+const DefaultGOARM = "5"
+
+// DefaultGOMIPS is softfloat: router kernels have no FPU emulation, and a
+// hardfloat binary on an FPU-less MIPS core dies on its first float.
+const DefaultGOMIPS = "softfloat"
+
+// Bench names with a meaning of their own.
+const (
+	BenchSpeed   = "speed"   // the suite built into benchinit
+	BenchOpenSSL = "openssl" // openssl speed
+)
+
+// OpenSSLArgs are the arguments benchinit gives openssl for --bench openssl:
+// the algorithms the board comparisons use, for {seconds} each. OpenSSL 3
+// also gets its legacy provider loaded, after "speed" (see openSSLLegacy).
+var OpenSSLArgs = []string{"speed", "-seconds", bootparam.SecondsToken, "md5", "sha1", "sha256", "sha512", "des", "des-ede3", "aes-128-cbc", "aes-192-cbc", "aes-256-cbc", "rsa2048", "dsa2048"}
+
+// pinnedEnv holds every per-architecture level Go reads from the
+// environment, at Go's defaults: the digest does not cover the caller's
+// environment, and a host with GOAMD64=v3 set must not make images that
+// fault on an older board.
+var pinnedEnv = []string{"GOAMD64=v1", "GO386=sse2", "GOARM64=v8.0", "GOMIPS64=hardfloat", "GOPPC64=power8", "GORISCV64=rva20u64"}
+
 func (s Spec) env() []string {
 	env := []string{"GOOS=linux", "GOARCH=" + s.Arch, "CGO_ENABLED=0"}
+	env = append(env, pinnedEnv...)
 	if s.GOARM != "" {
 		env = append(env, "GOARM="+s.GOARM)
 	}
@@ -66,31 +125,308 @@ func (s Spec) env() []string {
 	return env
 }
 
-func (s Spec) validate() error {
-	for _, a := range Arches {
-		if a == s.Arch {
-			return nil
+// normalize fills in the defaults, so that a spec and its spelled-out
+// equivalent share a digest, and rejects what cannot be built.
+func (s Spec) normalize() (Spec, error) {
+	if !slices.Contains(Arches, s.Arch) {
+		if s.Arch == "ppc" || s.Arch == "powerpc" || s.Arch == "ppc32" {
+			return s, fmt.Errorf("arch %q: Go has no 32-bit PowerPC port, so no Go init can run on such a board", s.Arch)
+		}
+		return s, fmt.Errorf("unknown arch %q (supported: %s)", s.Arch, strings.Join(Arches, ", "))
+	}
+	switch {
+	case s.Arch == "arm":
+		if s.GOARM == "" {
+			s.GOARM = DefaultGOARM
+		}
+		if s.GOARM != "5" && s.GOARM != "6" && s.GOARM != "7" {
+			return s, fmt.Errorf("GOARM %q: want 5, 6 or 7", s.GOARM)
+		}
+	case s.GOARM != "":
+		return s, fmt.Errorf("GOARM applies to arm, not %s", s.Arch)
+	}
+	switch {
+	case s.Arch == "mips" || s.Arch == "mipsle":
+		if s.GOMIPS == "" {
+			s.GOMIPS = DefaultGOMIPS
+		}
+		if s.GOMIPS != "softfloat" && s.GOMIPS != "hardfloat" {
+			return s, fmt.Errorf("GOMIPS %q: want softfloat or hardfloat", s.GOMIPS)
+		}
+	case s.GOMIPS != "":
+		return s, fmt.Errorf("GOMIPS applies to mips and mipsle, not %s", s.Arch)
+	}
+	if s.Bench == "" {
+		s.Bench = BenchSpeed
+	}
+	if s.Bench == BenchSpeed && s.BenchCmd != "" {
+		return s, errors.New(`a bench command needs a bench name of its own: "speed" is the suite built into benchinit`)
+	}
+	if s.Bench != BenchSpeed && s.Bench != BenchOpenSSL && s.BenchCmd == "" {
+		return s, fmt.Errorf("bench %q is not built in (speed, openssl): give its command (--bench-cmd)", s.Bench)
+	}
+	return s, nil
+}
+
+// addedFile is one file the image holds beyond u-root's init and benchinit.
+type addedFile struct {
+	img  string // path in the image, relative: "bin/openssl"
+	host string // the regular file on the host holding its bytes
+	mode os.FileMode
+	sum  [sha256.Size]byte
+}
+
+// contents is what a spec adds to the base image, gathered before the
+// digest because the added files' bytes are inputs.
+type contents struct {
+	files []addedFile // sorted by img
+	bench []byte      // bench.json, nil for the built-in suite
+	libs  int         // how many of files are interpreters and libraries
+}
+
+// gather resolves Add, the host's openssl for Bench "openssl", and the
+// libraries of every dynamic ELF file among them.
+func gather(ctx context.Context, s Spec) (*contents, error) {
+	c := &contents{}
+	byImg := map[string]*addedFile{}
+	add := func(host, img string, lib bool) error {
+		st, err := os.Stat(host)
+		if err != nil {
+			return err
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("%s: not a regular file", host)
+		}
+		if prev, ok := byImg[img]; ok {
+			if prev.host == host {
+				return nil
+			}
+			return fmt.Errorf("both %s and %s would be /%s in the image", prev.host, host, img)
+		}
+		b, err := os.ReadFile(host)
+		if err != nil {
+			return err
+		}
+		byImg[img] = &addedFile{img: img, host: host, mode: st.Mode().Perm(), sum: sha256.Sum256(b)}
+		if lib {
+			c.libs++
+		}
+		return nil
+	}
+	// addELF adds host at img and, if it is dynamic, what it loads.
+	addELF := func(host, img string) error {
+		real, err := filepath.EvalSymlinks(host)
+		if err != nil {
+			return fmt.Errorf("add %s: %w", host, err)
+		}
+		if err := add(real, img, false); err != nil {
+			return fmt.Errorf("add %s: %w", host, err)
+		}
+		_, dynamic, err := elfInfo(real, s.Arch)
+		if err != nil || !dynamic {
+			return err
+		}
+		sysroot := s.Sysroot
+		if sysroot == "" {
+			if s.Arch != runtime.GOARCH || runtime.GOOS != "linux" {
+				return fmt.Errorf("%s is dynamically linked: its %s interpreter and libraries need a sysroot to come from (--sysroot DIR; the host's are %s/%s)", host, s.Arch, runtime.GOOS, runtime.GOARCH)
+			}
+			sysroot = "/"
+		}
+		libs, err := ResolveELF(sysroot, real)
+		if err != nil {
+			return err
+		}
+		for _, l := range libs {
+			hp, err := SysrootPath(sysroot, l)
+			if err != nil {
+				return fmt.Errorf("%s (needed by %s): %w", l, host, err)
+			}
+			if err := add(hp, strings.TrimPrefix(l, "/"), true); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+
+	var argv []string
+	for _, a := range s.Add {
+		host, img, ok := strings.Cut(a, ":")
+		img = path.Clean("/" + img)[1:]
+		if !ok || host == "" || img == "" {
+			return nil, fmt.Errorf("add %q: want HOST:IMG", a)
+		}
+		if err := addELF(host, img); err != nil {
+			return nil, err
 		}
 	}
-	if s.Arch == "ppc" || s.Arch == "powerpc" {
-		return fmt.Errorf("arch %q: Go has no 32-bit PowerPC port, so no Go init can run on such a board", s.Arch)
+	switch {
+	case s.BenchCmd != "":
+		words, err := SplitWords(s.BenchCmd)
+		if err != nil {
+			return nil, fmt.Errorf("bench command: %w", err)
+		}
+		argv = words
+		if len(argv) > 0 && strings.HasPrefix(argv[0], "/") && byImg[path.Clean(argv[0])[1:]] == nil {
+			return nil, fmt.Errorf("bench command runs %s, which nothing added puts in the image (add HOST:%s)", argv[0], argv[0])
+		}
+	case s.Bench == BenchOpenSSL:
+		if s.Arch != runtime.GOARCH || runtime.GOOS != "linux" || (s.Sysroot != "" && s.Sysroot != "/") {
+			return nil, fmt.Errorf("bench openssl takes the host's openssl, a %s/%s program: for %s, add an openssl built for it with the sysroot holding its libraries and give its command (--add /path/to/openssl:/bin/openssl --sysroot DIR --bench-cmd \"/bin/openssl speed -seconds {seconds} md5 ...\")", runtime.GOOS, runtime.GOARCH, s.Arch)
+		}
+		bin, err := exec.LookPath("openssl")
+		if err != nil {
+			return nil, fmt.Errorf("bench openssl: no openssl on this host: %w", err)
+		}
+		if err := addELF(bin, "bin/openssl"); err != nil {
+			return nil, err
+		}
+		pre, err := openSSLLegacy(ctx, bin, addELF)
+		if err != nil {
+			return nil, err
+		}
+		// Options go after the "speed" subcommand.
+		argv = append(append([]string{"/bin/openssl", OpenSSLArgs[0]}, pre...), OpenSSLArgs[1:]...)
 	}
-	return fmt.Errorf("unknown arch %q (supported: %s)", s.Arch, strings.Join(Arches, ", "))
+	if argv != nil {
+		spec := bootparam.BenchSpec{Name: s.Bench, Argv: argv}
+		if err := spec.Validate(); err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(spec)
+		if err != nil {
+			return nil, err
+		}
+		c.bench = append(b, '\n')
+		if byImg[benchSpecImg] != nil {
+			return nil, fmt.Errorf("%s is where the image describes its benchmark: add something else there", bootparam.BenchSpecPath)
+		}
+	}
+	for _, f := range byImg {
+		c.files = append(c.files, *f)
+	}
+	sort.Slice(c.files, func(i, j int) bool { return c.files[i].img < c.files[j].img })
+	return c, nil
 }
+
+var benchSpecImg = strings.TrimPrefix(bootparam.BenchSpecPath, "/")
+
+// openSSLLegacy handles OpenSSL 3, which moved DES (the "des" in
+// OpenSSLArgs) into its legacy provider: the provider module goes into the
+// image at the path the library looks for it, and openssl is told to load
+// it (naming any provider drops the default one, hence both). OpenSSL 1.x
+// has DES built in and needs neither; an OpenSSL 3 without the module just
+// reports no DES figures, as it does on the host.
+func openSSLLegacy(ctx context.Context, bin string, addELF func(host, img string) error) ([]string, error) {
+	out, err := exec.CommandContext(ctx, bin, "version", "-m").Output()
+	if err != nil {
+		return nil, nil // 1.x has no -m
+	}
+	_, dir, ok := strings.Cut(string(out), "MODULESDIR: \"")
+	if !ok {
+		return nil, nil
+	}
+	dir, _, _ = strings.Cut(dir, "\"")
+	legacy := filepath.Join(dir, "legacy.so")
+	if _, err := os.Stat(legacy); err != nil || !filepath.IsAbs(dir) {
+		return nil, nil
+	}
+	if err := addELF(legacy, strings.TrimPrefix(filepath.ToSlash(legacy), "/")); err != nil {
+		return nil, err
+	}
+	return []string{"-provider", "legacy", "-provider", "default"}, nil
+}
+
+// SplitWords splits a command line into words: blanks separate them,
+// single quotes keep everything up to the next one, double quotes keep
+// everything but backslash escapes of " and \, and a backslash outside
+// quotes keeps the next character. Nothing is expanded: the board runs the
+// words with no shell.
+func SplitWords(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, errors.New("unterminated ' quote")
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+					i++
+				}
+				w.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, errors.New("unterminated \" quote")
+			}
+			inWord = true
+		case c == '\\':
+			if i+1 >= len(s) {
+				return nil, errors.New("trailing backslash")
+			}
+			i++
+			w.WriteByte(s[i])
+			inWord = true
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	if len(words) == 0 {
+		return nil, errors.New("empty command")
+	}
+	return words, nil
+}
+
+// ErrBadSpec is matched (errors.Is) by every error Build returns about its
+// inputs — an unknown arch, a missing file, a library not in the sysroot —
+// as opposed to a build that failed, so a command line can tell the two
+// apart.
+var ErrBadSpec = errors.New("bad image spec")
+
+type specError struct{ error }
+
+func (e specError) Is(target error) bool { return target == ErrBadSpec }
+func (e specError) Unwrap() error        { return e.error }
 
 // Build returns the image for spec, from cacheDir when its inputs are
 // unchanged.
 func Build(ctx context.Context, spec Spec, cacheDir string) (*Image, error) {
 	start := time.Now()
-	if err := spec.validate(); err != nil {
-		return nil, err
+	spec, err := spec.normalize()
+	if err != nil {
+		return nil, specError{err}
 	}
-	if spec.Arch == "mips" || spec.Arch == "mipsle" {
-		if spec.GOMIPS == "" {
-			spec.GOMIPS = "softfloat"
-		}
+	say := spec.Progress
+	if say == nil {
+		say = func(string) {}
 	}
-	key, err := inputDigest(ctx, spec)
+	c, err := gather(ctx, spec)
+	if err != nil {
+		return nil, specError{err}
+	}
+	if len(c.files) > 0 {
+		say(fmt.Sprintf("resolving libraries (%d files: %d added, %d libraries)", len(c.files), len(c.files)-c.libs, c.libs))
+	}
+	key, err := inputDigest(ctx, spec, c)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +451,7 @@ func Build(ctx context.Context, spec Spec, cacheDir string) (*Image, error) {
 
 	// benchinit is built on its own, not in u-root's busybox binary: busybox
 	// mode turns inlining off, and the benchmark must run at full speed.
+	say("building benchinit")
 	benchinit := filepath.Join(tmp, "benchinit")
 	gobuild := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false",
 		"-ldflags=-s -w -buildid=", "-o", benchinit, "./cmd/benchinit")
@@ -123,7 +460,26 @@ func Build(ctx context.Context, spec Spec, cacheDir string) (*Image, error) {
 	if out, err := gobuild.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build benchinit for %s: %w\n%s", spec.Arch, err, out)
 	}
+	// Modes are part of the archive: do not let the umask choose them.
+	if err := os.Chmod(benchinit, 0o755); err != nil {
+		return nil, err
+	}
+	files := []string{benchinit + ":bin/benchinit"}
+	for _, f := range c.files {
+		files = append(files, f.host+":"+f.img)
+	}
+	if c.bench != nil {
+		p := filepath.Join(tmp, "bench.json")
+		if err := os.WriteFile(p, c.bench, 0o644); err != nil {
+			return nil, err
+		}
+		if err := os.Chmod(p, 0o644); err != nil {
+			return nil, err
+		}
+		files = append(files, p+":"+benchSpecImg)
+	}
 
+	say("building init and writing the cpio")
 	cpio := filepath.Join(tmp, "initramfs.cpio")
 	var logBuf bytes.Buffer
 	l := llog.New(slog.LevelWarn, llog.WritePrintf(&logBuf))
@@ -133,9 +489,9 @@ func Build(ctx context.Context, spec Spec, cacheDir string) (*Image, error) {
 		uimage.WithBaseArchive(uimage.DefaultRamfs()),
 		uimage.WithBusyboxCommands("github.com/u-root/u-root/cmds/core/init"),
 		uimage.WithInit("init"),
-		uimage.WithFiles(benchinit+":bin/benchinit"),
+		uimage.WithFiles(files...),
 		uimage.WithUinitCommand("/bin/benchinit"),
-		uimage.WithSkipLDD(),
+		uimage.WithSkipLDD(), // gather resolved them, from the board's sysroot
 		uimage.WithTempDir(tmp),
 		uimage.WithCPIOOutput(cpio),
 	)
@@ -154,12 +510,57 @@ func Build(ctx context.Context, spec Spec, cacheDir string) (*Image, error) {
 	return img, nil
 }
 
-// setenv sets GOARM/GOMIPS for the duration of one build and returns the
-// function that puts the previous values back.
+// CheckFit refuses an image that cannot boot in ramBytes of RAM. While the
+// kernel unpacks the initramfs, the image as loaded (imageBytes: compressed,
+// or the plain cpio) and its unpacked copy in the root tmpfs (unpackedBytes)
+// are both in memory next to the kernel (kernelBytes, its size in memory).
+// The loaded image is freed afterwards, but the peak is what must fit. On top
+// the board needs room to work: 8 MiB for the Go runtime, the benchmark's
+// buffers and the kernel's own allocations, plus an eighth of RAM for what
+// scales with it (the page structures alone take 1.5 %) — so a 32 MiB
+// router keeps 12 MiB free and a 128 MiB board 24 MiB. A zero size is not
+// counted: the error says what was left out.
+func CheckFit(ramBytes, kernelBytes, imageBytes, unpackedBytes int64) error {
+	if ramBytes <= 0 {
+		return nil
+	}
+	margin := 8<<20 + ramBytes/8
+	need := kernelBytes + imageBytes + unpackedBytes + margin
+	if need <= ramBytes {
+		return nil
+	}
+	mib := func(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+	kernel := "kernel " + mib(kernelBytes)
+	if kernelBytes == 0 {
+		kernel = "kernel not counted"
+	}
+	room := ramBytes - kernelBytes - margin
+	fits := fmt.Sprintf("with this kernel the image and its unpacked copy together must stay within %s", mib(max(room, 0)))
+	if room <= 0 {
+		fits = "the kernel and margin alone do not fit"
+	}
+	return fmt.Errorf("image does not fit in %s of RAM: %s + image %s + unpacked %s + working margin %s = %s; %s, or the board needs %s",
+		mib(ramBytes), kernel, mib(imageBytes), mib(unpackedBytes), mib(margin), mib(need), fits, mib(minRAM(kernelBytes+imageBytes+unpackedBytes)))
+}
+
+// minRAM is the least RAM whose margin leaves room for used bytes:
+// used + 8 MiB + ram/8 <= ram, rounded up to a whole MiB.
+func minRAM(used int64) int64 {
+	ram := (used + 8<<20) * 8 / 7
+	return (ram + 1<<20 - 1) &^ (1<<20 - 1)
+}
+
+// setenv sets GOARM/GOMIPS and the pinned levels for the duration of one
+// build and returns the function that puts the previous values back.
 func setenv(s Spec) func() {
 	type kv struct{ k, v string }
 	var old []kv
-	for _, e := range []kv{{"GOARM", s.GOARM}, {"GOMIPS", s.GOMIPS}} {
+	set := []kv{{"GOARM", s.GOARM}, {"GOMIPS", s.GOMIPS}}
+	for _, e := range pinnedEnv {
+		k, v, _ := strings.Cut(e, "=")
+		set = append(set, kv{k, v})
+	}
+	for _, e := range set {
 		prev, had := os.LookupEnv(e.k)
 		if had {
 			old = append(old, kv{e.k, prev})
@@ -205,13 +606,22 @@ type countWriter struct{ n int64 }
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
 // inputDigest hashes everything that decides the image's bytes: the target,
-// the toolchain, the module's requirements and the Go source of every package
+// the benchmark and the added files, the toolchain, the module's requirements and the Go source of every package
 // of this module that benchinit is built from (go list -deps), so a change to
 // the host side does not rebuild the board's image.
-func inputDigest(ctx context.Context, spec Spec) (string, error) {
+func inputDigest(ctx context.Context, spec Spec, c *contents) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "bootbench-initramfs v1\n%s\n%s\n%s\n", spec.Arch, spec.GOARM, spec.GOMIPS)
-	gover, err := exec.CommandContext(ctx, "go", "env", "GOVERSION").Output()
+	fmt.Fprintf(h, "bootbench-initramfs v2\n%s\n%s\n%s\n%q\n", spec.Arch, spec.GOARM, spec.GOMIPS, pinnedEnv)
+	// The added files by their place and bytes, not their host paths: the
+	// same libraries from another copy of a sysroot make the same image.
+	fmt.Fprintf(h, "bench %q %d\n%s", spec.Bench, len(c.bench), c.bench)
+	for _, f := range c.files {
+		fmt.Fprintf(h, "file %q %o %x\n", f.img, f.mode, f.sum)
+	}
+	// GOFLAGS and GOEXPERIMENT change the binaries too.
+	goenv := exec.CommandContext(ctx, "go", "env", "GOVERSION", "GOFLAGS", "GOEXPERIMENT")
+	goenv.Env = append(os.Environ(), spec.env()...)
+	gover, err := goenv.Output()
 	if err != nil {
 		return "", fmt.Errorf("find the Go toolchain (needed to build images): %w", err)
 	}

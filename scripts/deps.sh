@@ -17,9 +17,12 @@ if [ "$(printf '%s\n%s\n' "$need_go" "$have" | sort -V | head -n1)" != "$need_go
 fi
 
 # qemu-system-x86: the virtual PC; ipxe-qemu: the iPXE ROM its NIC boots
-# from; iproute2: network namespaces and the tap.
+# from; qemu-system-arm and u-boot-qemu: the arm64 board and its firmware;
+# qemu-system-mips: the MIPS router; u-boot-tools: dumpimage, the oracle
+# for our uImage writer; iproute2: network namespaces and the tap; xz-utils:
+# the xz encoder that keeps small-board images small.
 missing=()
-for pkg in qemu-system-x86 ipxe-qemu iproute2; do
+for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -34,3 +37,5 @@ fi
 
 go mod download
 scripts/fetch-kernel.sh amd64 amd64 >/dev/null
+scripts/fetch-kernel.sh arm64 arm64 >/dev/null
+scripts/fetch-kernel.sh mipsel 4kc-malta >/dev/null

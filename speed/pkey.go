@@ -34,7 +34,9 @@ type pkeyOp struct {
 }
 
 var pkeyAlgs = []*pkeyAlg{
-	{name: "rsa2048", family: "rsa", bits: 2048, setup: rsaSetup},
+	{name: "rsa1024", family: "rsa", bits: 1024, setup: rsaSetup(rsa1024TestKey)},
+	{name: "rsa2048", family: "rsa", bits: 2048, setup: rsaSetup(rsa2048TestKey)},
+	{name: "rsa4096", family: "rsa", bits: 4096, setup: rsaSetup(rsa4096TestKey)},
 	{name: "ecdsap256", family: "ecdsa", bits: 256, curve: "nistp256", setup: ecdsaSetup},
 	{name: "ecdhp256", family: "ecdh", bits: 256, curve: "nistp256", setup: ecdhSetup},
 	{name: "ed25519", family: "eddsa", bits: 253, curve: "Ed25519", setup: ed25519Setup},
@@ -49,20 +51,29 @@ func findPkey(name string) *pkeyAlg {
 	return nil
 }
 
-// rsaTestKey is a throwaway 2048-bit key, not a secret. It is shipped
-// rather than generated because generating a 2048-bit key takes far
-// longer than the benchmark itself on a slow MIPS board. The PEM type is
-// spelled "TESTING KEY" so secret scanners leave it alone.
-//
-//go:embed rsa2048-testkey.pem
-var rsaTestKey string
+// The RSA keys are throwaway test keys, not secrets. They are shipped
+// rather than generated because generating one takes far longer than the
+// benchmark itself on a slow MIPS board: minutes for 4096 bits. The PEM
+// type is spelled "RSA TESTING KEY" so secret scanners leave them alone.
+var (
+	//go:embed rsa1024-testkey.pem
+	rsa1024TestKey string
+	//go:embed rsa2048-testkey.pem
+	rsa2048TestKey string
+	//go:embed rsa4096-testkey.pem
+	rsa4096TestKey string
+)
 
 // msg is what the public-key operations sign: openssl speed signs a
 // 36-byte (RSA) or 20-byte (DSA, ECDSA, EdDSA) buffer without hashing it.
 var msg = testBytes(36, 3)
 
-func rsaSetup() ([]pkeyOp, error) {
-	block, _ := pem.Decode([]byte(strings.ReplaceAll(rsaTestKey, "TESTING KEY", "PRIVATE KEY")))
+func rsaSetup(pemKey string) func() ([]pkeyOp, error) {
+	return func() ([]pkeyOp, error) { return rsaOps(pemKey) }
+}
+
+func rsaOps(pemKey string) ([]pkeyOp, error) {
+	block, _ := pem.Decode([]byte(strings.ReplaceAll(pemKey, "TESTING KEY", "PRIVATE KEY")))
 	if block == nil {
 		return nil, errors.New("embedded test key is not PEM")
 	}

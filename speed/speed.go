@@ -74,20 +74,20 @@ func Run(ctx context.Context, w io.Writer, opts Options) error {
 
 	var tres []tputResult
 	for _, a := range tputs {
-		r := tputResult{name: a.name, rates: make([]float64, len(sizes))}
+		r := tputResult{name: a.printed(), rates: make([]float64, len(sizes))}
 		for i, size := range sizes {
 			if out.err != nil {
 				return out.err
 			}
 			op := a.newOp()
 			buf := make([]byte, size)
-			out.printf("Doing %s for %s on %d size blocks: ", a.name, durationString(d), size)
+			out.printf("Doing %s for %s on %d size blocks: ", a.printed(), durationString(d), size)
 			n, el, err := measure(ctx, d, func() { op(buf) })
 			if err != nil {
 				out.printf("\n")
 				return err
 			}
-			out.printf("%d %s's in %.2fs\n", n, a.name, el.Seconds())
+			out.printf("%d %s's in %.2fs\n", n, a.printed(), el.Seconds())
 			r.rates[i] = rate(float64(n)*float64(size), el)
 		}
 		tres = append(tres, r)

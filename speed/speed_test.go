@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -86,9 +87,12 @@ func TestRunShort(t *testing.T) {
 	}{
 		{"md5", Options{Algorithms: []string{"md5"}, BlockSizes: []int{16, 64}, Duration: 10 * time.Millisecond}, []string{"md5"}, []int{16, 64}, nil},
 		{"default sizes", Options{Algorithms: []string{"sha256", "AES-128-CBC", "sha256"}, Duration: 5 * time.Millisecond}, []string{"sha256", "aes-128-cbc"}, DefaultBlockSizes, nil},
-		{"every throughput alg", Options{Algorithms: throughputNames(), BlockSizes: []int{16}, Duration: time.Millisecond}, throughputNames(), []int{16}, nil},
+		{"every throughput alg", Options{Algorithms: throughputNames(), BlockSizes: []int{16}, Duration: time.Millisecond}, throughputRows(), []int{16}, nil},
+		{"aead", Options{Algorithms: []string{"chacha20-poly1305", "aes-128-gcm"}, BlockSizes: []int{16, 8192}, Duration: time.Millisecond}, []string{"ChaCha20-Poly1305", "AES-128-GCM"}, []int{16, 8192}, nil},
 		{"public key", Options{Algorithms: []string{"ed25519", "ecdhp256", "rsa2048", "ecdsap256"}, Duration: 10 * time.Millisecond}, nil, nil,
 			[]string{" 253 bits EdDSA (Ed25519) ", " 256 bits ecdh (nistp256) ", "rsa 2048 bits ", " 256 bits ecdsa (nistp256) "}},
+		{"rsa sizes", Options{Algorithms: []string{"rsa1024", "rsa4096"}, Duration: time.Millisecond}, nil, nil,
+			[]string{"rsa 1024 bits ", "rsa 4096 bits "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,6 +149,40 @@ func TestRunShort(t *testing.T) {
 				f := strings.Fields(row)
 				if v, err := strconv.ParseFloat(f[len(f)-1], 64); err != nil || v <= 0 {
 					t.Errorf("public-key row %q: last rate not positive", row)
+				}
+			}
+		})
+	}
+}
+
+// throughputRows are the row names openssl prints for throughputNames.
+func throughputRows() []string {
+	var names []string
+	for _, a := range throughputAlgs {
+		names = append(names, a.printed())
+	}
+	return names
+}
+
+// TestRSATestKeys checks each shipped key has the size its row claims:
+// the progress lines print the key's size, the table the algorithm's.
+func TestRSATestKeys(t *testing.T) {
+	for _, a := range pkeyAlgs {
+		if a.family != "rsa" {
+			continue
+		}
+		t.Run(a.name, func(t *testing.T) {
+			ops, err := a.setup()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("Doing %d bits private rsa's", a.bits)
+			if len(ops) != 2 || ops[0].doing != want {
+				t.Fatalf("first operation %q, want %q", ops[0].doing, want)
+			}
+			for _, op := range ops {
+				if err := op.run(); err != nil {
+					t.Errorf("%s: %v", op.doing, err)
 				}
 			}
 		})

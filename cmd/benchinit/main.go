@@ -1,5 +1,6 @@
 // Command benchinit runs on the board as the image's uinit, started by u-root's
-// init once /proc, /sys and /dev are mounted. It does one thing: report the
+// init once /proc, /sys and /dev are mounted (it mounts them itself when it is
+// the kernel's init instead). It does one thing: set the clock, report the
 // system, run the benchmark, send its output to the host as checksummed frames
 // on the console, and power off. Nothing else runs on the board meanwhile.
 //
@@ -7,41 +8,60 @@
 // run and the host can tell runs apart:
 //
 //	bootbench.run=<id>        run id echoed in every frame (required)
-//	bootbench.bench=speed     benchmark to run (only "speed" is built in)
-//	bootbench.seconds=0.5     seconds per algorithm and block size
+//	bootbench.bench=speed     benchmark: "speed" is built in; any other name
+//	                          must be the one /etc/bootbench/bench.json describes
+//	bootbench.seconds=0.5     seconds per algorithm and block size ({seconds}
+//	                          in an external benchmark's argv, whole, at least 1)
 //	bootbench.algs=md5,sha1   algorithms (default: the suite's defaults)
+//	bootbench.reps=5          repetitions in this boot (default 1)
+//	bootbench.clock=800       CPU clock in MHz, set through cpufreq (default:
+//	                          leave it alone)
+//	bootbench.timeout=600     seconds one repetition may take (default: no limit)
 package main
 
 import (
-	"context"
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/internal/frame"
-	"github.com/bootbench/bootbench/speed"
 	"golang.org/x/sys/unix"
 )
 
 func main() {
-	// The console must carry our frames, not kernel chatter that could land
-	// in the middle of one: keep only emergency messages.
-	_ = os.WriteFile("/proc/sys/kernel/printk", []byte("1 4 1 7"), 0)
+	const root = "/"
+	mountErr := mountBasics(root)
+	_ = quietConsole(root)
 
-	cmdline, _ := os.ReadFile("/proc/cmdline")
+	cmdline, _ := os.ReadFile(filepath.Join(root, "proc/cmdline"))
 	p := bootparam.Parse(string(cmdline))
 	out := &frameWriter{w: os.Stdout, run: p.Run}
-	code := run(out, p)
+	code := 2
+	if mountErr != nil && p.Run == "" {
+		// Without /proc there is no command line, and "no run id" would
+		// send the person debugging this the wrong way.
+		out.send(frame.Fail, frame.FailBody{Reason: "benchinit: " + mountErr.Error()})
+	} else {
+		if mountErr != nil {
+			// Into the transcript: the run may still work without
+			// what failed to mount.
+			fmt.Fprintf(os.Stderr, "benchinit: %v\n", mountErr)
+		}
+		code = run(out, p, root)
+	}
 	unix.Sync()
 	// Power off whatever happened: the host waits for "done" or "fail" and a
 	// board left running would only heat the bench. If it returns, init
-	// would respawn us; sleep instead and let the host's timeout decide.
+	// would respawn us (or, were we init, the kernel would panic); sleep
+	// instead and let the host's timeout decide.
 	_ = unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
 	fmt.Fprintf(os.Stderr, "benchinit: power off failed (exit %d)\n", code)
 	for {
@@ -49,76 +69,79 @@ func main() {
 	}
 }
 
-func run(out *frameWriter, p bootparam.Params) int {
+// run does the board's work, reading the system below root, and returns
+// an exit status for the record.
+func run(out *frameWriter, p bootparam.Params, root string) int {
 	if p.Run == "" {
 		out.send(frame.Fail, frame.FailBody{Reason: "no bootbench.run= on the kernel command line"})
 		return 2
 	}
-	out.send(frame.Hello, hello(p))
-	if p.Bench != "speed" {
-		out.send(frame.Fail, frame.FailBody{Run: p.Run, Reason: fmt.Sprintf("unknown benchmark %q (built in: speed)", p.Bench)})
+	b, benchErr := loadBench(root, p)
+	out.send(frame.Hello, hello(root, p, b))
+	if benchErr != nil {
+		out.send(frame.Fail, frame.FailBody{Run: p.Run, Reason: benchErr.Error()})
 		return 2
 	}
 	sum := sha256.New()
 	raw := &rawWriter{f: out, sum: sum}
-	opts := speed.Options{Duration: p.Seconds}
-	if len(p.Algs) > 0 {
-		opts.Algorithms = p.Algs
-	}
-	exit := 0
-	if err := speed.Run(context.Background(), raw, opts); err != nil {
-		fmt.Fprintf(raw, "benchinit: %v\n", err)
-		exit = 1
+	exit, reps := 0, 0
+	for k := 1; k <= p.Reps; k++ {
+		if p.Reps > 1 {
+			// The host splits the stream on these; with one repetition
+			// the stream is the benchmark's output and nothing else.
+			fmt.Fprintf(raw, "--- bootbench rep %d of %d ---\n", k, p.Reps)
+		}
+		var err error
+		exit, err = b.runOnce(raw)
+		if err != nil {
+			// What was printed is in the raw frames already, for the
+			// record; without "done" the host stores no result.
+			raw.flush()
+			reason := err.Error()
+			if p.Reps > 1 {
+				reason = fmt.Sprintf("rep %d of %d: %s", k, p.Reps, reason)
+			}
+			out.send(frame.Fail, frame.FailBody{Run: p.Run, Reason: reason})
+			return 1
+		}
+		reps = k
+		if exit != 0 {
+			// A benchmark that failed once will fail again: stop, so a
+			// slow board is not kept busy for nothing.
+			break
+		}
 	}
 	raw.flush()
-	out.send(frame.Done, frame.DoneBody{Run: p.Run, Chunks: raw.n, SHA256: hex.EncodeToString(sum.Sum(nil)), Exit: exit})
+	out.send(frame.Done, frame.DoneBody{Run: p.Run, Chunks: raw.n, SHA256: hex.EncodeToString(sum.Sum(nil)), Exit: exit, Reps: reps})
 	return exit
 }
 
-func hello(p bootparam.Params) frame.HelloBody {
-	h := frame.HelloBody{Run: p.Run, Arch: runtime.GOARCH, Bench: p.Bench}
+// hello sets the requested clock, then reports the system as the
+// benchmark will find it.
+func hello(root string, p bootparam.Params, b *bench) frame.HelloBody {
+	h := frame.HelloBody{Run: p.Run, Arch: runtime.GOARCH, Bench: p.Bench, Reps: p.Reps, ClockRequestedMHz: p.ClockMHz}
+	if b != nil {
+		h.Argv = b.argv
+	}
+	h.ClockSet = setClock(root, p.ClockMHz)
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
 		h.Kernel = unix.ByteSliceToString(u.Release[:])
 	}
-	cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
-	h.CPU, h.BogoMIPS = parseCPUInfo(string(cpuinfo))
+	cpuinfo, _ := os.ReadFile(filepath.Join(root, "proc/cpuinfo"))
+	c := parseCPUInfo(string(cpuinfo))
+	h.CPU, h.Machine, h.BogoMIPS = c.model, c.machine, c.bogoMIPS
+	f := readCPUFreq(root)
+	h.CPUFreqCurKHz, h.CPUFreqMinKHz, h.CPUFreqMaxKHz = f.curKHz, f.minKHz, f.maxKHz
+	meminfo, _ := os.ReadFile(filepath.Join(root, "proc/meminfo"))
+	h.MemTotalKB = memTotalKB(string(meminfo))
 	return h
-}
-
-// parseCPUInfo picks the CPU's name and BogoMIPS out of /proc/cpuinfo, whose
-// keys differ by architecture: x86 says "model name", MIPS "cpu model" (and
-// "system type" for the SoC), older ARM "Processor", RISC-V "uarch".
-func parseCPUInfo(cpuinfo string) (cpu, bogomips string) {
-	for _, line := range strings.Split(cpuinfo, "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		switch strings.ToLower(k) {
-		case "model name", "cpu model", "processor", "cpu", "uarch":
-			// "processor : 0" on x86 is an index, not a name.
-			if cpu == "" && v != "" && !isDigits(v) {
-				cpu = v
-			}
-		case "bogomips":
-			if bogomips == "" {
-				bogomips = v
-			}
-		}
-	}
-	return cpu, bogomips
-}
-
-func isDigits(s string) bool {
-	return strings.Trim(s, "0123456789") == ""
 }
 
 // frameWriter sends frames on the console, one whole line per write so that
 // a line is never split by another writer.
 type frameWriter struct {
-	w   *os.File
+	w   io.Writer
 	run string
 	seq int
 }
@@ -137,7 +160,7 @@ func (f *frameWriter) send(typ string, body any) {
 // it printed in the transcript.
 type rawWriter struct {
 	f   *frameWriter
-	sum interface{ Write([]byte) (int, error) }
+	sum io.Writer
 	buf []byte
 	n   int
 }
@@ -153,7 +176,7 @@ func (r *rawWriter) Write(p []byte) (int, error) {
 		r.emit(r.buf[:chunk])
 		r.buf = r.buf[chunk:]
 	}
-	if i := strings.LastIndexByte(string(r.buf), '\n'); i >= 0 {
+	if i := bytes.LastIndexByte(r.buf, '\n'); i >= 0 {
 		r.emit(r.buf[:i+1])
 		r.buf = r.buf[i+1:]
 	}

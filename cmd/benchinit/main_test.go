@@ -9,24 +9,6 @@ import (
 	"github.com/bootbench/bootbench/serialctl"
 )
 
-func TestParseCPUInfo(t *testing.T) {
-	tests := []struct {
-		name, in, cpu, bogo string
-	}{
-		{"x86", "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: QEMU Virtual CPU version 2.5+\nbogomips\t: 1999.98\n", "QEMU Virtual CPU version 2.5+", "1999.98"},
-		{"mips router", "system type\t\t: Atheros AR7161 rev 2\nmachine\t\t\t: MikroTik RouterBOARD 450G\nprocessor\t\t: 0\ncpu model\t\t: MIPS 24Kc V7.4\nBogoMIPS\t\t: 452.19\n", "MIPS 24Kc V7.4", "452.19"},
-		{"old arm", "Processor\t: ARMv7 Processor rev 0 (v7l)\nBogoMIPS\t: 1292.69\n", "ARMv7 Processor rev 0 (v7l)", "1292.69"},
-		{"arm64 without names", "processor\t: 0\nBogoMIPS\t: 125.00\nFeatures\t: fp asimd\n", "", "125.00"},
-		{"empty", "", "", ""},
-	}
-	for _, tt := range tests {
-		cpu, bogo := parseCPUInfo(tt.in)
-		if cpu != tt.cpu || bogo != tt.bogo {
-			t.Errorf("%s: got %q %q, want %q %q", tt.name, cpu, bogo, tt.cpu, tt.bogo)
-		}
-	}
-}
-
 // TestFramesCarryOutputExactly writes output the way the suite does, in
 // pieces of every size, and checks the host's collector gets it back byte
 // for byte from the frames.

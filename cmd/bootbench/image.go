@@ -2,51 +2,189 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/bootbench/bootbench/initramfs"
 )
+
+// imageFormats are what --format writes. cpio* are the initramfs itself;
+// uimage is a U-Boot legacy ramdisk image; elf is a MIPS kernel ELF with the
+// initramfs as an extra segment, for loaders that take one ELF (RouterBOOT).
+var imageFormats = []string{"cpio", "cpio.gz", "cpio.xz", "uimage", "elf"}
+
+// repeated collects a flag given several times.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, " ") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 func cmdImage(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] != "build" {
 		return usageErr("image: say build (see 'bootbench image build --help')")
 	}
-	fs := newFlags("image build", "image build --arch GOARCH [-o OUT]\n\n"+
-		"Builds the initramfs a board boots: u-root's init with benchinit as its only job.")
-	arch := fs.String("arch", "", "target architecture: "+fmt.Sprint(initramfs.Arches))
-	out := fs.String("o", "", "output file (default initramfs-ARCH.cpio)")
+	fs := newFlags("image build", "image build --arch GOARCH [--goarm N] [--gomips softfloat|hardfloat]\n"+
+		"    [--bench speed|openssl|NAME] [--bench-cmd \"CMD ARGS\"] [--add HOST:IMG]... [--sysroot DIR]\n"+
+		"    [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--compress gz|xz|none] [--kernel FILE] [--ram MIB] [-o OUT]\n\n"+
+		"Builds the initramfs a board boots: u-root's init with benchinit as its only job,\n"+
+		"and optionally an external benchmark with the libraries it needs.")
+	arch := fs.String("arch", "", "target architecture: "+strings.Join(initramfs.Arches, ", "))
+	goarm := fs.String("goarm", "", "for arm: 5, 6 or 7 (default "+initramfs.DefaultGOARM+": runs on every ARM core)")
+	gomips := fs.String("gomips", "", "for mips/mipsle: softfloat or hardfloat (default "+initramfs.DefaultGOMIPS+": router kernels have no FPU emulation)")
+	bench := fs.String("bench", "speed", "benchmark the image carries: speed (built in), openssl (the host's, for the host's arch) or a NAME with --bench-cmd")
+	benchCmd := fs.String("bench-cmd", "", `command the board runs for --bench, e.g. "/bin/openssl speed -seconds {seconds} md5" (quotes group words; no shell)`)
+	var add repeated
+	fs.Var(&add, "add", "put host file HOST at IMG in the image (repeatable); dynamic ELF files bring their libraries")
+	sysroot := fs.String("sysroot", "", "board root to take dynamic ELF files' interpreter and libraries from (default / for the host's arch)")
+	format := fs.String("format", "cpio", "output: "+strings.Join(imageFormats, ", "))
+	compress := fs.String("compress", "gz", "how uimage and elf carry the initramfs: gz, xz or none (the kernel unpacks it)")
+	kernel := fs.String("kernel", "", "kernel file: wrapped by --format elf, counted by --ram")
+	ramMiB := fs.Int("ram", 0, "board RAM in MiB: refuse an image that cannot boot in it")
+	out := fs.String("o", "", "output file (default initramfs-ARCH.FORMAT)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if *arch == "" {
-		return usageErr("image build: --arch is required (one of %v)", initramfs.Arches)
+		return usageErr("image build: --arch is required (one of %s)", strings.Join(initramfs.Arches, ", "))
 	}
-	if !slices.Contains(initramfs.Arches, *arch) {
-		return usageErr("image build: unknown arch %q (supported: %v)", *arch, initramfs.Arches)
+	if !slices.Contains(imageFormats, *format) {
+		return usageErr("image build: unknown --format %q (supported: %s)", *format, strings.Join(imageFormats, ", "))
+	}
+	if !slices.Contains([]string{"gz", "xz", "none"}, *compress) {
+		return usageErr("image build: unknown --compress %q (supported: gz, xz, none)", *compress)
+	}
+	if *format == "elf" && *kernel == "" {
+		return usageErr("image build: --format elf needs --kernel (the kernel ELF to wrap)")
+	}
+	if *ramMiB < 0 {
+		return usageErr("image build: --ram %d: want MiB of RAM", *ramMiB)
+	}
+	var kernelBytes []byte
+	if *kernel != "" {
+		b, err := os.ReadFile(*kernel)
+		if err != nil {
+			return usageErr("image build: --kernel: %v", err)
+		}
+		kernelBytes = b
 	}
 	src, err := initramfs.FindSource()
 	if err != nil {
 		return err
 	}
 	if *out == "" {
-		*out = "initramfs-" + *arch + ".cpio"
+		*out = "initramfs-" + *arch + "." + *format
 	}
-	fmt.Fprintf(os.Stderr, "building %s initramfs...\n", *arch)
-	img, err := initramfs.Build(ctx, initramfs.Spec{Arch: *arch, Source: src}, filepath.Join(cacheDir(), "images"))
+	spec := initramfs.Spec{
+		Arch: *arch, GOARM: *goarm, GOMIPS: *gomips, Source: src,
+		Bench: *bench, BenchCmd: *benchCmd, Add: add, Sysroot: *sysroot,
+		Progress: func(step string) { fmt.Fprintf(os.Stderr, "%s\n", step) },
+	}
+	start := time.Now()
+	cache := filepath.Join(cacheDir(), "images")
+	img, err := initramfs.Build(ctx, spec, cache)
+	if errors.Is(err, initramfs.ErrBadSpec) {
+		return usageErr("image build: %v", err)
+	}
 	if err != nil {
 		return fmt.Errorf("image build: %w", err)
 	}
-	b, err := os.ReadFile(img.Path)
+	cpio, err := os.ReadFile(img.Path)
 	if err != nil {
 		return err
 	}
-	if err := writeOut(*out, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+
+	fmt.Fprintf(os.Stderr, "writing %s\n", *format)
+	data, loaded, note, err := formatImage(cpio, img.Digest, *format, *compress, *arch, kernelBytes, cache)
+	if err != nil {
+		return usageErr("image build: %v", err)
+	}
+	if *ramMiB > 0 {
+		if *kernel == "" {
+			fmt.Fprintln(os.Stderr, "--ram: the kernel is not counted (give --kernel)")
+		}
+		if err := initramfs.CheckFit(int64(*ramMiB)<<20, int64(len(kernelBytes)), loaded, img.Size); err != nil {
+			return usageErr("image build: %v", err)
+		}
+	}
+	if err := writeOut(*out, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "%s: %d bytes (%d gzipped), sha256 %s, %.1fs%s\n", *out, img.Size, img.GzipSize, img.Digest, img.Took.Seconds(), map[bool]string{true: " (cached)"}[img.Cached])
+	sum := sha256.Sum256(data)
+	how := "built"
+	if img.Cached {
+		how = "cached"
+	}
+	fmt.Fprintf(os.Stderr, "%s: %d bytes (cpio %d), sha256 %s, %.1fs, %s\n", *out, len(data), img.Size, hex.EncodeToString(sum[:]), time.Since(start).Seconds(), how)
+	if note != "" {
+		fmt.Fprintln(os.Stderr, note)
+	}
 	return nil
+}
+
+// formatImage turns the cpio into format. loaded is how many bytes of it the
+// boot loader puts in RAM beside the kernel, for the fit check. The
+// compressed forms are cached by the cpio's digest: xz is the slow step of a
+// cached rebuild.
+//
+// A uImage carries the initramfs compressed by --compress with header
+// compression "none": U-Boot's bootm/booti hand a ramdisk to the kernel as
+// is, and the kernel unpacks gz or xz itself (legacy uImage headers have no
+// xz, and a "gzip" header would make U-Boot inflate it first for nothing).
+func formatImage(cpio []byte, digest, format, compress, arch string, kernel []byte, cache string) (data []byte, loaded int64, note string, err error) {
+	inner := map[string]string{"gz": "cpio.gz", "xz": "cpio.xz", "none": "cpio"}[compress]
+	if strings.HasPrefix(format, "cpio") {
+		inner = format
+	}
+	payload, err := cachedCompress(cpio, digest, inner, cache)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	switch format {
+	case "cpio", "cpio.gz", "cpio.xz":
+		return payload, int64(len(payload)), "", nil
+	case "uimage":
+		u, err := initramfs.UImage(payload, initramfs.UImageOptions{Arch: arch, Type: "ramdisk", Compression: "none", Name: "bootbench " + arch})
+		return u, int64(len(u)), "", err
+	case "elf":
+		e, cmdline, err := initramfs.WrapELF(kernel, payload, initramfs.ELFOptions{})
+		if err != nil && !errors.Is(err, initramfs.ErrNoBuiltinCmdline) {
+			return nil, 0, "", err
+		}
+		return e, int64(len(payload)), "kernel command line must add: " + cmdline, nil
+	}
+	return nil, 0, "", fmt.Errorf("unknown format %q", format)
+}
+
+func cachedCompress(cpio []byte, digest, format, cache string) ([]byte, error) {
+	if format == "cpio" {
+		return cpio, nil
+	}
+	key := digest[:16]
+	if format == "cpio.xz" {
+		// Different xz encoders give different bytes for the same image.
+		sum := sha256.Sum256([]byte(initramfs.XZEncoder()))
+		key += "-" + hex.EncodeToString(sum[:4])
+	}
+	p := filepath.Join(cache, "initramfs-"+key+"."+format)
+	if b, err := os.ReadFile(p); err == nil {
+		return b, nil
+	}
+	b, err := initramfs.Compress(cpio, format)
+	if err != nil {
+		return nil, err
+	}
+	tmp := p + ".tmp" + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(tmp, b, 0o644); err == nil {
+		_ = os.Rename(tmp, p) // a cache that cannot be written is only slower
+	}
+	return b, nil
 }

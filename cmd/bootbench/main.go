@@ -21,7 +21,9 @@ Usage:
   bootbench results compare --by clock|board [--board NAME] [--boards A,B] [--format text|json]
   bootbench results export --format openwrt|csv|json|gobench|html [--board NAME] [--clock MHZ] [-o OUT]
   bootbench boards  list | show NAME
-  bootbench image   build --arch GOARCH [-o OUT]
+  bootbench image   build --arch GOARCH [--bench speed|openssl|NAME] [--bench-cmd "..."] [--add HOST:IMG]...
+                    [--sysroot DIR] [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--kernel FILE] [--ram MIB] -o OUT
+  bootbench speed   [--seconds S] [--algs a,b|all]     # the built-in suite, on this machine
 
 Run 'bootbench COMMAND --help' for a command's flags.
 
@@ -81,9 +83,11 @@ func dispatch(ctx context.Context, args []string) error {
 		return cmdBoards(args[1:])
 	case "image":
 		return cmdImage(ctx, args[1:])
+	case "speed":
+		return cmdSpeed(ctx, args[1:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil
 	}
-	return usageErr("unknown command %q (commands: run, import, results, boards, image; see 'bootbench help')", args[0])
+	return usageErr("unknown command %q (commands: run, import, results, boards, image, speed; see 'bootbench help')", args[0])
 }

@@ -23,7 +23,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	board := fs.String("board", boards.Default, "board profile (see 'bootbench boards list')")
 	clocks := fs.String("clock", "", "clock settings in MHz, comma separated (default: the board's default)")
 	reps := fs.Int("reps", 1, "repetitions of each clock setting")
-	bench := fs.String("bench", "speed", "benchmark to run (built in: speed)")
+	bench := fs.String("bench", "speed", "benchmark: speed (built in, pure Go) or openssl (the host's openssl speed, for a board of the host's arch)")
 	seconds := fs.Float64("seconds", 0.3, "seconds per algorithm and block size")
 	algs := fs.String("algs", "", "algorithms, comma separated (default: the suite's default set)")
 	kernel := fs.String("kernel", "", "kernel image (default: the board's Debian kernel, fetched into the cache)")
@@ -48,8 +48,8 @@ func cmdRun(ctx context.Context, args []string) error {
 	if *transport != "http" && *transport != "tftp" {
 		return usageErr("run: --transport must be http or tftp")
 	}
-	if *bench != "speed" {
-		return usageErr("run: unknown benchmark %q (built in: speed)", *bench)
+	if *bench != "speed" && *bench != "openssl" {
+		return usageErr("run: unknown benchmark %q (speed or openssl)", *bench)
 	}
 	settings := []int{p.DefaultClock}
 	if *clocks != "" {

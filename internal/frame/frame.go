@@ -96,7 +96,9 @@ func Decode(line []byte) (Frame, error) {
 	return Frame{Seq: seq, Type: parts[1], Body: json.RawMessage(parts[2])}, nil
 }
 
-// HelloBody is what the board reports before it runs anything.
+// HelloBody is what the board reports before it runs anything. Fields the
+// board could not find out are left out rather than sent as zero, so the
+// host can tell "unknown" from a figure.
 type HelloBody struct {
 	Run      string `json:"run"`
 	Arch     string `json:"arch"`
@@ -104,6 +106,24 @@ type HelloBody struct {
 	CPU      string `json:"cpu,omitempty"`
 	BogoMIPS string `json:"bogomips,omitempty"`
 	Bench    string `json:"bench"`
+	// Machine is the board or SoC as /proc/cpuinfo names it ("machine",
+	// else "system type" on MIPS, "Hardware" on older ARM).
+	Machine string `json:"machine,omitempty"`
+	// Cpufreq's view of CPU 0 once the clock was set: the current clock
+	// and the policy's limits.
+	CPUFreqCurKHz int `json:"cpufreq_cur_khz,omitempty"`
+	CPUFreqMinKHz int `json:"cpufreq_min_khz,omitempty"`
+	CPUFreqMaxKHz int `json:"cpufreq_max_khz,omitempty"`
+	// ClockRequestedMHz echoes bootbench.clock; ClockSet says what came of
+	// it: "userspace 800000 kHz", "scaling_max_freq 680000 kHz", "no
+	// cpufreq in this kernel", or the error.
+	ClockRequestedMHz int    `json:"clock_requested_mhz,omitempty"`
+	ClockSet          string `json:"clock_set,omitempty"`
+	MemTotalKB        int64  `json:"mem_total_kb,omitempty"`
+	Reps              int    `json:"reps,omitempty"`
+	// Argv is the command an external benchmark runs as, {seconds}
+	// replaced: the image, not the host, chose it.
+	Argv []string `json:"argv,omitempty"`
 }
 
 // RawBody carries one chunk of the benchmark output.
@@ -119,6 +139,9 @@ type DoneBody struct {
 	Chunks int    `json:"chunks"`
 	SHA256 string `json:"sha256"` // hex, of the reassembled raw output
 	Exit   int    `json:"exit"`
+	// Reps is how many repetitions the output holds: fewer than asked
+	// when one exited non-zero, since the board stops there.
+	Reps int `json:"reps,omitempty"`
 }
 
 // FailBody says why the board gave up.

@@ -33,6 +33,12 @@ type Machine struct {
 	// SeaBIOSSerial redirects SeaBIOS's and iPXE's text console to the
 	// first serial port, so the transcript shows the whole boot.
 	SeaBIOSSerial bool
+	// Kernel, Initrd and Append boot the guest directly, without firmware
+	// or network (QEMU's -kernel, -initrd, -append).
+	Kernel, Initrd, Append string
+	// UBootEnv, when set, is the environment U-Boot finds in the second
+	// flash bank (name=value entries).
+	UBootEnv []string
 }
 
 // QEMU is a running virtual board.
@@ -47,26 +53,51 @@ type QEMU struct {
 
 var ptyRE = regexp.MustCompile(`char device redirected to (/dev/pts/\d+) \(label serial0\)`)
 
-// Start boots m on n's tap, paused: the guest runs only after Continue, so
-// that the console can be opened before the first byte is sent (QEMU drops
-// what a pty nobody has opened receives). dir holds the monitor socket and
-// firmware files; it must exist.
+// Start boots m, on n's tap or with no network when n is nil, paused: the
+// guest runs only after Continue, so that the console can be opened before
+// the first byte is sent (QEMU drops what a pty nobody has opened receives).
+// dir holds the monitor socket and firmware files; it must exist.
 func Start(ctx context.Context, n *Net, m Machine, dir string) (*QEMU, error) {
 	if _, err := exec.LookPath(m.Binary); err != nil {
 		return nil, fmt.Errorf("%s not found (Debian package qemu-system-x86 or qemu-system-arm): %w", m.Binary, err)
 	}
 	q := &QEMU{monitor: filepath.Join(dir, "monitor.sock"), stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	args := []string{"netns", "exec", n.Name, m.Binary,
+	args := []string{
 		// KVM exists on the benches we test on but hangs; TCG is also what
 		// makes -icount clocks deterministic.
 		"-accel", "tcg",
 		"-m", strconv.Itoa(m.Memory),
-		"-display", "none", "-vga", "none",
-		"-no-reboot", "-S",
+		"-display", "none",
+		// -no-reboot: a panicking kernel ends QEMU rather than looping.
+		// -no-shutdown: a guest that powers off leaves QEMU (and so the
+		// pty) open; the last frames a board sends just before powering
+		// off would otherwise be lost with the pty's unread input.
+		"-no-reboot", "-no-shutdown", "-S",
 		"-serial", "pty",
 		"-monitor", "unix:" + q.monitor + ",server=on,wait=off",
-		"-netdev", "tap,id=n0,ifname=" + n.Tap + ",script=no,downscript=no",
-		"-device", m.NIC + ",netdev=n0,mac=" + m.MAC.String(),
+	}
+	if m.SeaBIOSSerial {
+		args = append(args, "-vga", "none")
+	}
+	if n != nil {
+		args = append(args,
+			"-netdev", "tap,id=n0,ifname="+n.Tap+",script=no,downscript=no",
+			"-device", m.NIC+",netdev=n0,mac="+m.MAC.String())
+	} else {
+		args = append(args, "-nic", "none")
+	}
+	if len(m.UBootEnv) > 0 {
+		flash := filepath.Join(dir, "uboot-env.img")
+		if err := writePflashEnv(flash, m.UBootEnv); err != nil {
+			return nil, fmt.Errorf("U-Boot environment: %w", err)
+		}
+		args = append(args, "-drive", "if=pflash,format=raw,index=1,file="+flash)
+	}
+	if m.Kernel != "" {
+		args = append(args, "-kernel", m.Kernel, "-append", m.Append)
+		if m.Initrd != "" {
+			args = append(args, "-initrd", m.Initrd)
+		}
 	}
 	if m.Icount >= 0 {
 		args = append(args, "-icount", fmt.Sprintf("shift=%d,sleep=off", m.Icount))
@@ -81,7 +112,12 @@ func Start(ctx context.Context, n *Net, m Machine, dir string) (*QEMU, error) {
 	}
 	args = append(args, m.Args...)
 
-	q.cmd = exec.Command("ip", args...)
+	args = append([]string{m.Binary}, args...)
+	if n != nil {
+		// QEMU opens the tap by name, so it must run in the namespace.
+		args = append([]string{"ip", "netns", "exec", n.Name}, args...)
+	}
+	q.cmd = exec.Command(args[0], args[1:]...)
 	// Own process group, so teardown reaches everything QEMU started; and
 	// killed with us, so a bootbench killed with SIGKILL leaves no board
 	// running.
@@ -140,6 +176,19 @@ func Start(ctx context.Context, n *Net, m Machine, dir string) (*QEMU, error) {
 
 // Continue starts the paused guest.
 func (q *QEMU) Continue() error {
+	_, err := q.monitorCommand("cont")
+	return err
+}
+
+// PoweredOff reports whether the guest has shut itself down (QEMU stays
+// up with -no-shutdown).
+func (q *QEMU) PoweredOff() bool {
+	out, err := q.monitorCommand("info status")
+	return err == nil && strings.Contains(out, "shutdown")
+}
+
+// monitorCommand runs one human monitor command and returns its output.
+func (q *QEMU) monitorCommand(command string) (string, error) {
 	var conn net.Conn
 	var err error
 	// The monitor socket appears a moment after the pty message.
@@ -150,30 +199,36 @@ func (q *QEMU) Continue() error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if err != nil {
-		return fmt.Errorf("connect to QEMU monitor: %w", err)
+		return "", fmt.Errorf("connect to QEMU monitor: %w", err)
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(5 * time.Second))
 	r := bufio.NewReader(conn)
-	if err := readPrompt(r); err != nil {
-		return fmt.Errorf("QEMU monitor: %w", err)
+	if _, err := readPrompt(r); err != nil {
+		return "", fmt.Errorf("QEMU monitor: %w", err)
 	}
-	if _, err := conn.Write([]byte("cont\n")); err != nil {
-		return fmt.Errorf("QEMU monitor: %w", err)
+	if _, err := conn.Write([]byte(command + "\n")); err != nil {
+		return "", fmt.Errorf("QEMU monitor: %w", err)
 	}
-	return readPrompt(r)
+	out, err := readPrompt(r)
+	if err != nil {
+		return "", fmt.Errorf("QEMU monitor: %s: %w", command, err)
+	}
+	return out, nil
 }
 
-func readPrompt(r *bufio.Reader) error {
+// readPrompt reads up to the monitor's next prompt and returns what came
+// before it.
+func readPrompt(r *bufio.Reader) (string, error) {
 	var seen []byte
 	for !bytes.HasSuffix(seen, []byte("(qemu) ")) {
 		b, err := r.ReadByte()
 		if err != nil {
-			return err
+			return "", err
 		}
 		seen = append(seen, b)
 	}
-	return nil
+	return string(seen[:len(seen)-len("(qemu) ")]), nil
 }
 
 // Exited is closed when QEMU has exited (the guest powered off, or it was killed).

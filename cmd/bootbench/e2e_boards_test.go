@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestE2EBoards boots the other virtual boards through their own paths: the
+// arm64 board netboots through U-Boot from our DHCP and TFTP, the MIPS
+// router boots one ELF holding kernel and image, as RouterBOOT does.
+func TestE2EBoards(t *testing.T) {
+	requireBench(t)
+	tests := []struct {
+		board, qemu, arch string
+		progress          []string // stages the terminal must show
+		transcript        []string // what the console must have said
+	}{
+		{"qemu-arm64", "qemu-system-aarch64", "arm64",
+			[]string{"dhcp-offer to 52:54:00:bb:00:02", "tftp     boot.scr.uimg", "tftp     Image", "tftp     initramfs.cpio"},
+			[]string{"U-Boot", "bootbench: loading from 198.18.0.1"}},
+		{"qemu-mipsel", "qemu-system-mipsel", "mipsle",
+			[]string{"kernel and image in one ELF", "booting vmlinuz"},
+			[]string{"Welcome to u-root"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.board, func(t *testing.T) {
+			if _, err := exec.LookPath(tt.qemu); err != nil {
+				t.Fatalf("%s missing (make deps installs it)", tt.qemu)
+			}
+			db := filepath.Join(t.TempDir(), "results.db")
+			r := bootbench(t, db, "run", "--board", tt.board, "--seconds", "0.1", "--algs", "md5,sha256,aes-128-cbc")
+			if r.code != 0 {
+				t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+			}
+			for _, want := range tt.progress {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("progress lacks %q:\n%s", want, r.stderr)
+				}
+			}
+			e := export(t, db)
+			if len(e.Runs) != 1 || e.Runs[0].Status != "ok" || len(e.Runs[0].Metrics) < 12 {
+				t.Fatalf("stored: %+v", e.Runs)
+			}
+			show := bootbench(t, db, "results", "show", e.Runs[0].ID, "--transcript")
+			for _, want := range tt.transcript {
+				if !strings.Contains(show.stdout, want) {
+					t.Errorf("transcript lacks %q", want)
+				}
+			}
+			// The board says what it is: the image was built for its arch.
+			raw := bootbench(t, db, "results", "export", "--format", "json")
+			var full struct {
+				Runs []struct {
+					Hello json.RawMessage `json:"hello"`
+				} `json:"runs"`
+			}
+			json.Unmarshal([]byte(raw.stdout), &full)
+			var hello struct {
+				Arch string `json:"arch"`
+			}
+			if len(full.Runs) == 1 {
+				json.Unmarshal(full.Runs[0].Hello, &hello)
+			}
+			if hello.Arch != tt.arch {
+				t.Errorf("hello says arch %q, want %s", hello.Arch, tt.arch)
+			}
+			assertNothingLeft(t, e.Runs[0].ID)
+		})
+	}
+}
+
+// TestE2EOpenSSL runs the host's real openssl speed on the virtual PC and
+// reads openssl 3's own output.
+func TestE2EOpenSSL(t *testing.T) {
+	requireBench(t)
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Fatal("openssl missing on the host")
+	}
+	db := filepath.Join(t.TempDir(), "results.db")
+	r := bootbench(t, db, "run", "--bench", "openssl", "--seconds", "1")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	raw := bootbench(t, db, "results", "export", "--format", "json")
+	var e struct {
+		Runs []struct {
+			Status      string `json:"status"`
+			Bench       string `json:"bench"`
+			Tool        string `json:"tool"`
+			ToolVersion string `json:"tool_version"`
+			Metrics     []struct {
+				Name  string  `json:"name"`
+				Value float64 `json:"value"`
+			} `json:"metrics"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(raw.stdout), &e); err != nil || len(e.Runs) != 1 {
+		t.Fatalf("export: %v\n%s", err, raw.stdout)
+	}
+	run := e.Runs[0]
+	if run.Status != "ok" || run.Bench != "openssl" || run.Tool != "openssl" || !strings.HasPrefix(run.ToolVersion, "3.") {
+		t.Errorf("run: status %s bench %s tool %s %s", run.Status, run.Bench, run.Tool, run.ToolVersion)
+	}
+	got := map[string]float64{}
+	for _, m := range run.Metrics {
+		got[m.Name] = m.Value
+	}
+	for _, name := range []string{"md5@1024", "sha256@1024", "aes-128-cbc@16384", "des-ede3@1024", "rsa2048-sign", "rsa2048-verify", "dsa2048-sign"} {
+		if got[name] <= 0 {
+			t.Errorf("%s = %v, want a figure from openssl", name, got[name])
+		}
+	}
+}

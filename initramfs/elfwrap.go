@@ -1,0 +1,243 @@
+package initramfs
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// ErrNoBuiltinCmdline is returned by WrapELF when ELFOptions.EmbedCmdline is
+// set but the kernel has no command line area in its image that can be
+// written.
+var ErrNoBuiltinCmdline = errors.New("kernel has no built-in command line we can write: it needs CONFIG_CMDLINE, or a built-in initramfs")
+
+// ELFOptions tunes WrapELF.
+type ELFOptions struct {
+	// EmbedCmdline, when not empty, is written together with the rd_start
+	// and rd_size parameters into the kernel's own command line area, for
+	// bootloaders that pass no command line we control.
+	EmbedCmdline string
+}
+
+const (
+	// elfInitrdAlign aligns the initramfs segment in memory and in the file.
+	// The kernel wants rd_start page aligned, and MIPS pages go up to 64 KiB.
+	elfInitrdAlign = 0x10000
+	// elfInitrdGap is left between the end of the kernel's segments and the
+	// initramfs. A self-decompressing kernel (vmlinuz) unpacks the real
+	// kernel below its own load address, but the real kernel's bss may
+	// reach past it: keep well clear.
+	elfInitrdGap = 1 << 20
+	// MIPS KSEG0, the unmapped cached window a 32-bit kernel's low memory is
+	// seen through; an initramfs beyond it is not addressable that way.
+	kseg0End = 0xa0000000
+	// OpenWrt's CONFIG_IMAGE_CMDLINE_HACK puts this marker before a zeroed
+	// 0x400-byte area (arch/mips/kernel/head.S: .ascii "CMDLINE:", then
+	// __image_cmdline: .fill 0x400); the platform code appends a non-empty
+	// string there to the command line (or replaces it when it starts with
+	// '-').
+	imageCmdlineMarker = "CMDLINE:"
+	imageCmdlineSize   = 0x400
+)
+
+// WrapELF returns one ELF holding kernel (a MIPS kernel ELF, 32- or 64-bit,
+// either byte order) and initramfs, for bootloaders that load a single ELF
+// and no separate initrd (MikroTik RouterBOOT). The initramfs becomes a new
+// PT_LOAD segment at a page-aligned address above the kernel's end; cmdline
+// is the "rd_start=0x… rd_size=N" parameters that tell the kernel where it
+// is (arch/mips/kernel/setup.c), to be appended to the kernel command line,
+// preceded by "nokaslr" (see below).
+//
+// The program header table moves to the end of the file, since there is
+// usually no room after the original one for another entry; the original
+// table is left in place, unused.
+//
+// With o.EmbedCmdline set, o.EmbedCmdline + " " + cmdline is also written
+// into the kernel image's command line area (OpenWrt's IMAGE_CMDLINE_HACK
+// marker followed by its still-empty area). When the kernel has none — a
+// stock kernel, or a compressed vmlinuz whose real kernel is packed inside
+// it — the wrapped ELF and cmdline are still returned, with
+// ErrNoBuiltinCmdline, for bootloaders that do pass a command line.
+func WrapELF(kernel, initramfs []byte, o ELFOptions) (out []byte, cmdline string, err error) {
+	f, err := elf.NewFile(bytes.NewReader(kernel))
+	if err != nil {
+		return nil, "", fmt.Errorf("kernel ELF: %w", err)
+	}
+	if f.Machine != elf.EM_MIPS {
+		// rd_start/rd_size are MIPS kernel parameters; other kernels would
+		// ignore them and boot without the initramfs.
+		return nil, "", fmt.Errorf("kernel ELF: machine %v: only MIPS kernels take rd_start/rd_size", f.Machine)
+	}
+	if f.Type != elf.ET_EXEC {
+		return nil, "", fmt.Errorf("kernel ELF: type %v, want an executable", f.Type)
+	}
+	if len(initramfs) == 0 {
+		return nil, "", errors.New("empty initramfs")
+	}
+
+	order, is64 := f.ByteOrder, f.Class == elf.ELFCLASS64
+	// Offsets of e_phoff and e_phnum in the ELF header (e_phentsize sits just
+	// before e_phnum), and the size of one program header.
+	phoffAt, phnumAt, phentsize := 0x1c, 0x2c, 32
+	if is64 {
+		phoffAt, phnumAt, phentsize = 0x20, 0x38, 56
+	}
+	var phoff uint64
+	if is64 {
+		phoff = order.Uint64(kernel[phoffAt:])
+	} else {
+		phoff = uint64(order.Uint32(kernel[phoffAt:]))
+	}
+	phnum := int(order.Uint16(kernel[phnumAt:]))
+	if got := int(order.Uint16(kernel[phnumAt-2:])); got != phentsize {
+		return nil, "", fmt.Errorf("kernel ELF: program header size %d, want %d", got, phentsize)
+	}
+	if phnum >= 0xffff { // PN_XNUM: the real count lives in section 0
+		return nil, "", errors.New("kernel ELF: too many program headers")
+	}
+	oldTable := uint64(phnum) * uint64(phentsize)
+	if phoff > uint64(len(kernel)) || oldTable > uint64(len(kernel))-phoff {
+		return nil, "", errors.New("kernel ELF: program header table outside the file")
+	}
+
+	var last *elf.Prog // the PT_LOAD segment that ends highest in memory
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD {
+			continue
+		}
+		if p.Off > uint64(len(kernel)) || p.Filesz > uint64(len(kernel))-p.Off {
+			return nil, "", errors.New("kernel ELF: segment outside the file")
+		}
+		if last == nil || p.Vaddr+p.Memsz > last.Vaddr+last.Memsz {
+			last = p
+		}
+	}
+	if last == nil {
+		return nil, "", errors.New("kernel ELF: no loadable segment")
+	}
+	vaddr := alignUp(last.Vaddr+last.Memsz+elfInitrdGap, elfInitrdAlign)
+	// Keep the kernel's virtual-to-physical offset (KSEG0 0x8xxxxxxx ↔ RAM).
+	paddr := last.Paddr + (vaddr - last.Vaddr)
+	size := uint64(len(initramfs))
+	if !is64 {
+		if vaddr+size > 1<<32 {
+			return nil, "", fmt.Errorf("initramfs of %d bytes at %#x does not fit a 32-bit address space", size, vaddr)
+		}
+		if vaddr < kseg0End && vaddr+size > kseg0End {
+			return nil, "", fmt.Errorf("initramfs of %d bytes at %#x runs past the end of KSEG0 (%#x)", size, vaddr, kseg0End)
+		}
+		paddr &= 0xffffffff
+	}
+	// A 32-bit kernel reads rd_start with memparse into a 32-bit unsigned
+	// long, so 0x8xxxxxxx needs no sign extension; a 64-bit kernel gets the
+	// full CKSEG0 address (0xffffffff8xxxxxxx), which it takes as is.
+	//
+	// nokaslr: a kernel with CONFIG_RANDOMIZE_BASE (Debian's malta kernel)
+	// copies itself, before it looks at rd_start, to a random offset of up to
+	// twice its own size above its link address — over the initramfs, which
+	// it does not know to avoid. The ELF does not tell how big the real
+	// kernel inside a vmlinuz is, so keep the kernel where it was linked. A
+	// kernel without KASLR ignores the parameter.
+	cmdline = fmt.Sprintf("nokaslr rd_start=%#x rd_size=%d", vaddr, size)
+
+	segOff := alignUp(uint64(len(kernel)), elfInitrdAlign) // offset ≡ vaddr mod p_align
+	newPhoff := alignUp(segOff+size, 8)
+	out = make([]byte, newPhoff+oldTable+uint64(phentsize))
+	copy(out, kernel)
+	copy(out[segOff:], initramfs)
+	copy(out[newPhoff:], kernel[phoff:phoff+oldTable])
+	ph := out[newPhoff+oldTable:]
+	if is64 {
+		order.PutUint32(ph[0:], uint32(elf.PT_LOAD))
+		order.PutUint32(ph[4:], uint32(elf.PF_R|elf.PF_W))
+		order.PutUint64(ph[8:], segOff)
+		order.PutUint64(ph[16:], vaddr)
+		order.PutUint64(ph[24:], paddr)
+		order.PutUint64(ph[32:], size)
+		order.PutUint64(ph[40:], size)
+		order.PutUint64(ph[48:], elfInitrdAlign)
+		order.PutUint64(out[phoffAt:], newPhoff)
+	} else {
+		if newPhoff+oldTable+uint64(phentsize) > 1<<32 {
+			return nil, "", errors.New("wrapped ELF would exceed 4 GiB")
+		}
+		putUint32s(order, ph, uint32(elf.PT_LOAD), uint32(segOff), uint32(vaddr), uint32(paddr),
+			uint32(size), uint32(size), uint32(elf.PF_R|elf.PF_W), elfInitrdAlign)
+		order.PutUint32(out[phoffAt:], uint32(newPhoff))
+	}
+	order.PutUint16(out[phnumAt:], uint16(phnum+1))
+
+	if o.EmbedCmdline != "" {
+		if err := embedCmdline(out, f.Progs, o.EmbedCmdline+" "+cmdline); err != nil {
+			return out, cmdline, err
+		}
+	}
+	return out, cmdline, nil
+}
+
+// embedCmdline writes s into the OpenWrt image command line area of the
+// kernel's loadable segments in out. A stock kernel's CONFIG_CMDLINE is a
+// string sized to its value, inside a (usually compressed, always stripped)
+// image: there is no way to find and grow it reliably, so only the marked
+// area is used.
+func embedCmdline(out []byte, progs []*elf.Prog, s string) error {
+	if bytes.IndexByte([]byte(s), 0) >= 0 {
+		return errors.New("embedded command line contains a NUL byte")
+	}
+	found := -1
+	for _, p := range progs {
+		if p.Type != elf.PT_LOAD {
+			continue
+		}
+		seg := out[p.Off : p.Off+p.Filesz]
+		for i := 0; ; {
+			j := bytes.Index(seg[i:], []byte(imageCmdlineMarker))
+			if j < 0 {
+				break
+			}
+			at := i + j + len(imageCmdlineMarker)
+			i = at
+			if at+imageCmdlineSize > len(seg) || !cmdlineArea(seg[at:at+imageCmdlineSize]) {
+				continue
+			}
+			if found >= 0 {
+				return errors.New("kernel has more than one command line area (CMDLINE: marker)")
+			}
+			found = int(p.Off) + at
+		}
+	}
+	if found < 0 {
+		return ErrNoBuiltinCmdline
+	}
+	if len(s) >= imageCmdlineSize {
+		return fmt.Errorf("embedded command line is %d bytes, the kernel's area holds %d", len(s), imageCmdlineSize-1)
+	}
+	area := out[found : found+imageCmdlineSize]
+	clear(area)
+	copy(area, s)
+	return nil
+}
+
+// cmdlineArea reports whether b is the reserved command line area as the
+// kernel build leaves it: all zero. The marker may also start a message
+// ("CMDLINE: …"), whose text, unlike the area, does not start with zeros;
+// an area something else has already written to is not taken either, as it
+// cannot be told from such text.
+func cmdlineArea(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func putUint32s(order binary.ByteOrder, b []byte, vs ...uint32) {
+	for i, v := range vs {
+		order.PutUint32(b[4*i:], v)
+	}
+}
+
+func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
