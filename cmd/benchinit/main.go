@@ -43,7 +43,8 @@ func main() {
 
 	cmdline, _ := os.ReadFile(filepath.Join(root, "proc/cmdline"))
 	p := bootparam.Parse(string(cmdline))
-	out := &frameWriter{w: os.Stdout, run: p.Run}
+	console := openConsole()
+	out := &frameWriter{w: console, run: p.Run}
 	code := 2
 	if mountErr != nil && p.Run == "" {
 		// Without /proc there is no command line, and "no run id" would
@@ -57,6 +58,10 @@ func main() {
 		}
 		code = run(out, p, root)
 	}
+	// The frames written last may still sit in the kernel's tty buffer,
+	// not yet sent by the UART: powering off now would lose the "done" the
+	// host waits for. tcdrain waits until the UART has sent everything.
+	_ = unix.IoctlSetInt(int(console.Fd()), unix.TCSBRK, 1)
 	unix.Sync()
 	// Power off whatever happened: the host waits for "done" or "fail" and a
 	// board left running would only heat the bench. If it returns, init
@@ -67,6 +72,18 @@ func main() {
 	for {
 		time.Sleep(time.Hour)
 	}
+}
+
+// openConsole opens the kernel's console for the frames. Our stdout may be
+// a pipe that u-root's init copies to every console: what is still in that
+// pipe when we power off never reaches the host. Written to the console
+// device, a frame is in the UART's hands, and tcdrain can wait for it.
+func openConsole() *os.File {
+	f, err := os.OpenFile("/dev/console", os.O_WRONLY|unix.O_NOCTTY, 0)
+	if err != nil {
+		return os.Stdout
+	}
+	return f
 }
 
 // run does the board's work, reading the system below root, and returns

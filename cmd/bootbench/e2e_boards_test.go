@@ -41,9 +41,16 @@ func TestE2EBoards(t *testing.T) {
 				}
 			}
 			e := export(t, db)
-			if len(e.Runs) != 1 || e.Runs[0].Status != "ok" || len(e.Runs[0].Metrics) < 12 {
+			// A boot that hung was retried and stored as failed: the
+			// last run is the one that counts.
+			n := len(e.Runs)
+			if n == 0 || e.Runs[n-1].Status != "ok" || len(e.Runs[n-1].Metrics) < 12 {
 				t.Fatalf("stored: %+v", e.Runs)
 			}
+			if n > 1 {
+				t.Logf("the board was booted %d times: %+v", n, e.Runs[:n-1])
+			}
+			e.Runs = e.Runs[n-1:]
 			show := bootbench(t, db, "results", "show", e.Runs[0].ID, "--transcript")
 			for _, want := range tt.transcript {
 				if !strings.Contains(show.stdout, want) {
@@ -61,8 +68,8 @@ func TestE2EBoards(t *testing.T) {
 			var hello struct {
 				Arch string `json:"arch"`
 			}
-			if len(full.Runs) == 1 {
-				json.Unmarshal(full.Runs[0].Hello, &hello)
+			if n := len(full.Runs); n > 0 {
+				json.Unmarshal(full.Runs[n-1].Hello, &hello)
 			}
 			if hello.Arch != tt.arch {
 				t.Errorf("hello says arch %q, want %s", hello.Arch, tt.arch)

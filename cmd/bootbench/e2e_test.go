@@ -206,7 +206,7 @@ func TestE2EFailedBoot(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "results.db")
 			start := time.Now()
-			r := bootbench(t, db, append([]string{"run", "--seconds", "0.1"}, tt.args...)...)
+			r := bootbench(t, db, append([]string{"run", "--seconds", "0.1", "--retries", "0"}, tt.args...)...)
 			if r.code != 1 {
 				t.Fatalf("exit %d, want 1\nstderr:\n%s", r.code, r.stderr)
 			}

@@ -31,12 +31,16 @@ func cmdRun(ctx context.Context, args []string) error {
 	appendArgs := fs.String("append", "", "extra kernel command line parameters")
 	bootTimeout := fs.Duration("boot-timeout", 0, "time allowed from power-on to the board's hello (default: the profile's)")
 	runTimeout := fs.Duration("run-timeout", 0, "time allowed from hello to the result (default: the profile's)")
+	retries := fs.Int("retries", 1, "boot again this many times when the board never reports (every attempt is stored)")
 	db := dbFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErr("run: unexpected argument %q", fs.Arg(0))
+	}
+	if *retries < 0 {
+		return usageErr("run: --retries must be 0 or more")
 	}
 	p, err := boards.Get(*board)
 	if err != nil {
@@ -75,12 +79,20 @@ func cmdRun(ctx context.Context, args []string) error {
 	var failed []string
 	for rep := 1; rep <= *reps; rep++ {
 		for _, mhz := range settings {
-			rec, err := harness.Run(ctx, harness.Options{
+			opts := harness.Options{
 				Board: p, ClockMHz: mhz, Bench: *bench, Seconds: time.Duration(*seconds * float64(time.Second)),
 				Algs: splitList(*algs), Rep: rep, Kernel: *kernel, Source: src, CacheDir: cacheDir(),
 				Append: *appendArgs, Transport: *transport, BootTimeout: *bootTimeout, RunTimeout: *runTimeout,
 				Store: store, Progress: os.Stderr,
-			})
+			}
+			rec, err := harness.Run(ctx, opts)
+			// A board that never reported has measured nothing: booting it
+			// again costs no result and rides out a boot that hung. Every
+			// attempt is stored.
+			for try := 1; try <= *retries && err != nil && rec != nil && rec.Hello == nil && !errors.Is(err, harness.ErrInterrupted); try++ {
+				fmt.Fprintf(os.Stderr, "bootbench: run %s failed before the board reported (%v); booting again (%d of %d)\n", rec.ID, err, try, *retries)
+				rec, err = harness.Run(ctx, opts)
+			}
 			if errors.Is(err, harness.ErrInterrupted) {
 				return &exitError{code: 130, err: fmt.Errorf("interrupted; everything the run started is stopped (store: %s)", dbPath)}
 			}
