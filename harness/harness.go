@@ -93,7 +93,11 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	r := &run{o: o, start: time.Now(), rec: &results.Run{
 		ID: results.NewRunID(), Board: p.Name, ClockMHz: o.ClockMHz, Rep: o.Rep, Bench: o.Bench, Started: time.Now(),
 	}}
-	r.say("run", "%s on %s at %d MHz, bench %s", r.rec.ID, p.Name, o.ClockMHz, o.Bench)
+	clock := "its default clock"
+	if o.ClockMHz > 0 {
+		clock = fmt.Sprintf("%d MHz", o.ClockMHz)
+	}
+	r.say("run", "%s on %s at %s, bench %s", r.rec.ID, p.Name, clock, o.Bench)
 	err := r.boot(ctx, mac, icount)
 	return r.finish(ctx, err)
 }
@@ -246,12 +250,16 @@ func (r *run) boot(ctx context.Context, mac net.HardwareAddr, icount int) error 
 	if err := q.Continue(); err != nil {
 		return err
 	}
+	clock := "real-time clock"
+	if icount >= 0 {
+		clock = fmt.Sprintf("-icount shift=%d", icount)
+	}
 	if m.Kernel != "" {
 		r.enter("kernel")
-		r.say("power", "%s started (-icount %d), console %s, booting %s directly", m.Binary, icount, q.PTY, r.rec.Kernel)
+		r.say("power", "%s started (%s), console %s, booting %s directly", m.Binary, clock, q.PTY, r.rec.Kernel)
 	} else {
 		r.enter("firmware")
-		r.say("power", "%s started (-icount %d), console %s", m.Binary, icount, q.PTY)
+		r.say("power", "%s started (%s), console %s", m.Binary, clock, q.PTY)
 	}
 	return r.watch(ctx, q, con, events)
 }

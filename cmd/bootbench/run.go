@@ -107,7 +107,11 @@ func cmdRun(ctx context.Context, args []string) error {
 				failed = append(failed, rec.ID)
 				continue
 			}
-			fmt.Printf("\n%s  %s  %d MHz  rep %d  %s %s\n", rec.ID, rec.Board, rec.ClockMHz, rep, rec.Tool, rec.ToolVersion)
+			clock := "default clock"
+			if rec.ClockMHz > 0 {
+				clock = fmt.Sprintf("%d MHz", rec.ClockMHz)
+			}
+			fmt.Printf("\n%s  %s  %s  rep %d  %s %s\n", rec.ID, rec.Board, clock, rep, rec.Tool, rec.ToolVersion)
 			if err := results.WriteMetrics(os.Stdout, rec); err != nil {
 				return err
 			}
