@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,22 +23,43 @@ var profileFS embed.FS
 
 // Profile is one board model.
 type Profile struct {
-	Name         string        `yaml:"name"`
-	Description  string        `yaml:"description"`
-	Arch         string        `yaml:"arch"`
-	GOARM        string        `yaml:"goarm"`
-	GOMIPS       string        `yaml:"gomips"`
-	RAMMB        int           `yaml:"ram_mb"`
-	Boot         string        `yaml:"boot"` // ipxe, pxelinux, uboot-dhcp, uboot-serial, routerboot-bootp, qemu-direct
-	ImageFormat  string        `yaml:"image_format"`
-	Console      string        `yaml:"console"` // kernel console device, e.g. ttyS0
-	Baud         int           `yaml:"baud"`
-	BootTimeout  time.Duration `yaml:"boot_timeout"`
-	RunTimeout   time.Duration `yaml:"run_timeout"`
-	ClockMethod  string        `yaml:"clock_method"` // cpufreq, cmdline, bootloader, qemu-icount, manual
-	Clocks       []int         `yaml:"clocks"`       // MHz settings the board offers
-	DefaultClock int           `yaml:"default_clock"`
-	Virtual      *Virtual      `yaml:"virtual"`
+	Name        string      `yaml:"name"`
+	Description string      `yaml:"description"`
+	Arch        string      `yaml:"arch"`
+	GOARM       string      `yaml:"goarm"`
+	GOMIPS      string      `yaml:"gomips"`
+	RAMMB       int         `yaml:"ram_mb"`
+	Boot        BootMethod  `yaml:"boot"`
+	ImageFormat ImageFormat `yaml:"image_format"`
+	Console     string      `yaml:"console"` // kernel console device, e.g. ttyS0
+	Baud        int         `yaml:"baud"`
+	// Kernel is the Debian kernel package the board boots when the
+	// inventory names no kernel of its own.
+	Kernel      DebianKernel  `yaml:"kernel"`
+	BootTimeout time.Duration `yaml:"boot_timeout"`
+	RunTimeout  time.Duration `yaml:"run_timeout"`
+	// ClockMethod is how a requested clock is applied; empty for a board
+	// that runs at one clock.
+	ClockMethod ClockMethod `yaml:"clock_method"`
+	// Clocks are the settings the board offers. Empty with a method set
+	// means any clock the board accepts (cpufreq finds out and reports).
+	Clocks       []MHz `yaml:"clocks"`
+	DefaultClock MHz   `yaml:"default_clock"`
+	// ClockCmdline is the kernel parameter that sets the clock for the
+	// cmdline method, with {mhz} for the setting: "cpu_mhz={mhz}".
+	ClockCmdline string `yaml:"clock_cmdline"`
+	// BogoMIPSPerMHz lets the host check a clock from the BogoMIPS the
+	// board reports where it has no cpufreq: a MIPS 24K/74K core
+	// reports BogoMIPS of about 2/3 of its clock in MHz, for example.
+	BogoMIPSPerMHz float64  `yaml:"bogomips_per_mhz"`
+	Virtual        *Virtual `yaml:"virtual"`
+}
+
+// DebianKernel names a Debian kernel package: linux-image-<abi>-<flavour>
+// for architecture debian_arch, fetched into the cache, never installed.
+type DebianKernel struct {
+	DebianArch string `yaml:"debian_arch"`
+	Flavour    string `yaml:"flavour"`
 }
 
 // Virtual describes a QEMU board.
@@ -47,10 +70,6 @@ type Virtual struct {
 	MAC           string   `yaml:"mac"`
 	SeaBIOSSerial bool     `yaml:"seabios_serial"`
 	UBootEnv      []string `yaml:"uboot_env"`
-	Kernel        struct {
-		DebianArch string `yaml:"debian_arch"`
-		Flavour    string `yaml:"flavour"`
-	} `yaml:"kernel"`
 }
 
 // Default is the board used when none is named.
@@ -114,32 +133,59 @@ func Parse(b []byte) (Profile, error) {
 	if p.RunTimeout == 0 {
 		p.RunTimeout = 10 * time.Minute
 	}
+	if p.Boot == "" {
+		return p, fmt.Errorf("profile %s: no boot method", p.Name)
+	}
+	if p.ImageFormat == "" {
+		p.ImageFormat = FormatCPIO
+	}
 	if p.Virtual != nil {
 		if _, err := net.ParseMAC(p.Virtual.MAC); err != nil {
 			return p, fmt.Errorf("profile %s: bad MAC: %w", p.Name, err)
 		}
 	}
-	if p.DefaultClock != 0 && !p.HasClock(p.DefaultClock) {
+	if len(p.Clocks) > 0 && p.ClockMethod == "" {
+		return p, fmt.Errorf("profile %s: clocks %v but no clock_method to set them", p.Name, p.Clocks)
+	}
+	if p.ClockMethod == ClockCmdline && !strings.Contains(p.ClockCmdline, "{mhz}") {
+		return p, fmt.Errorf("profile %s: clock_method cmdline needs clock_cmdline with {mhz}", p.Name)
+	}
+	if p.DefaultClock != 0 && len(p.Clocks) > 0 && !slices.Contains(p.Clocks, p.DefaultClock) {
 		return p, fmt.Errorf("profile %s: default clock %d MHz is not among its clocks %v", p.Name, p.DefaultClock, p.Clocks)
 	}
 	return p, nil
 }
 
-// HasClock reports whether the board offers mhz.
-func (p Profile) HasClock(mhz int) bool {
-	for _, c := range p.Clocks {
-		if c == mhz {
-			return true
-		}
+// CheckClock says whether the board can be run at mhz: one of its clocks,
+// or any clock where the profile lists none but has a way to set one. 0,
+// the board's default, is always possible.
+func (p Profile) CheckClock(mhz MHz) error {
+	switch {
+	case mhz == 0 || mhz == p.DefaultClock:
+		return nil
+	case p.ClockMethod == "":
+		return fmt.Errorf("board model %s runs at one clock; it has no clock settings", p.Name)
+	case len(p.Clocks) > 0 && !slices.Contains(p.Clocks, mhz):
+		return fmt.Errorf("board model %s has no clock setting %d MHz (settings: %s)", p.Name, mhz, joinMHz(p.Clocks))
+	case mhz < 0:
+		return fmt.Errorf("clock %d MHz is not a clock", mhz)
 	}
-	return false
+	return nil
+}
+
+func joinMHz(cs []MHz) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = strconv.Itoa(int(c))
+	}
+	return strings.Join(s, ", ") + " MHz"
 }
 
 // IcountShift is the QEMU -icount shift that gives mhz on a virtual board:
 // shift N runs the guest at 1000/2^N MHz of virtual time.
-func IcountShift(mhz int) (int, error) {
+func IcountShift(mhz MHz) (int, error) {
 	for s := 0; s <= 10; s++ {
-		if 1000>>s == mhz {
+		if MHz(1000>>s) == mhz {
 			return s, nil
 		}
 	}

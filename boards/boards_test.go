@@ -38,8 +38,14 @@ func TestParseRejects(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
 		{"typo field", "name: x\narch: amd64\nram: 5\n", "field ram not found"},
 		{"no arch", "name: x\n", "needs name and arch"},
-		{"bad default clock", "name: x\narch: arm\nclocks: [680]\ndefault_clock: 800\n", "not among"},
-		{"bad mac", "name: x\narch: arm\nvirtual: {mac: zz}\n", "bad MAC"},
+		{"bad default clock", "name: x\narch: arm\nboot: ipxe\nclock_method: manual\nclocks: [680]\ndefault_clock: 800\n", "not among"},
+		{"bad mac", "name: x\narch: arm\nboot: ipxe\nvirtual: {mac: zz}\n", "bad MAC"},
+		{"no boot method", "name: x\narch: arm\n", "no boot method"},
+		{"unknown boot method", "name: x\narch: arm\nboot: floppy\n", `unknown boot method "floppy"`},
+		{"unknown clock method", "name: x\narch: arm\nboot: ipxe\nclock_method: turbo\n", `unknown clock method "turbo"`},
+		{"unknown image format", "name: x\narch: arm\nboot: ipxe\nimage_format: zip\n", `unknown image format "zip"`},
+		{"clocks without method", "name: x\narch: arm\nboot: ipxe\nclocks: [680]\n", "no clock_method"},
+		{"cmdline without template", "name: x\narch: arm\nboot: ipxe\nclock_method: cmdline\n", "{mhz}"},
 	}
 	for _, tt := range tests {
 		if _, err := Parse([]byte(tt.yaml)); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -49,12 +55,50 @@ func TestParseRejects(t *testing.T) {
 }
 
 func TestIcountShift(t *testing.T) {
-	for mhz, want := range map[int]int{1000: 0, 500: 1, 250: 2} {
+	for mhz, want := range map[MHz]int{1000: 0, 500: 1, 250: 2} {
 		if got, err := IcountShift(mhz); err != nil || got != want {
 			t.Errorf("IcountShift(%d) = %d, %v", mhz, got, err)
 		}
 	}
 	if _, err := IcountShift(680); err == nil {
 		t.Error("680 MHz accepted as a virtual clock")
+	}
+}
+
+func TestCheckClock(t *testing.T) {
+	fixed := Profile{Name: "rb450"}
+	listed := Profile{Name: "rb450g", ClockMethod: ClockManual, Clocks: []MHz{680, 800}, DefaultClock: 680}
+	any := Profile{Name: "pc-x86_64", ClockMethod: ClockCPUFreq}
+	tests := []struct {
+		p    Profile
+		mhz  MHz
+		want string // "" = accepted
+	}{
+		{fixed, 0, ""},
+		{fixed, 300, "runs at one clock"},
+		{listed, 800, ""},
+		{listed, 680, ""},
+		{listed, 750, "no clock setting 750 MHz (settings: 680, 800 MHz)"},
+		{any, 800, ""},
+		{any, 0, ""},
+	}
+	for _, tt := range tests {
+		err := tt.p.CheckClock(tt.mhz)
+		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%s at %v: %v, want %q", tt.p.Name, tt.mhz, err, tt.want)
+		}
+	}
+}
+
+func TestParseMHz(t *testing.T) {
+	for in, want := range map[string]MHz{"800": 800, " 680 ": 680, "800MHz": 800} {
+		if got, err := ParseMHz(in); err != nil || got != want {
+			t.Errorf("ParseMHz(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "fast", "-5", "0"} {
+		if _, err := ParseMHz(bad); err == nil {
+			t.Errorf("ParseMHz(%q) accepted", bad)
+		}
 	}
 }

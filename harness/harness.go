@@ -29,7 +29,7 @@ import (
 // Options say what to run.
 type Options struct {
 	Board    boards.Profile
-	ClockMHz int           // 0: the board's default
+	ClockMHz boards.MHz    // 0: the board's default
 	Bench    string        // "speed"
 	Seconds  time.Duration // per test; 0: the suite's default
 	Algs     []string
@@ -91,7 +91,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	mac, _ := net.ParseMAC(p.Virtual.MAC)
 
 	r := &run{o: o, start: time.Now(), rec: &results.Run{
-		ID: results.NewRunID(), Board: p.Name, ClockMHz: o.ClockMHz, Rep: o.Rep, Bench: o.Bench, Started: time.Now(),
+		ID: results.NewRunID(), Board: p.Name, ClockMHz: int(o.ClockMHz), Rep: o.Rep, Bench: o.Bench, Started: time.Now(),
 	}}
 	clock := "its default clock"
 	if o.ClockMHz > 0 {
@@ -165,14 +165,14 @@ func (r *run) boot(ctx context.Context, mac net.HardwareAddr, icount int) error 
 
 	kernel := o.Kernel
 	if kernel == "" {
-		k := p.Virtual.Kernel
+		k := p.Kernel
 		if kernel, err = vbench.Kernel(ctx, o.CacheDir, o.Source, k.DebianArch, k.Flavour); err != nil {
 			return err
 		}
 	}
 	r.rec.Kernel = filepath.Base(kernel)
 
-	dir, err := os.MkdirTemp(o.CacheDir, "run-"+r.rec.ID+"-")
+	dir, err := os.MkdirTemp(o.CacheDir, "run-"+string(r.rec.ID)+"-")
 	if err != nil {
 		return fmt.Errorf("run directory: %w", err)
 	}
@@ -180,12 +180,12 @@ func (r *run) boot(ctx context.Context, mac net.HardwareAddr, icount int) error 
 	for _, ns := range sweepStale(o.CacheDir) {
 		r.say("network", "removed namespace %s left by a bootbench that was killed", ns)
 	}
-	nsName := vbench.NamePrefix + r.rec.ID[len(r.rec.ID)-8:]
+	nsName := vbench.NamePrefix + r.rec.ID.Short()
 	if err := writeOwner(dir, nsName); err != nil {
 		return fmt.Errorf("run directory: %w", err)
 	}
 
-	params := bootparam.Params{Run: r.rec.ID, Bench: o.Bench, Seconds: o.Seconds, Algs: o.Algs}
+	params := bootparam.Params{Run: string(r.rec.ID), Bench: o.Bench, Seconds: o.Seconds, Algs: o.Algs}
 	cmdline := strings.TrimSpace(fmt.Sprintf("console=%s,%d panic=-1 quiet loglevel=1 %s %s", p.Console, p.Baud, params, o.Append))
 	m := vbench.Machine{
 		Binary: p.Virtual.QEMU, Args: p.Virtual.Args, NIC: p.Virtual.NIC, MAC: mac,
@@ -267,7 +267,7 @@ func (r *run) boot(ctx context.Context, mac net.HardwareAddr, icount int) error 
 // watch follows the boot on the console and the servers until the board
 // reports its result, fails, or runs out of time.
 func (r *run) watch(ctx context.Context, q *vbench.QEMU, con *serialctl.Console, events <-chan netboot.Event) error {
-	col := serialctl.NewCollector(r.rec.ID)
+	col := serialctl.NewCollector(string(r.rec.ID))
 	deadline := time.NewTimer(r.o.BootTimeout)
 	defer deadline.Stop()
 	waiting := "hello"

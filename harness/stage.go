@@ -2,6 +2,9 @@ package harness
 
 import (
 	"fmt"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/results"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,7 +19,7 @@ import (
 //
 //	ipxe:       boot.ipxe (script), vmlinuz, initramfs.cpio
 //	uboot-dhcp: boot.scr.uimg (U-Boot script image), Image, initramfs.cpio
-func stageNetboot(method, transport string, server net.IP, runID, kernel, image, root, cmdline string) (bootFile string, err error) {
+func stageNetboot(method boards.BootMethod, transport string, server net.IP, runID results.RunID, kernel, image, root, cmdline string) (bootFile string, err error) {
 	if err := copyFile(image, filepath.Join(root, "initramfs.cpio")); err != nil {
 		return "", fmt.Errorf("stage image: %w", err)
 	}
@@ -25,7 +28,7 @@ func stageNetboot(method, transport string, server net.IP, runID, kernel, image,
 		if err := copyFile(kernel, filepath.Join(root, "vmlinuz")); err != nil {
 			return "", fmt.Errorf("stage kernel: %w", err)
 		}
-		script := IPXEScript(transport, server, runID, cmdline)
+		script := IPXEScript(transport, server, string(runID), cmdline)
 		return "boot.ipxe", os.WriteFile(filepath.Join(root, "boot.ipxe"), []byte(script), 0o644)
 	case "uboot-dhcp":
 		if err := copyFile(kernel, filepath.Join(root, "Image")); err != nil {

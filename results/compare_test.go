@@ -30,7 +30,7 @@ func series(board string, clock int, names, units []string, values ...[]float64)
 	var runs []Run
 	for i, vs := range values {
 		r := Run{
-			ID:       fmt.Sprintf("%s-%d-%d", board, clock, i),
+			ID:       RunID(fmt.Sprintf("%s-%d-%d", board, clock, i)),
 			Board:    board,
 			ClockMHz: clock,
 			Rep:      i,

@@ -39,7 +39,7 @@ type jsonStage struct {
 // jsonRun is the export contract: the documented fields first, in the
 // documented order, then extras scripts may use but need not.
 type jsonRun struct {
-	ID       string       `json:"id"`
+	ID       RunID        `json:"id"`
 	Board    string       `json:"board"`
 	ClockMHz int          `json:"clock_mhz"`
 	Status   string       `json:"status"`
@@ -56,6 +56,10 @@ type jsonRun struct {
 	Kernel      string          `json:"kernel,omitempty"`
 	ImageDigest string          `json:"image_digest,omitempty"`
 	Hello       json.RawMessage `json:"hello,omitempty"`
+	// The clock the board reported and how it was checked (verified,
+	// unverified, mismatch); absent for runs that asked for none.
+	ClockReportedMHz int    `json:"clock_reported_mhz,omitempty"`
+	ClockCheck       string `json:"clock_check,omitempty"`
 }
 
 func jsonTime(t time.Time) string {
@@ -88,7 +92,10 @@ func WriteJSON(w io.Writer, runs []Run) error {
 			Finished:    jsonTime(r.Finished),
 			Kernel:      r.Kernel,
 			ImageDigest: r.ImageDigest,
-			Hello:       r.Hello,
+
+			ClockReportedMHz: r.ClockReportedMHz,
+			ClockCheck:       r.ClockCheck,
+			Hello:            r.Hello,
 		}
 		ms := append([]Metric(nil), r.Metrics...)
 		SortMetrics(ms)

@@ -58,7 +58,7 @@ func TestCSVReadsBack(t *testing.T) {
 	byRunMetric := map[[2]string]float64{}
 	for _, r := range runs {
 		for _, m := range r.Metrics {
-			byRunMetric[[2]string{r.ID, m.Name}] = m.Value
+			byRunMetric[[2]string{string(r.ID), m.Name}] = m.Value
 		}
 	}
 	for _, rec := range recs[1:] {

@@ -141,7 +141,7 @@ func TestGobenchBenchstat(t *testing.T) {
 		scale := float64(clock) / 680
 		for rep, j := range jitter {
 			r := &Run{
-				ID: fmt.Sprintf("rb450g-%d-%d", clock, rep), Board: "rb450g", ClockMHz: clock, Rep: rep,
+				ID: RunID(fmt.Sprintf("rb450g-%d-%d", clock, rep)), Board: "rb450g", ClockMHz: clock, Rep: rep,
 				Status: StatusOK, Bench: "openssl", Tool: "openssl", ToolVersion: "3.0.13",
 				Started: t0.Add(time.Duration(clock*10+rep) * time.Second),
 				Metrics: []Metric{

@@ -339,7 +339,7 @@ func buildHTMLBoard(name string, runs []*Run, stageColors map[string]string) (*h
 
 	for _, r := range runs {
 		row := htmlRunRow{
-			ID: r.ID, Clock: exportClock(r.ClockMHz), Rep: r.Rep, Status: r.Status,
+			ID: string(r.ID), Clock: exportClock(r.ClockMHz), Rep: r.Rep, Status: r.Status,
 			Started: "-", Tool: dash(strings.TrimSpace(r.Tool + " " + r.ToolVersion)),
 			Metrics: len(r.Metrics), Boot: "-", Reason: r.Reason,
 			StatusCSSClass: "st-" + htmlAnchor(r.Status),
@@ -536,7 +536,7 @@ func htmlStageChartFor(runs []*Run, colors map[string]string) *htmlStageChart {
 		row := htmlStageRow{
 			Y: y, TextY: y + htmlStageBarH - 3, BarH: htmlStageBarH,
 			Label:          fmt.Sprintf("%s #%d", exportClock(r.ClockMHz), r.Rep),
-			Tip:            r.ID + " (" + r.Status + ")",
+			Tip:            string(r.ID) + " (" + r.Status + ")",
 			StatusIsNotOK:  r.Status != StatusOK,
 			StatusCSSClass: "st-" + htmlAnchor(r.Status),
 		}

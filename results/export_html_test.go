@@ -21,7 +21,7 @@ func htmlFixtureRuns() []*Run {
 		started := base.Add(time.Duration(n) * 5 * time.Minute)
 		n++
 		runs = append(runs, &Run{
-			ID:    fmt.Sprintf("%s-%s-%d-%d", started.Format("20060102-150405"), board, clock, rep),
+			ID:    RunID(fmt.Sprintf("%s-%s-%d-%d", started.Format("20060102-150405"), board, clock, rep)),
 			Board: board, ClockMHz: clock, Rep: rep, Status: status, Reason: reason,
 			Bench: "openssl", Tool: tool, ToolVersion: version,
 			Started: started, Finished: started.Add(time.Minute),

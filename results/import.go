@@ -20,10 +20,10 @@ const SourceImportPrefix = "import:"
 // NewRunID returns a fresh run id, "20060102-150405-<8 hex digits>": sortable
 // by creation time, and random enough that a stale boot's frames never match
 // a new run and two imports in the same second do not collide.
-func NewRunID() string {
+func NewRunID() RunID {
 	var b [4]byte
 	rand.Read(b[:]) // never fails (crypto/rand panics rather than return short)
-	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+	return RunID(time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:]))
 }
 
 // SplitToolVersion turns what a parser reports into the program and version

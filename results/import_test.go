@@ -33,7 +33,7 @@ func TestImportNewRunID(t *testing.T) {
 	// The shape the harness gives its runs, so imports list among them.
 	shape := regexp.MustCompile(`^\d{8}-\d{6}-[0-9a-f]{8}$`)
 	a, b := NewRunID(), NewRunID()
-	if !shape.MatchString(a) || a == b {
+	if !shape.MatchString(string(a)) || a == b {
 		t.Errorf("NewRunID() = %q, %q; want distinct ids like 20250314-150926-0123abcd", a, b)
 	}
 }

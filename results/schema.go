@@ -65,6 +65,13 @@ ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'run'; -- "run" or "imp
 ALTER TABLE runs ADD COLUMN input_sha256 TEXT;                  -- hex sha256 of the imported bytes
 CREATE UNIQUE INDEX runs_input_sha256 ON runs(input_sha256) WHERE input_sha256 IS NOT NULL;
 `,
+	// 3: the clock a board reported next to the one asked for, and
+	// whether anything confirmed it. A run on a real board can ask for
+	// 800 MHz and get 680; only the board can tell.
+	`
+ALTER TABLE runs ADD COLUMN clock_reported_mhz INTEGER NOT NULL DEFAULT 0; -- 0: the board reported none
+ALTER TABLE runs ADD COLUMN clock_check TEXT NOT NULL DEFAULT '';        -- verified, unverified, mismatch, or '' (no clock asked for, imported)
+`,
 }
 
 // SchemaVersion reports the database's schema version (the number of

@@ -27,7 +27,35 @@ const (
 	StatusFailed      = "failed"
 	StatusCorrupt     = "corrupt"
 	StatusInterrupted = "interrupted"
+	// StatusClockMismatch is a run whose board did not run at the clock
+	// asked for: its figures would be filed under the wrong setting.
+	StatusClockMismatch = "clock-mismatch"
 )
+
+// How a run's clock was checked (Run.ClockCheck).
+const (
+	// ClockVerified: the board reported the clock asked for (cpufreq,
+	// BogoMIPS), or the clock is exact by construction (a virtual clock).
+	ClockVerified = "verified"
+	// ClockUnverified: nothing on the board could confirm the clock.
+	ClockUnverified = "unverified"
+	// ClockMismatch: the board reported another clock.
+	ClockMismatch = "mismatch"
+)
+
+// RunID names one run: UTC start time and 8 random hex digits,
+// "20261130-080534-4f1c2a9e". It goes to the board on the kernel command
+// line and comes back in every frame.
+type RunID string
+
+// Short is the id's random part, for names that must be short (network
+// namespaces, interfaces).
+func (id RunID) Short() string {
+	if len(id) < 8 {
+		return string(id)
+	}
+	return string(id[len(id)-8:])
+}
 
 // ErrNotFound is returned (wrapped) when a run id is not in the store.
 var ErrNotFound = errors.New("run not found")
@@ -61,13 +89,20 @@ type Stage struct {
 
 // Run is one attempt of one benchmark on one board at one clock setting.
 type Run struct {
-	ID       string
+	ID       RunID
 	Board    string
-	ClockMHz int // 0 = unknown or the board's default
-	Rep      int
-	Status   string // StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted
-	Reason   string // one-line failure reason
-	Bench    string // "speed", "openssl", ...
+	ClockMHz int // requested; 0 = unknown or the board's default
+	// ClockReportedMHz is the clock the board reported (cpufreq's current
+	// clock, or BogoMIPS turned into MHz by the profile's ratio); 0 when
+	// it reported none.
+	ClockReportedMHz int
+	// ClockCheck is ClockVerified, ClockUnverified, ClockMismatch, or ""
+	// when no clock was asked for or the run is imported.
+	ClockCheck string
+	Rep        int
+	Status     string // StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted, StatusClockMismatch
+	Reason     string // one-line failure reason
+	Bench      string // "speed", "openssl", ...
 
 	// Tool and ToolVersion name what printed the output, as the parser
 	// saw it: "openssl" "3.0.13", "bootbench-speed" "0.1.0".
@@ -243,7 +278,7 @@ func parseTime(s string) (time.Time, error) {
 
 func validStatus(s string) bool {
 	switch s {
-	case StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted:
+	case StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted, StatusClockMismatch:
 		return true
 	}
 	return false
@@ -256,7 +291,7 @@ func (r *Run) validate() error {
 	case r.Board == "":
 		return fmt.Errorf("run %s has no board", r.ID)
 	case !validStatus(r.Status):
-		return fmt.Errorf("run %s: unknown status %q (want ok, failed, corrupt or interrupted)", r.ID, r.Status)
+		return fmt.Errorf("run %s: unknown status %q (want ok, failed, corrupt, interrupted or clock-mismatch)", r.ID, r.Status)
 	case r.Hello != nil && !json.Valid(r.Hello):
 		return fmt.Errorf("run %s: hello report is not valid JSON", r.ID)
 	}
@@ -339,11 +374,12 @@ func (s *Store) SaveRun(ctx context.Context, r *Run) (err error) {
 	}
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
-			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256,
+			clock_reported_mhz, clock_check)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.Board, r.ClockMHz, r.Rep, r.Status, r.Reason, r.Bench, r.Tool, r.ToolVersion,
 		formatTime(r.Started), formatTime(r.Finished), r.ImageDigest, r.Kernel, hello,
-		r.Transcript, r.RawOutput, source, sum); err != nil {
+		r.Transcript, r.RawOutput, source, sum, r.ClockReportedMHz, r.ClockCheck); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
 
@@ -396,8 +432,8 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 
 // RunByInputSHA256 returns the id of the run imported from input with the
 // given hex sha256, or "" if there is none.
-func (s *Store) RunByInputSHA256(ctx context.Context, sum string) (string, error) {
-	var id string
+func (s *Store) RunByInputSHA256(ctx context.Context, sum string) (RunID, error) {
+	var id RunID
 	err := s.db.QueryRowContext(ctx, `SELECT id FROM runs WHERE input_sha256 = ?`, sum).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
@@ -438,7 +474,7 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 
 // Run returns the run with the given id, transcript included. A missing id
 // gives an error wrapping ErrNotFound.
-func (s *Store) Run(ctx context.Context, id string) (*Run, error) {
+func (s *Store) Run(ctx context.Context, id RunID) (*Run, error) {
 	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, true)
 	if err != nil {
 		return nil, fmt.Errorf("results: run %s: %w", id, err)
@@ -466,20 +502,20 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 	rows, err := tx.QueryContext(ctx, `
 		SELECT r.id, r.board, r.clock_mhz, r.rep, r.status, r.reason, r.bench, r.tool, r.tool_version,
 			r.started, r.finished, r.image_digest, r.kernel, r.hello, `+blobs+`,
-			r.source, r.input_sha256
+			r.source, r.input_sha256, r.clock_reported_mhz, r.clock_check
 		FROM runs r`+cond+` ORDER BY r.started, r.id`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	index := map[string]int{}
+	index := map[RunID]int{}
 	for rows.Next() {
 		var r Run
 		var started, finished string
 		var hello, sum sql.NullString
 		if err := rows.Scan(&r.ID, &r.Board, &r.ClockMHz, &r.Rep, &r.Status, &r.Reason, &r.Bench,
 			&r.Tool, &r.ToolVersion, &started, &finished, &r.ImageDigest, &r.Kernel, &hello,
-			&r.Transcript, &r.RawOutput, &r.Source, &sum); err != nil {
+			&r.Transcript, &r.RawOutput, &r.Source, &sum, &r.ClockReportedMHz, &r.ClockCheck); err != nil {
 			return nil, err
 		}
 		if r.Source == SourceRun {
@@ -516,7 +552,8 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 	}
 	defer srows.Close()
 	for srows.Next() {
-		var run, name string
+		var run RunID
+		var name string
 		var secs float64
 		if err := srows.Scan(&run, &name, &secs); err != nil {
 			return nil, err
@@ -538,7 +575,7 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 	}
 	defer mrows.Close()
 	for mrows.Next() {
-		var run string
+		var run RunID
 		var m Metric
 		if err := mrows.Scan(&run, &m.Name, &m.Unit, &m.Value); err != nil {
 			return nil, err

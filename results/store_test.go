@@ -28,16 +28,19 @@ var t0 = time.Date(2025, 3, 14, 15, 9, 26, 535897000, time.UTC)
 
 func sampleRun(id string, started time.Time) *Run {
 	return &Run{
-		ID:          id,
-		Board:       "qemu-x86_64",
-		ClockMHz:    1000,
-		Rep:         2,
-		Status:      StatusOK,
-		Bench:       "openssl",
-		Tool:        "openssl",
-		ToolVersion: "3.0.13",
-		Started:     started,
-		Finished:    started.Add(42*time.Second + 5*time.Millisecond),
+		ID:       RunID(id),
+		Board:    "qemu-x86_64",
+		ClockMHz: 1000,
+		Rep:      2,
+		Status:   StatusOK,
+
+		ClockReportedMHz: 998,
+		ClockCheck:       ClockVerified,
+		Bench:            "openssl",
+		Tool:             "openssl",
+		ToolVersion:      "3.0.13",
+		Started:          started,
+		Finished:         started.Add(42*time.Second + 5*time.Millisecond),
 		Stages: []Stage{
 			{"dhcp", 1200 * time.Millisecond},
 			{"tftp", 3*time.Second + 1},
@@ -150,7 +153,7 @@ func TestRunsFilterAndOrder(t *testing.T) {
 			}
 			var ids []string
 			for _, r := range runs {
-				ids = append(ids, r.ID)
+				ids = append(ids, string(r.ID))
 				if len(r.Metrics) != 3 || len(r.Stages) != 4 {
 					t.Errorf("run %s: %d metrics, %d stages; want 3, 4", r.ID, len(r.Metrics), len(r.Stages))
 				}

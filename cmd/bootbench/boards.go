@@ -29,7 +29,10 @@ func cmdBoards(args []string) error {
 		fmt.Printf("name          %s\ndescription   %s\narch          %s\nram           %d MiB\nboot          %s\nimage format  %s\nconsole       %s at %d baud\nclocks        %v MHz (default %d, applied by %s)\ntimeouts      boot %s, run %s\n",
 			p.Name, p.Description, p.Arch, p.RAMMB, p.Boot, p.ImageFormat, p.Console, p.Baud, p.Clocks, p.DefaultClock, p.ClockMethod, p.BootTimeout, p.RunTimeout)
 		if v := p.Virtual; v != nil {
-			fmt.Printf("virtual       %s %v, NIC %s, MAC %s, Debian kernel linux-image-%s (%s)\n", v.QEMU, v.Args, v.NIC, v.MAC, v.Kernel.Flavour, v.Kernel.DebianArch)
+			fmt.Printf("virtual       %s %v, NIC %s, MAC %s\n", v.QEMU, v.Args, v.NIC, v.MAC)
+		}
+		if k := p.Kernel; k.Flavour != "" {
+			fmt.Printf("kernel        Debian linux-image-*-%s (%s)\n", k.Flavour, k.DebianArch)
 		}
 		return nil
 	}

@@ -116,7 +116,7 @@ func readImports(ctx context.Context, s *results.Store, paths []string, format s
 			if err != nil {
 				return nil, err
 			}
-			prev, dup = "run "+id, id != ""
+			prev, dup = "run "+string(id), id != ""
 		}
 		switch {
 		case dup && !force:

@@ -82,7 +82,7 @@ func TestImportRB450(t *testing.T) {
 	}
 
 	s := openTestStore(t, db)
-	run, err := s.Run(context.Background(), lines[0].id)
+	run, err := s.Run(context.Background(), results.RunID(lines[0].id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,12 +341,12 @@ func TestImportSurvivesKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored := map[string]results.Run{}
+	stored := map[results.RunID]results.Run{}
 	for _, r := range runs {
 		stored[r.ID] = r
 	}
 	for _, rep := range reported {
-		r, ok := stored[rep.id]
+		r, ok := stored[results.RunID(rep.id)]
 		switch {
 		case !ok:
 			t.Errorf("%s: reported as run %s, not in the store", rep.file, rep.id)

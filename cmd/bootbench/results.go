@@ -47,7 +47,7 @@ func cmdResults(ctx context.Context, args []string) error {
 			return err
 		}
 		defer s.Close()
-		r, err := s.Run(ctx, fs.Arg(0))
+		r, err := s.Run(ctx, results.RunID(fs.Arg(0)))
 		if errors.Is(err, results.ErrNotFound) {
 			return usageErr("results show: no run %q (see 'bootbench results list')", fs.Arg(0))
 		}

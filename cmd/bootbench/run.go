@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
@@ -55,13 +54,16 @@ func cmdRun(ctx context.Context, args []string) error {
 	if *bench != "speed" && *bench != "openssl" {
 		return usageErr("run: unknown benchmark %q (speed or openssl)", *bench)
 	}
-	settings := []int{p.DefaultClock}
+	settings := []boards.MHz{p.DefaultClock}
 	if *clocks != "" {
 		settings = nil
 		for _, c := range splitList(*clocks) {
-			mhz, err := strconv.Atoi(c)
-			if err != nil || !p.HasClock(mhz) {
-				return usageErr("run: board %s has no clock setting %q (settings: %v MHz)", p.Name, c, p.Clocks)
+			mhz, err := boards.ParseMHz(c)
+			if err != nil {
+				return usageErr("run: --clock: %v", err)
+			}
+			if err := p.CheckClock(mhz); err != nil {
+				return usageErr("run: %v", err)
 			}
 			settings = append(settings, mhz)
 		}
@@ -104,7 +106,7 @@ func cmdRun(ctx context.Context, args []string) error {
 			}
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "bootbench: run %s failed: %v\n", rec.ID, err)
-				failed = append(failed, rec.ID)
+				failed = append(failed, string(rec.ID))
 				continue
 			}
 			clock := "default clock"

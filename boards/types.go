@@ -1,0 +1,138 @@
+package boards
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// MHz is a CPU clock setting. 0 means "the board's default": no setting was
+// asked for.
+type MHz int
+
+func (m MHz) String() string {
+	if m == 0 {
+		return "default clock"
+	}
+	return strconv.Itoa(int(m)) + " MHz"
+}
+
+// ParseMHz reads a clock setting as a user types it: "800" or "800MHz".
+func ParseMHz(s string) (MHz, error) {
+	t := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(s), "MHz"), "mhz")
+	n, err := strconv.Atoi(strings.TrimSpace(t))
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a clock in MHz", s)
+	}
+	return MHz(n), nil
+}
+
+// BootMethod is how a board's bootloader gets the kernel and image.
+type BootMethod string
+
+// The boot methods bootbench knows. Each names one dialect the netboot
+// servers speak (or, for qemu-direct, no network at all).
+const (
+	BootIPXE        BootMethod = "ipxe"             // iPXE asks by DHCP, runs our script
+	BootPXE         BootMethod = "pxe"              // firmware PXE, chainloaded into iPXE
+	BootPXELinux    BootMethod = "pxelinux"         // U-Boot's pxe get / pxe boot
+	BootUBootDHCP   BootMethod = "uboot-dhcp"       // U-Boot's own DHCP, then boot.scr.uimg
+	BootUBootSerial BootMethod = "uboot-serial"     // U-Boot driven over its console
+	BootRouterBOOT  BootMethod = "routerboot-bootp" // MikroTik RouterBOOT: BOOTP, one ELF
+	BootCFE         BootMethod = "cfe"              // Broadcom CFE driven over its console
+	BootQEMUDirect  BootMethod = "qemu-direct"      // QEMU loads the kernel itself
+)
+
+var bootMethods = []BootMethod{BootIPXE, BootPXE, BootPXELinux, BootUBootDHCP, BootUBootSerial, BootRouterBOOT, BootCFE, BootQEMUDirect}
+
+// UnmarshalYAML refuses a boot method bootbench does not know.
+func (b *BootMethod) UnmarshalYAML(n *yaml.Node) error {
+	v, err := oneOf(n, "boot method", bootMethods)
+	*b = v
+	return err
+}
+
+// ClockMethod is how a requested clock reaches the board.
+type ClockMethod string
+
+// The clock methods. An empty ClockMethod is a board whose clock cannot be
+// set: it runs at its default only.
+const (
+	ClockCPUFreq    ClockMethod = "cpufreq"     // benchinit sets it through cpufreq (bootbench.clock=)
+	ClockCmdline    ClockMethod = "cmdline"     // a kernel parameter from the profile's template
+	ClockBootloader ClockMethod = "bootloader"  // typed into the bootloader over the console
+	ClockQEMUIcount ClockMethod = "qemu-icount" // QEMU's virtual instruction clock
+	ClockManual     ClockMethod = "manual"      // set by the operator (e.g. RouterBOOT's menu)
+)
+
+var clockMethods = []ClockMethod{ClockCPUFreq, ClockCmdline, ClockBootloader, ClockQEMUIcount, ClockManual}
+
+// UnmarshalYAML refuses a clock method bootbench does not know.
+func (c *ClockMethod) UnmarshalYAML(n *yaml.Node) error {
+	v, err := oneOf(n, "clock method", clockMethods)
+	*c = v
+	return err
+}
+
+// ImageFormat is how the image is wrapped for the board's bootloader.
+type ImageFormat string
+
+// The image formats (see initramfs.Wrap).
+const (
+	FormatCPIO   ImageFormat = "cpio"
+	FormatCPIOGz ImageFormat = "cpio.gz"
+	FormatCPIOXz ImageFormat = "cpio.xz"
+	FormatUImage ImageFormat = "uimage"
+	FormatELF    ImageFormat = "elf"
+)
+
+var imageFormats = []ImageFormat{FormatCPIO, FormatCPIOGz, FormatCPIOXz, FormatUImage, FormatELF}
+
+// UnmarshalYAML refuses an image format bootbench cannot write.
+func (f *ImageFormat) UnmarshalYAML(n *yaml.Node) error {
+	v, err := oneOf(n, "image format", imageFormats)
+	*f = v
+	return err
+}
+
+// PowerDriver names how a board is switched on and off.
+type PowerDriver string
+
+// The power drivers (see harness/power).
+const (
+	PowerManual    PowerDriver = "manual"    // the operator, told what to do
+	PowerCommand   PowerDriver = "command"   // shell commands: relays, uhubctl, snmpset
+	PowerPDUDaemon PowerDriver = "pdudaemon" // a pdudaemon's HTTP API
+	PowerTasmota   PowerDriver = "tasmota"   // a Tasmota smart plug's HTTP API
+	PowerShelly    PowerDriver = "shelly"    // a Shelly relay's HTTP API
+	PowerQEMU      PowerDriver = "qemu"      // a virtual board: QEMU started by bootbench
+)
+
+var powerDrivers = []PowerDriver{PowerManual, PowerCommand, PowerPDUDaemon, PowerTasmota, PowerShelly, PowerQEMU}
+
+// UnmarshalYAML refuses a power driver bootbench does not have.
+func (d *PowerDriver) UnmarshalYAML(n *yaml.Node) error {
+	v, err := oneOf(n, "power driver", powerDrivers)
+	*d = v
+	return err
+}
+
+// oneOf decodes a scalar that must be one of known.
+func oneOf[T ~string](n *yaml.Node, what string, known []T) (T, error) {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return "", err
+	}
+	for _, k := range known {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	names := make([]string, len(known))
+	for i, k := range known {
+		names[i] = string(k)
+	}
+	return "", fmt.Errorf("line %d: unknown %s %q (known: %s)", n.Line, what, s, strings.Join(names, ", "))
+}
