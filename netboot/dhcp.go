@@ -49,14 +49,17 @@ type Planner interface {
 
 // Event reports one thing a server did, for progress display and timings.
 type Event struct {
-	Time     time.Time
-	Kind     string // "dhcp-offer", "dhcp-ack", "bootp-reply", "tftp-done", "tftp-error", "ignored"
-	MAC      net.HardwareAddr
-	IP       net.IP
-	File     string
-	Bytes    int64
-	Duration time.Duration
-	Err      error
+	Time time.Time
+	Kind string // "dhcp-offer", "dhcp-ack", "bootp-reply", "proxy-offer", "proxy-ack", "tftp-done", "tftp-error", "ignored"
+	MAC  net.HardwareAddr
+	// VendorClass is what a DHCP client said it is (option 60), so an
+	// unknown board can be told apart from a stray laptop.
+	VendorClass string
+	IP          net.IP
+	File        string
+	Bytes       int64
+	Duration    time.Duration
+	Err         error
 }
 
 // Reporter receives events. It must not block for long.
@@ -78,10 +81,24 @@ func ListenDHCP(iface string) (net.PacketConn, error) {
 	return conn, nil
 }
 
-// ServeDHCP answers DHCP and BOOTP requests on conn until ctx ends. It runs
-// its own read loop rather than server4.Server because RouterBOOT's plain
-// BOOTP requests do not parse as DHCP (see ParseRequest).
+// ServeDHCP answers DHCP and BOOTP requests on conn until ctx ends, as the
+// segment's DHCP server: known boards get their address and boot fields. It
+// runs its own read loop rather than server4.Server because RouterBOOT's
+// plain BOOTP requests do not parse as DHCP (see ParseRequest).
 func ServeDHCP(ctx context.Context, conn net.PacketConn, plan Planner, report Reporter) error {
+	return serve(ctx, conn, report, func(req *dhcpv4.DHCPv4) (*dhcpv4.DHCPv4, Event) { return Reply(req, plan) })
+}
+
+// ServeProxyDHCP answers as a proxyDHCP server (PXE specification 2.1,
+// section 2.2.3) on a segment where another server hands out addresses: to a
+// known board's DHCPDISCOVER on port 67 it offers only the boot fields, and
+// to its request on port 4011 it acknowledges them. It never offers an
+// address. Run it on both sockets.
+func ServeProxyDHCP(ctx context.Context, conn net.PacketConn, plan Planner, report Reporter) error {
+	return serve(ctx, conn, report, func(req *dhcpv4.DHCPv4) (*dhcpv4.DHCPv4, Event) { return ProxyReply(req, plan) })
+}
+
+func serve(ctx context.Context, conn net.PacketConn, report Reporter, reply func(*dhcpv4.DHCPv4) (*dhcpv4.DHCPv4, Event)) error {
 	if report == nil {
 		report = func(Event) {}
 	}
@@ -100,7 +117,7 @@ func ServeDHCP(ctx context.Context, conn net.PacketConn, plan Planner, report Re
 		if err != nil {
 			continue // not ours to answer; never crash on a stray packet
 		}
-		resp, ev := Reply(req, plan)
+		resp, ev := reply(req)
 		ev.Time = time.Now()
 		if resp == nil {
 			report(ev)
@@ -154,17 +171,8 @@ func ParseRequest(b []byte) (*dhcpv4.DHCPv4, error) {
 // Reply builds the answer to req, or nil when req is not ours to answer; the
 // event says what was decided either way.
 func Reply(req *dhcpv4.DHCPv4, plan Planner) (*dhcpv4.DHCPv4, Event) {
-	c := Client{
-		MAC:         req.ClientHWAddr,
-		BOOTP:       req.MessageType() == dhcpv4.MessageTypeNone,
-		VendorClass: req.ClassIdentifier(),
-	}
-	for _, uc := range req.UserClass() {
-		if uc == "iPXE" {
-			c.IPXE = true
-		}
-	}
-	ev := Event{Kind: "ignored", MAC: c.MAC}
+	c := clientOf(req)
+	ev := Event{Kind: "ignored", MAC: c.MAC, VendorClass: c.VendorClass}
 	offer, ok := plan.Plan(c)
 	if !ok {
 		return nil, ev
@@ -227,6 +235,70 @@ func Reply(req *dhcpv4.DHCPv4, plan Planner) (*dhcpv4.DHCPv4, Event) {
 		// offers for seconds before it asks for ours.
 		resp.UpdateOption(dhcpv4.OptGeneric(dhcpv4.GenericOptionCode(175), []byte{176, 1, 1}))
 	}
+	return resp, ev
+}
+
+// clientOf is what req says about the machine asking.
+func clientOf(req *dhcpv4.DHCPv4) Client {
+	c := Client{
+		MAC:         req.ClientHWAddr,
+		BOOTP:       req.MessageType() == dhcpv4.MessageTypeNone,
+		VendorClass: req.ClassIdentifier(),
+	}
+	for _, uc := range req.UserClass() {
+		if uc == "iPXE" {
+			c.IPXE = true
+		}
+	}
+	return c
+}
+
+// pxeClient is the vendor class prefix of every PXE client (iPXE sends it
+// too): only such clients understand a proxyDHCP answer.
+const pxeClient = "PXEClient"
+
+// ProxyReply builds a proxyDHCP answer to req, or nil when req is not ours:
+// an OFFER to a known PXE client's DISCOVER, an ACK to its REQUEST (which
+// comes to port 4011). Neither carries an address (yiaddr stays 0.0.0.0):
+// the segment's own DHCP server gives that. Option 43 says "boot the named
+// file from siaddr, skip boot server discovery" (PXE discovery control bit 3).
+func ProxyReply(req *dhcpv4.DHCPv4, plan Planner) (*dhcpv4.DHCPv4, Event) {
+	c := clientOf(req)
+	ev := Event{Kind: "ignored", MAC: c.MAC, VendorClass: c.VendorClass}
+	if !strings.HasPrefix(c.VendorClass, pxeClient) {
+		return nil, ev
+	}
+	offer, ok := plan.Plan(c)
+	if !ok {
+		return nil, ev
+	}
+	ev.File = offer.BootFile
+	var typ dhcpv4.MessageType
+	switch req.MessageType() {
+	case dhcpv4.MessageTypeDiscover:
+		typ, ev.Kind = dhcpv4.MessageTypeOffer, "proxy-offer"
+	case dhcpv4.MessageTypeRequest:
+		if sid := req.ServerIdentifier(); sid != nil && !sid.Equal(offer.Server) {
+			return nil, ev // the client's REQUEST to the segment's DHCP server
+		}
+		typ, ev.Kind = dhcpv4.MessageTypeAck, "proxy-ack"
+	default:
+		return nil, ev
+	}
+	resp, err := dhcpv4.NewReplyFromRequest(req)
+	if err != nil {
+		ev.Kind, ev.Err = "dhcp-error", err
+		return nil, ev
+	}
+	resp.YourIPAddr = net.IPv4zero
+	resp.ServerIPAddr = offer.Server
+	resp.BootFileName = offer.BootFile
+	resp.UpdateOption(dhcpv4.OptMessageType(typ))
+	resp.UpdateOption(dhcpv4.OptServerIdentifier(offer.Server))
+	resp.UpdateOption(dhcpv4.OptClassIdentifier(pxeClient))
+	resp.UpdateOption(dhcpv4.OptBootFileName(offer.BootFile))
+	// Vendor options: PXE_DISCOVERY_CONTROL (6) = 8, then End.
+	resp.UpdateOption(dhcpv4.OptGeneric(dhcpv4.OptionVendorSpecificInformation, []byte{6, 1, 8, 255}))
 	return resp, ev
 }
 

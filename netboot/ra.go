@@ -46,6 +46,12 @@ func ListenRA(iface string) (*RA, error) {
 	f.SetAll(true)
 	f.Accept(ipv6.ICMPTypeRouterSolicitation)
 	pc.SetICMPFilter(&f)
+	// The socket hears solicitations from every interface; only the
+	// bench's may be answered.
+	if err := pc.SetControlMessage(ipv6.FlagInterface, true); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("router advertisements on %s: %w", iface, err)
+	}
 	return &RA{conn: c, pc: pc, ifi: ifi}, nil
 }
 
@@ -66,12 +72,15 @@ func (r *RA) Serve(ctx context.Context) error {
 	}
 	buf := make([]byte, 1500)
 	for {
-		n, _, _, err := r.pc.ReadFrom(buf)
+		n, cm, _, err := r.pc.ReadFrom(buf)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return fmt.Errorf("read router solicitation: %w", err)
+		}
+		if cm == nil || cm.IfIndex != r.ifi.Index {
+			continue
 		}
 		m, err := icmp.ParseMessage(58, buf[:n])
 		if err != nil || m.Type != ipv6.ICMPTypeRouterSolicitation {

@@ -3,21 +3,28 @@
 // sockets inside the namespace, so nothing the board sends or receives ever
 // touches the host's networks.
 //
-//	n, err := vbench.NewNet(ctx, "bootbench-1a2b3c4d")
+//	n, err := vbench.NewNet(ctx, cacheDir)
 //	defer n.Close()
 //	n.Do(func() error { conn, err = netboot.ListenDHCP(n.Tap); return err })
+//
+// Net is a harness.Network and Board a harness.Target: the harness drives a
+// virtual board exactly as it drives one on a real bench.
 package vbench
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 
+	"github.com/bootbench/bootbench/internal/owner"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,24 +40,44 @@ type Net struct {
 	HostIP  net.IP // our servers' address on the tap
 	BoardIP net.IP // what the board is given
 	Mask    net.IPMask
+	// record is the directory that says which process owns the
+	// namespace, so a bootbench killed with SIGKILL leaves nothing the
+	// next one does not remove.
+	record string
 }
 
-// NewNet creates the namespace and its tap, up and addressed.
-func NewNet(ctx context.Context, name string) (*Net, error) {
-	if !strings.HasPrefix(name, NamePrefix) {
-		name = NamePrefix + name
-	}
+// hostPrefix is bootbench's address on the tap, with the subnet.
+var hostPrefix = netip.MustParsePrefix("198.18.0.1/24")
+
+// BoardAddr is the address a virtual board is given.
+var BoardAddr = netip.MustParseAddr("198.18.0.10")
+
+// NewNet creates a namespace and its tap, up and addressed, recorded in
+// cacheDir as this process's (Sweep removes what a killed one left).
+func NewNet(ctx context.Context, cacheDir string) (*Net, error) {
+	var b [4]byte
+	rand.Read(b[:])
+	name := NamePrefix + hex.EncodeToString(b[:])
 	n := &Net{
 		Name:    name,
 		Tap:     "bbtap0",
-		HostIP:  net.IPv4(198, 18, 0, 1).To4(),
-		BoardIP: net.IPv4(198, 18, 0, 10).To4(),
-		Mask:    net.CIDRMask(24, 32),
+		HostIP:  net.IP(hostPrefix.Addr().AsSlice()),
+		BoardIP: net.IP(BoardAddr.AsSlice()),
+		Mask:    net.CIDRMask(hostPrefix.Bits(), 32),
+		record:  filepath.Join(cacheDir, "vbench-"+name),
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
 		return nil, fmt.Errorf("virtual bench needs the ip command (Debian package iproute2): %w", err)
 	}
+	if err := os.MkdirAll(n.record, 0o755); err != nil {
+		return nil, fmt.Errorf("virtual bench: %w", err)
+	}
+	if err := owner.Claim(n.record, name); err != nil {
+		os.RemoveAll(n.record)
+		return nil, fmt.Errorf("virtual bench: %w", err)
+	}
 	if err := ipcmd(ctx, "netns", "add", name); err != nil {
+		os.RemoveAll(n.record)
 		return nil, fmt.Errorf("create network namespace (needs root): %w", err)
 	}
 	steps := [][]string{
@@ -60,7 +87,7 @@ func NewNet(ctx context.Context, name string) (*Net, error) {
 		// router solicitation from iPXE gets its answer, not the third.
 		{"netns", "exec", name, "sysctl", "-qw", "net.ipv6.conf.default.accept_dad=0"},
 		{"netns", "exec", name, "ip", "tuntap", "add", "dev", n.Tap, "mode", "tap"},
-		{"netns", "exec", name, "ip", "addr", "add", "198.18.0.1/24", "dev", n.Tap},
+		{"netns", "exec", name, "ip", "addr", "add", hostPrefix.String(), "dev", n.Tap},
 		{"netns", "exec", name, "ip", "link", "set", n.Tap, "up"},
 	}
 	for _, s := range steps {
@@ -70,6 +97,32 @@ func NewNet(ctx context.Context, name string) (*Net, error) {
 		}
 	}
 	return n, nil
+}
+
+// Interface is the tap the boards are on (harness.Network).
+func (n *Net) Interface() string { return n.Tap }
+
+// Addr is bootbench's address on the tap, with the subnet (harness.Network).
+func (n *Net) Addr() netip.Prefix { return hostPrefix }
+
+// Sweep removes the namespaces of virtual benches whose bootbench was
+// killed, and the files of its boards, and returns the namespaces' names.
+func Sweep(cacheDir string) []string {
+	var swept []string
+	for _, o := range owner.Orphans(filepath.Join(cacheDir, "qemu-*")) {
+		os.RemoveAll(o.Dir)
+	}
+	for _, o := range owner.Orphans(filepath.Join(cacheDir, "vbench-"+NamePrefix+"*")) {
+		if strings.HasPrefix(o.Note, NamePrefix) {
+			if _, err := os.Stat(filepath.Join("/run/netns", o.Note)); err == nil {
+				if ipcmd(context.Background(), "netns", "del", o.Note) == nil {
+					swept = append(swept, o.Note)
+				}
+			}
+		}
+		os.RemoveAll(o.Dir)
+	}
+	return swept
 }
 
 func ipcmd(ctx context.Context, args ...string) error {
@@ -113,7 +166,11 @@ func (n *Net) Do(fn func() error) error {
 
 // Close deletes the namespace, and with it the tap.
 func (n *Net) Close() error {
-	return ipcmd(context.Background(), "netns", "del", n.Name)
+	err := ipcmd(context.Background(), "netns", "del", n.Name)
+	if n.record != "" {
+		os.RemoveAll(n.record)
+	}
+	return err
 }
 
 // Leftovers lists namespaces this package created that still exist.

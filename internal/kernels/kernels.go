@@ -1,4 +1,7 @@
-package vbench
+// Package kernels finds the Debian kernels boards boot when their inventory
+// names none: unpacked from Debian's packages into the cache (by
+// scripts/fetch-kernel.sh), never installed into the host's /boot.
+package kernels
 
 import (
 	"context"
@@ -10,11 +13,11 @@ import (
 	"strings"
 )
 
-// Kernel returns a Debian kernel image for a virtual board from the cache
+// Debian returns a Debian kernel image from the cache
 // (cacheDir/kernels/<debianArch>/linux-image-*-<flavour>/boot/vmlinu[xz]-*),
 // fetching it with scripts/fetch-kernel.sh from the source tree when the cache
 // has none. Kernels are unpacked from the .deb, never installed.
-func Kernel(ctx context.Context, cacheDir, source, debianArch, flavour string) (string, error) {
+func Debian(ctx context.Context, cacheDir, source, debianArch, flavour string) (string, error) {
 	if k := cachedKernel(cacheDir, debianArch, flavour); k != "" {
 		return k, nil
 	}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/harness"
+	"github.com/bootbench/bootbench/harness/power"
+	"github.com/bootbench/bootbench/internal/benchnic"
+	"github.com/bootbench/bootbench/internal/kernels"
+	"github.com/bootbench/bootbench/internal/vbench"
+	"github.com/bootbench/bootbench/netboot"
+)
+
+// rivalProbe is how long bootbench listens for another DHCP server on a
+// bench segment before it serves as the segment's DHCP server.
+const rivalProbe = 2 * time.Second
+
+// errRival is a bench segment that has a DHCP server of its own.
+var errRival = errors.New("another DHCP server answers on the bench segment")
+
+// rig is what a command sets up to run one board: the target (its power and
+// console) and the bench (the network it netboots from). close undoes the
+// setup: the virtual bench's namespace, a bench address that was added.
+type rig struct {
+	board  boards.Board
+	target harness.Target
+	bench  harness.Bench
+	close  func()
+}
+
+// loadBoard finds the board by name in the inventory (flag, else the
+// default places) or among the virtual boards.
+func loadBoard(name, inventoryFlag string) (boards.Board, *boards.Inventory, error) {
+	var inv *boards.Inventory
+	if path := boards.InventoryPath(inventoryFlag); path != "" {
+		var err error
+		if inv, err = boards.LoadInventory(path); err != nil {
+			return boards.Board{}, nil, usageErr("%v", err)
+		}
+	}
+	b, err := boards.Resolve(name, inv)
+	if err != nil {
+		return boards.Board{}, nil, usageErr("%v", err)
+	}
+	return b, inv, nil
+}
+
+// openRig readies board b to be run: a virtual board gets the virtual bench,
+// a board from the inventory the inventory's bench NIC, console and power.
+func openRig(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy bool, progress io.Writer) (*rig, error) {
+	if b.Virtual() {
+		if proxy {
+			return nil, usageErr("--proxy is for a real bench that has a DHCP server of its own; virtual board %s has its own network", b.Name)
+		}
+		return openVirtual(ctx, b, progress)
+	}
+	return openWired(ctx, b, inv, proxy, progress)
+}
+
+func openVirtual(ctx context.Context, b boards.Board, progress io.Writer) (*rig, error) {
+	p, cache := b.Profile, cacheDir()
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	for _, ns := range vbench.Sweep(cache) {
+		fmt.Fprintf(progress, "bootbench: removed namespace %s left by a bootbench that was killed\n", ns)
+	}
+	m := vbench.Machine{
+		Binary: p.Virtual.QEMU, Args: p.Virtual.Args, NIC: p.Virtual.NIC, MAC: b.MAC,
+		Memory: p.RAMMB, SeaBIOSSerial: p.Virtual.SeaBIOSSerial, UBootEnv: p.Virtual.UBootEnv,
+	}
+	r := &rig{board: b, close: func() {}}
+	if p.Boot == boards.BootQEMUDirect {
+		r.target = vbench.NewBoard(nil, m, cache)
+		return r, nil
+	}
+	n, err := vbench.NewNet(ctx, cache)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(progress, "bootbench: virtual bench: namespace %s, tap %s on %s\n", n.Name, n.Tap, n.Addr())
+	r.board.Address = vbench.BoardAddr
+	r.target = vbench.NewBoard(n, m, cache)
+	r.bench = &harness.NetBench{Net: n}
+	r.close = func() { n.Close() }
+	return r, nil
+}
+
+func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy bool, progress io.Writer) (*rig, error) {
+	drv, err := power.New(b.Name, b.Power, nil)
+	if err != nil {
+		return nil, usageErr("board %s: %v", b.Name, err)
+	}
+	cache := cacheDir()
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	for _, s := range benchnic.Sweep(cache) {
+		fmt.Fprintf(progress, "bootbench: removed bench address %s left by a bootbench that was killed\n", s)
+	}
+	nic, err := benchnic.Open(ctx, inv.Bench.Interface, inv.Bench.Address, cache)
+	if err != nil {
+		return nil, err
+	}
+	if nic.Added() {
+		fmt.Fprintf(progress, "bootbench: added %s to %s for this run; it is removed afterwards\n", nic.Addr(), nic.Interface())
+	}
+	closeNIC := func() {
+		if nic.Added() {
+			if err := nic.Close(); err != nil {
+				fmt.Fprintf(progress, "bootbench: %v\n", err)
+				return
+			}
+			fmt.Fprintf(progress, "bootbench: removed %s from %s\n", nic.Addr(), nic.Interface())
+		}
+	}
+	if !proxy {
+		if err := probeRival(ctx, nic.Interface(), progress); err != nil {
+			closeNIC()
+			return nil, err
+		}
+	}
+	return &rig{
+		board:  b,
+		target: &harness.Wired{Driver: drv, Port: b.Console, Baud: b.Baud},
+		bench:  &harness.NetBench{Net: nic, Proxy: proxy},
+		close:  closeNIC,
+	}, nil
+}
+
+// probeRival refuses to be a second DHCP server on a segment that has one.
+func probeRival(ctx context.Context, iface string, progress io.Writer) error {
+	fmt.Fprintf(progress, "bootbench: listening %s on %s for another DHCP server\n", rivalProbe, iface)
+	rival, err := netboot.ProbeDHCP(ctx, iface, rivalProbe)
+	if err != nil {
+		return err
+	}
+	if rival != nil {
+		return &exitError{code: 2, err: fmt.Errorf("%w: %s on %s; two DHCP servers would give the boards different answers. Run with --proxy: bootbench then answers only the boot (proxyDHCP) and that server hands out the addresses", errRival, rival, iface)}
+	}
+	return nil
+}
+
+// debianKernel fetches the profile's Debian kernel into the cache.
+func debianKernel(src string) func(context.Context, boards.DebianKernel) (string, error) {
+	return func(ctx context.Context, k boards.DebianKernel) (string, error) {
+		return kernels.Debian(ctx, cacheDir(), src, k.DebianArch, k.Flavour)
+	}
+}

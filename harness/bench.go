@@ -1,0 +1,189 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+
+	"github.com/bootbench/bootbench/netboot"
+)
+
+// A Network is where a bench's boards netboot from: one interface of this
+// host and bootbench's address on it. A real bench's NIC is one
+// (internal/benchnic); the virtual bench's tap in its namespace is another
+// (internal/vbench).
+type Network interface {
+	Interface() string
+	Addr() netip.Prefix // bootbench's address, with the bench subnet
+	// Do runs fn where the network's sockets must be opened (the virtual
+	// bench's namespace; the host for a real NIC).
+	Do(fn func() error) error
+	// Go runs fn on a goroutine that stays where Do runs: for servers that
+	// open sockets as they go (pin/tftp opens one per transfer).
+	Go(fn func()) error
+}
+
+// A Bench serves one board's netboot: the answers to its DHCP (or BOOTP)
+// request and the files it then fetches.
+type Bench interface {
+	// Serve answers the board until stop is called.
+	Serve(ctx context.Context, b Boot, report netboot.Reporter) (stop func(), err error)
+	// ServerIP is the address the board fetches from.
+	ServerIP() net.IP
+	String() string
+}
+
+// Boot is what one board is served for one boot.
+type Boot struct {
+	MAC net.HardwareAddr
+	// IP is the board's fixed address; invalid in proxy mode, where the
+	// segment's DHCP server gives the address.
+	IP netip.Addr
+	// Root holds the files the board fetches by TFTP or HTTP.
+	Root string
+	// BootFile is what the DHCP answer names; IPXEScript what iPXE gets
+	// instead when it asks.
+	BootFile, IPXEScript string
+}
+
+// NetBench serves boots with bootbench's own DHCP, TFTP and HTTP servers
+// (and the IPv6 router advertisement iPXE waits for) on a Network, and
+// nowhere else.
+type NetBench struct {
+	Net Network
+	// Proxy makes the DHCP server a proxyDHCP server: the segment has a
+	// DHCP server of its own that gives the boards their addresses.
+	Proxy bool
+}
+
+// ServerIP implements Bench.
+func (nb *NetBench) ServerIP() net.IP { return net.IP(nb.Net.Addr().Addr().AsSlice()) }
+
+func (nb *NetBench) String() string {
+	mode := "DHCP"
+	if nb.Proxy {
+		mode = "proxyDHCP"
+	}
+	return fmt.Sprintf("%s+TFTP+HTTP on %s (%s)", mode, nb.Net.Interface(), nb.Net.Addr().Addr())
+}
+
+// Serve implements Bench.
+func (nb *NetBench) Serve(ctx context.Context, b Boot, report netboot.Reporter) (func(), error) {
+	plan := netboot.StaticPlan{
+		Server: nb.ServerIP(),
+		Mask:   net.CIDRMask(nb.Net.Addr().Bits(), 32),
+		Hosts: map[string]netboot.Host{
+			b.MAC.String(): {IP: addrIP(b.IP), BootFile: b.BootFile, IPXEScript: b.IPXEScript},
+		},
+	}
+	if !nb.Proxy && !b.IP.IsValid() {
+		return nil, fmt.Errorf("board %s has no address: give it one in the inventory, or serve with --proxy where another DHCP server hands out addresses", b.MAC)
+	}
+	return startServers(ctx, nb.Net, nb.Proxy, b.Root, plan, report)
+}
+
+func addrIP(a netip.Addr) net.IP {
+	if !a.IsValid() {
+		return nil
+	}
+	return net.IP(a.AsSlice())
+}
+
+// servers is what startServers runs, so one stop ends all of it.
+type servers struct {
+	tftp   *netboot.TFTP
+	http   *netboot.HTTP
+	conns  []net.PacketConn
+	httpL  net.Listener
+	ra     *netboot.RA
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func (s *servers) stop() {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	if s.tftp != nil {
+		s.tftp.Shutdown()
+	}
+	if s.http != nil {
+		s.http.Shutdown()
+	}
+	for _, c := range s.conns {
+		c.Close()
+	}
+	if s.httpL != nil {
+		s.httpL.Close()
+	}
+	s.wg.Wait()
+}
+
+// startServers runs DHCP (or proxyDHCP), TFTP, HTTP and router
+// advertisements on n for the files under root.
+func startServers(ctx context.Context, n Network, proxy bool, root string, plan netboot.Planner, report netboot.Reporter) (stop func(), err error) {
+	s := &servers{}
+	defer func() {
+		if err != nil {
+			s.stop()
+		}
+	}()
+	if s.tftp, err = netboot.NewTFTP(root, report); err != nil {
+		return nil, err
+	}
+	if s.http, err = netboot.NewHTTP(root, report); err != nil {
+		return nil, err
+	}
+	iface, addr := n.Interface(), n.Addr().Addr()
+	var dhcpConn, proxyConn, tftpConn net.PacketConn
+	err = n.Do(func() error {
+		var err error
+		if dhcpConn, err = netboot.ListenDHCP(iface); err != nil {
+			return err
+		}
+		s.conns = append(s.conns, dhcpConn)
+		if proxy {
+			if proxyConn, err = netboot.ListenUDP(iface, addr, netboot.ProxyDHCPPort); err != nil {
+				return err
+			}
+			s.conns = append(s.conns, proxyConn)
+		}
+		if tftpConn, err = netboot.ListenUDP(iface, addr, 69); err != nil {
+			return err
+		}
+		s.conns = append(s.conns, tftpConn)
+		if s.httpL, err = netboot.ListenTCP(iface, addr, 80); err != nil {
+			return err
+		}
+		s.ra, err = netboot.ListenRA(iface)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start servers on %s: %w", iface, err)
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	serveDHCP := netboot.ServeDHCP
+	if proxy {
+		serveDHCP = netboot.ServeProxyDHCP
+		s.spawn(func() { serveDHCP(sctx, proxyConn, plan, report) })
+	}
+	s.spawn(func() { serveDHCP(sctx, dhcpConn, plan, report) })
+	s.spawn(func() { s.ra.Serve(sctx) })
+	s.spawn(func() { s.http.Serve(s.httpL) })
+	// pin/tftp opens a socket per transfer in its serving goroutine, so
+	// that goroutine must live where the network is.
+	s.wg.Add(1)
+	if err := n.Go(func() { defer s.wg.Done(); s.tftp.Serve(tftpConn) }); err != nil {
+		s.wg.Done()
+		return nil, fmt.Errorf("start TFTP on %s: %w", iface, err)
+	}
+	return s.stop, nil
+}
+
+func (s *servers) spawn(fn func()) {
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); fn() }()
+}

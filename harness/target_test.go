@@ -1,0 +1,310 @@
+package harness
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/internal/frame/frametest"
+	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/serialctl"
+)
+
+// fakeTarget is a board that prints, on each power-on, the next of its
+// scripted boots: the console lines a script makes for the run id the
+// harness put on its command line. "<off>" powers it off.
+type fakeTarget struct {
+	boots []script
+
+	mu      sync.Mutex
+	run     string
+	boot    int
+	w       *io.PipeWriter
+	off     atomic.Bool
+	ons     int
+	offs    int
+	written sync.WaitGroup
+}
+
+var runParam = regexp.MustCompile(`bootbench\.run=(\S+)`)
+
+func (f *fakeTarget) String() string { return "fake" }
+
+func (f *fakeTarget) LoadDirect(kernel, initrd, cmdline string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.run = runParam.FindStringSubmatch(cmdline)[1]
+}
+
+func (f *fakeTarget) Console(ctx context.Context) (*serialctl.Console, error) {
+	r, w := io.Pipe()
+	f.mu.Lock()
+	f.w = w
+	f.mu.Unlock()
+	return serialctl.New(r), nil
+}
+
+func (f *fakeTarget) On(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ons++
+	f.off.Store(false)
+	var lines []string
+	if f.boot < len(f.boots) && f.boots[f.boot] != nil {
+		lines = f.boots[f.boot](f.run)
+	}
+	f.boot++
+	w := f.w
+	f.written.Add(1)
+	go func() {
+		defer f.written.Done()
+		for _, l := range lines {
+			if l == "<off>" {
+				f.off.Store(true)
+				return
+			}
+			if _, err := fmt.Fprintf(w, "%s\r\n", l); err != nil {
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+func (f *fakeTarget) Off(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.offs++
+	f.off.Store(true)
+	f.w.Close()
+	return nil
+}
+
+func (f *fakeTarget) PoweredOff(ctx context.Context) bool { return f.off.Load() }
+
+// helloLine is a hello frame with the given clock report.
+func helloLine(run string, h frame.HelloBody) string {
+	h.Run, h.Arch, h.Kernel, h.Bench = run, "amd64", "6.1.0", "speed"
+	l, err := frame.Encode(0, frame.Hello, h)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+// resultLines are a raw and a done frame carrying out, numbered after hello.
+func resultLines(run, out string) []string {
+	raw, _ := frame.Encode(1, frame.Raw, frame.RawBody{Run: run, N: 0, Data: base64.StdEncoding.EncodeToString([]byte(out))})
+	sum := sha256.Sum256([]byte(out))
+	done, _ := frame.Encode(2, frame.Done, frame.DoneBody{Run: run, Chunks: 1, SHA256: hex.EncodeToString(sum[:])})
+	return []string{raw, done}
+}
+
+func flipBit(line string) string {
+	b := []byte(line)
+	b[len(frame.Prefix)+20] ^= 0x04
+	return string(b)
+}
+
+// fakeOptions runs a qemu-direct board (so no network is needed) whose
+// image and kernel are small files, on target.
+func fakeOptions(t *testing.T, target Target, p boards.Profile) Options {
+	t.Helper()
+	dir := t.TempDir()
+	kernel := filepath.Join(dir, "vmlinuz")
+	os.WriteFile(kernel, []byte("kernel"), 0o644)
+	image := filepath.Join(dir, "image.cpio")
+	os.WriteFile(image, []byte("image"), 0o644)
+	store, err := results.Open(filepath.Join(dir, "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	p.Name, p.Arch, p.Boot, p.ImageFormat, p.Console, p.Baud = "fakeboard", "amd64", boards.BootQEMUDirect, boards.FormatCPIO, "ttyS0", 115200
+	return Options{
+		Board: boards.Board{Name: "fake1", Profile: p}, Target: target,
+		Kernel: kernel, CacheDir: dir, Store: store,
+		BuildImage: func(context.Context, initramfs.Spec, string) (*initramfs.Image, error) {
+			return &initramfs.Image{Path: image, Size: 5, Digest: "00", Cached: true}, nil
+		},
+		BootTimeout: 2 * time.Second, RunTimeout: 2 * time.Second, Retries: 1,
+	}
+}
+
+// script makes one boot's console lines for a run id.
+type script func(run string) []string
+
+// lines joins pieces of a boot: plain lines, and scripts for the frames.
+func lines(parts ...any) script {
+	return func(run string) []string {
+		var out []string
+		for _, p := range parts {
+			switch p := p.(type) {
+			case string:
+				out = append(out, p)
+			case script:
+				out = append(out, p(run)...)
+			}
+		}
+		return out
+	}
+}
+
+func hello(h frame.HelloBody) script {
+	return func(run string) []string { return []string{helloLine(run, h)} }
+}
+
+// result is the raw frame (index 0) and the done frame (index 1), or both.
+func result(which ...int) script {
+	return func(run string) []string {
+		l := resultLines(run, speedOutput)
+		if len(which) == 0 {
+			return l
+		}
+		var out []string
+		for _, i := range which {
+			out = append(out, l[i])
+		}
+		return out
+	}
+}
+
+func corruptRaw(run string) []string { return []string{flipBit(resultLines(run, speedOutput)[0])} }
+
+func failFrame(run string) []string {
+	return []string{mustEncode(1, frame.Fail, frame.FailBody{Run: run, Reason: "speed: out of memory"})}
+}
+
+// TestRunClassifies boots a fake board through every way a run can end and
+// checks what is stored: status, reason, how many attempts.
+func TestRunClassifies(t *testing.T) {
+	const linux = "[    0.000000] Linux version 6.1.0"
+	const panicLine = "[    1.234567] Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)"
+	ok := lines(linux, hello(frame.HelloBody{}), result())
+	stale := func(string) []string { return frametest.Board("20250101-000000-deadbeef", speedOutput) }
+	tests := []struct {
+		name    string
+		profile boards.Profile
+		clock   boards.MHz
+		boots   []script
+		// want is the stored status and a piece of the reason of each attempt, in order.
+		want [][2]string
+	}{
+		{"ok", boards.Profile{}, 0, []script{ok},
+			[][2]string{{"ok", ""}}},
+		{"stale frames from an old boot are ignored", boards.Profile{}, 0, []script{lines(script(stale), ok)},
+			[][2]string{{"ok", ""}}},
+		{"boot timeout is retried", boards.Profile{}, 0, []script{lines(linux), ok},
+			[][2]string{{"failed", "boot-timeout: no hello from the board within 2s (console silent for"}, {"ok", ""}}},
+		{"a silent console says so", boards.Profile{}, 0, []script{nil, nil},
+			[][2]string{{"failed", "its console stayed silent"}, {"failed", "its console stayed silent"}}},
+		{"power-off before hello is retried", boards.Profile{}, 0, []script{lines(linux, "<off>"), ok},
+			[][2]string{{"failed", "powered-off: the board powered off before its hello"}, {"ok", ""}}},
+		{"power-off before done is not retried", boards.Profile{}, 0, []script{lines(hello(frame.HelloBody{}), result(0), "<off>"), ok},
+			[][2]string{{"failed", "powered-off: the board powered off before its result"}}},
+		{"corrupt after hello is retried", boards.Profile{}, 0, []script{lines(hello(frame.HelloBody{}), script(corruptRaw), result(1)), ok},
+			[][2]string{{"corrupt", "corrupt: corrupt result frames"}, {"ok", ""}}},
+		{"kernel panic, then a reboot or a power-off", boards.Profile{}, 0, []script{lines(linux, panicLine, "[    1.3] ---[ end Kernel panic ]---"), lines(linux, panicLine, "<off>")},
+			[][2]string{{"failed", "kernel-panic: " + panicLine}, {"failed", "kernel-panic: " + panicLine}}},
+		{"reset: a bootloader after the kernel", boards.Profile{}, 0, []script{lines(linux, "U-Boot 2023.01 (Jan 01 2023 - 00:00:00 +0000)"), ok},
+			[][2]string{{"failed", "reset: the board reset: U-Boot started again after the kernel"}, {"ok", ""}}},
+		{"benchmark failure is not retried", boards.Profile{}, 0, []script{lines(hello(frame.HelloBody{}), script(failFrame)), ok},
+			[][2]string{{"failed", "board-failed: board failed: speed: out of memory"}}},
+		{"clock that did not take", boards.Profile{ClockMethod: boards.ClockCPUFreq}, 800,
+			[]script{hello(frame.HelloBody{ClockRequestedMHz: 800, ClockSet: "no cpufreq in this kernel", BogoMIPS: "3990.00"})},
+			[][2]string{{"clock-mismatch", "clock-mismatch: asked for 800 MHz, but the board reports no clock: the board says: no cpufreq in this kernel, BogoMIPS 3990.00"}}},
+		{"clock off by cpufreq", boards.Profile{ClockMethod: boards.ClockCPUFreq}, 800,
+			[]script{hello(frame.HelloBody{CPUFreqCurKHz: 680000, ClockSet: "scaling_max_freq 680000 kHz"})},
+			[][2]string{{"clock-mismatch", "asked for 800 MHz, the board runs at 680 MHz (cpufreq; the board says: scaling_max_freq 680000 kHz)"}}},
+		{"clock confirmed by cpufreq", boards.Profile{ClockMethod: boards.ClockCPUFreq}, 800,
+			[]script{lines(hello(frame.HelloBody{CPUFreqCurKHz: 799999}), result())},
+			[][2]string{{"ok", ""}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ft := &fakeTarget{boots: tt.boots}
+			o := fakeOptions(t, ft, tt.profile)
+			o.Clock = tt.clock
+			_, err := Run(context.Background(), o)
+			ft.written.Wait()
+			runs, serr := o.Store.Runs(context.Background(), results.Filter{})
+			if serr != nil {
+				t.Fatal(serr)
+			}
+			if len(runs) != len(tt.want) {
+				t.Fatalf("%d runs stored, want %d (last error %v): %+v", len(runs), len(tt.want), err, runs)
+			}
+			for i, w := range tt.want {
+				if runs[i].Status != w[0] || !strings.Contains(runs[i].Reason, w[1]) {
+					t.Errorf("run %d: status %q reason %q; want %q with %q", i+1, runs[i].Status, runs[i].Reason, w[0], w[1])
+				}
+				if w[0] == "ok" && len(runs[i].Metrics) != 12 {
+					t.Errorf("run %d: %d metrics, want 12", i+1, len(runs[i].Metrics))
+				}
+				if w[0] != "ok" && len(runs[i].Metrics) != 0 {
+					t.Errorf("run %d: a %s run has metrics", i+1, w[0])
+				}
+			}
+			if (err == nil) != (tt.want[len(tt.want)-1][0] == "ok") {
+				t.Errorf("Run returned %v", err)
+			}
+			if ft.ons != len(tt.want) || ft.offs != ft.ons {
+				t.Errorf("powered on %d and off %d times, want %d each", ft.ons, ft.offs, len(tt.want))
+			}
+		})
+	}
+}
+
+func mustEncode(seq int, typ string, body any) string {
+	l, err := frame.Encode(seq, typ, body)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+// TestRunInterrupted cancels a run mid-boot: it is stored as interrupted,
+// the board is powered off, and it is not retried.
+func TestRunInterrupted(t *testing.T) {
+	ft := &fakeTarget{boots: []script{lines("[    0.000000] Linux version 6.1.0")}}
+	o := fakeOptions(t, ft, boards.Profile{})
+	o.BootTimeout = time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	rec, err := Run(ctx, o)
+	if err != ErrInterrupted || rec == nil || rec.Status != results.StatusInterrupted {
+		t.Fatalf("Run = %+v, %v", rec, err)
+	}
+	if ft.ons != 1 || ft.offs != 1 {
+		t.Errorf("on %d, off %d", ft.ons, ft.offs)
+	}
+}
+
+// TestHarnessKnowsNoVirtualBench keeps the harness free of the virtual
+// bench: a real bench's boards must be runnable with the same code.
+func TestHarnessKnowsNoVirtualBench(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasSuffix(dep, "/internal/vbench") || strings.HasSuffix(dep, "/internal/benchnic") {
+			t.Errorf("harness depends on %s", dep)
+		}
+	}
+}

@@ -1,0 +1,285 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bootbench/bootbench/netboot"
+	"github.com/bootbench/bootbench/serialctl"
+)
+
+// After a kernel panic the board prints its backtrace, then reboots (panic=-1);
+// the run waits this long for the rest of the message before it judges.
+const panicGrace = 2 * time.Second
+
+// pollEvery is how often a target that knows its power state is asked.
+const pollEvery = time.Second
+
+// watcher follows one boot on the console and the servers.
+type watcher struct {
+	r   *run
+	col *serialctl.Collector
+
+	hello    bool   // the board has reported
+	kernel   bool   // the kernel has started
+	last     string // the last printable console line
+	lastAt   time.Time
+	panicked string // the panic line, once the kernel panicked
+	oops     string // an Oops or BUG the kernel reported on the way
+	banners  map[string]bool
+	ignored  map[string]bool // MACs whose DHCP requests were not ours, said once
+}
+
+// watch follows the boot until the board reports its result, fails, or
+// runs out of time, and says why in a classified error.
+func (r *run) watch(ctx context.Context, con *serialctl.Console, events <-chan netboot.Event) error {
+	w := &watcher{
+		r: r, col: serialctl.NewCollector(string(r.rec.ID)), lastAt: time.Now(),
+		kernel: r.stage == "kernel", banners: map[string]bool{}, ignored: map[string]bool{},
+	}
+	deadline := time.NewTimer(r.o.BootTimeout)
+	defer deadline.Stop()
+	var poll <-chan time.Time
+	ps, knowsPower := r.o.Target.(PowerState)
+	if knowsPower {
+		t := time.NewTicker(pollEvery)
+		defer t.Stop()
+		poll = t.C
+	}
+	lines := con.Lines()
+	for {
+		select {
+		case <-ctx.Done():
+			return ErrInterrupted
+		case <-deadline.C:
+			return w.timedOut()
+		case <-poll:
+			if ps.PoweredOff(ctx) {
+				return w.afterPowerOff(ctx, lines)
+			}
+		case e := <-events:
+			w.netEvent(e)
+		case l, ok := <-lines:
+			if !ok {
+				lines = nil // the console ended; the deadline still stands
+				continue
+			}
+			hadHello, hadPanic := w.hello, w.panicked != ""
+			if err, done := w.line(l.Text); done {
+				return err
+			}
+			switch {
+			case w.panicked != "" && !hadPanic:
+				deadline.Reset(panicGrace)
+			case w.hello && !hadHello:
+				deadline.Reset(r.o.RunTimeout)
+			}
+		}
+	}
+}
+
+// line takes one console line; done says the run is decided.
+func (w *watcher) line(text []byte) (err error, done bool) {
+	r := w.r
+	if p := serialctl.Printable(text); p != "" {
+		w.last, w.lastAt = p, time.Now()
+	}
+	if err := w.mark(text); err != nil {
+		return err, true
+	}
+	ev, ferr := w.col.Feed(text)
+	switch {
+	case ferr != nil:
+		return w.classifyEnd(r.result(w.col, ev, ferr)), true
+	case ev == serialctl.Hello:
+		return w.helloArrived()
+	case ev == serialctl.Progress:
+		r.showProgress(w.col.Output())
+	case ev == serialctl.Done, ev == serialctl.Failed:
+		return r.result(w.col, ev, nil), true
+	}
+	return nil, false
+}
+
+// mark notes what a console line says about the boot's stage, and fails
+// the run on a reset: a bootloader starting again after the kernel did.
+func (w *watcher) mark(text []byte) error {
+	m, ok := classify(text)
+	if !ok {
+		return nil
+	}
+	r := w.r
+	switch m.kind {
+	case markBanner:
+		if w.kernel {
+			return failf(FailReset, !w.hello, "the board reset: %s started again after the kernel had (last line before: %q)", m.name, clip(w.prevLine(), 120))
+		}
+		if !w.banners[m.name] {
+			w.banners[m.name] = true
+			r.say("firmware", "%s", clip(serialctl.Printable(text), 100))
+		}
+	case markKernel:
+		if !w.kernel {
+			w.kernel = true
+			r.enter("kernel")
+		}
+		r.say("kernel", "%s", clip(serialctl.Printable(text), 100))
+	case markPanic:
+		if w.panicked == "" {
+			w.panicked = serialctl.Printable(text)
+			r.say("kernel", "%s", clip(w.panicked, 110))
+		}
+	case markOops:
+		if w.oops == "" {
+			w.oops = serialctl.Printable(text)
+			r.say("kernel", "%s", clip(w.oops, 110))
+		}
+	}
+	return nil
+}
+
+func (w *watcher) prevLine() string { return w.last }
+
+// helloArrived checks the board's report: the clock it runs at first.
+func (w *watcher) helloArrived() (error, bool) {
+	r := w.r
+	res := w.col.Result()
+	h := res.Hello
+	r.rec.Hello = res.HelloRaw
+	w.hello = true
+	r.enter("bench")
+	r.say("bench", "board up: %s, kernel %s, cpu %q, BogoMIPS %s; running %s", h.Arch, h.Kernel, h.CPU, h.BogoMIPS, h.Bench)
+	reported, check, err := checkClock(r.o.Board.Profile, r.o.Clock, h)
+	r.rec.ClockReportedMHz, r.rec.ClockCheck = int(reported), check
+	if err != nil {
+		return failf(FailClockMismatch, false, "%v", err), true
+	}
+	switch check {
+	case "verified":
+		r.say("clock", "%s, confirmed by the board", r.o.Clock)
+	case "unverified":
+		r.say("clock", "%s asked for; nothing on the board can confirm it (stored as unverified)", r.o.Clock)
+	}
+	return nil, false
+}
+
+func (w *watcher) timedOut() error {
+	if w.panicked != "" {
+		return failf(FailPanic, !w.hello, "%s", w.panicked)
+	}
+	kind, waiting, limit := FailBootTimeout, "hello", w.r.o.BootTimeout
+	if w.hello {
+		kind, waiting, limit = FailRunTimeout, "result", w.r.o.RunTimeout
+	}
+	msg := fmt.Sprintf("no %s from the board within %s", waiting, limit)
+	switch {
+	case w.last == "":
+		msg += " (its console stayed silent: check the serial wiring, the port and the baud rate)"
+	default:
+		msg += fmt.Sprintf(" (console silent for %.0fs since the %s stage; last line: %q)", time.Since(w.lastAt).Seconds(), w.r.stage, clip(w.last, 120))
+	}
+	if w.oops != "" {
+		msg += "; the kernel reported " + clip(w.oops, 100)
+	}
+	return failf(kind, !w.hello, "%s", msg)
+}
+
+// afterPowerOff reads what the console still holds once the board is off,
+// then judges. A pty whose other end is gone does not always report it, so
+// the last bytes get a moment rather than a wait for an end.
+func (w *watcher) afterPowerOff(ctx context.Context, lines <-chan serialctl.Line) error {
+	grace := time.After(time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return w.poweredOff()
+			}
+			if err, done := w.line(l.Text); done {
+				return err
+			}
+		case <-grace:
+			return w.poweredOff()
+		case <-ctx.Done():
+			return ErrInterrupted
+		}
+	}
+}
+
+func (w *watcher) poweredOff() error {
+	if w.panicked != "" {
+		return failf(FailPanic, !w.hello, "%s", w.panicked)
+	}
+	waiting := "hello"
+	if w.hello {
+		waiting = "result"
+	}
+	return failf(FailPoweredOff, !w.hello, "the board powered off before its %s (last console line: %q)", waiting, clip(w.last, 120))
+}
+
+// classifyEnd marks a failure that happened before the board reported as
+// one a new boot may mend.
+func (w *watcher) classifyEnd(err error) error {
+	if f, ok := err.(*Failure); ok && !w.hello {
+		f.BeforeHello = true
+	}
+	return err
+}
+
+func (w *watcher) netEvent(e netboot.Event) {
+	r := w.r
+	switch e.Kind {
+	case "dhcp-offer", "bootp-reply", "proxy-offer":
+		r.enter("netboot")
+		ip := "its address from the segment's DHCP server"
+		if e.IP != nil {
+			ip = e.IP.String()
+		}
+		r.say("dhcp", "%s to %s: %s, boot file %s", e.Kind, e.MAC, ip, e.File)
+	case "dhcp-ack", "dhcp-nak", "proxy-ack":
+		r.say("dhcp", "%s to %s: %s", e.Kind, e.MAC, e.IP)
+	case "tftp-done", "http-done":
+		r.say(strings.TrimSuffix(e.Kind, "-done"), "%s %s in %.2fs (%s/s)", e.File, mib(e.Bytes), e.Duration.Seconds(), mib(int64(float64(e.Bytes)/max(e.Duration.Seconds(), 1e-3))))
+		if e.File == "initramfs.cpio" || strings.HasSuffix(e.File, "/initramfs.cpio") {
+			r.enter("kernel")
+			w.kernel = true
+			r.say("kernel", "booting %s", r.rec.Kernel)
+		}
+	case "tftp-error", "http-error", "dhcp-error":
+		r.say("netboot", "%s %s: %v", e.Kind, e.File, e.Err)
+	case "ignored":
+		w.ignoredRequest(e)
+	}
+}
+
+// ignoredRequest says once per MAC that a request was not answered: on a
+// real bench the commonest mistake is a MAC mistyped in the inventory.
+func (w *watcher) ignoredRequest(e netboot.Event) {
+	if e.MAC == nil || w.ignored[e.MAC.String()] || e.MAC.String() == w.r.o.Board.MAC.String() {
+		return
+	}
+	w.ignored[e.MAC.String()] = true
+	class := ""
+	if e.VendorClass != "" {
+		class = fmt.Sprintf(" (%s)", e.VendorClass)
+	}
+	w.r.say("dhcp", "not answering %s%s: not %s's MAC %s (is the inventory's mac right?)", e.MAC, class, w.r.o.Board.Name, w.r.o.Board.MAC)
+}
+
+// showProgress echoes the benchmark's own complete output lines as they
+// arrive, so a long run is visibly alive.
+func (r *run) showProgress(out []byte) {
+	for {
+		i := strings.IndexByte(string(out[r.shown:]), '\n')
+		if i < 0 {
+			return
+		}
+		line := strings.TrimSpace(string(out[r.shown : r.shown+i]))
+		r.shown += i + 1
+		if line != "" {
+			r.say("bench", "| %s", clip(line, 110))
+		}
+	}
+}
