@@ -28,7 +28,7 @@ var banners = []struct {
 	{"iPXE", regexp.MustCompile(`^iPXE (\d|initialising)`)},
 	{"RouterBOOT", regexp.MustCompile(`RouterBOOT (backup )?booter`)},
 	{"CFE", regexp.MustCompile(`^CFE version`)},
-	{"SeaBIOS", regexp.MustCompile(`^SeaBIOS \(version`)},
+	{"SeaBIOS", regexp.MustCompile(`SeaBIOS \(version`)}, // after a terminal reset (ESC c)
 	{"PXE ROM", regexp.MustCompile(`>>Start PXE over IPv4|^PXE-E[0-9A-F]{2}|Intel\(R\) Boot Agent`)},
 }
 

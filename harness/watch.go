@@ -106,13 +106,18 @@ func (w *watcher) line(text []byte) (err error, done bool) {
 // mark notes what a console line says about the boot's stage, and fails
 // the run on a reset: a bootloader starting again after the kernel did.
 func (w *watcher) mark(text []byte) error {
-	m, ok := classify(text)
+	m, ok := classify([]byte(serialctl.Printable(text)))
 	if !ok {
 		return nil
 	}
 	r := w.r
 	switch m.kind {
 	case markBanner:
+		if w.panicked != "" {
+			// A panicking kernel reboots the board (panic=-1): the
+			// panic is the cause, the bootloader only its echo.
+			return failf(FailPanic, !w.hello, "%s", w.panicked)
+		}
 		if w.kernel {
 			return failf(FailReset, !w.hello, "the board reset: %s started again after the kernel had (last line before: %q)", m.name, clip(w.prevLine(), 120))
 		}

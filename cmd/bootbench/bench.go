@@ -18,8 +18,10 @@ import (
 )
 
 // rivalProbe is how long bootbench listens for another DHCP server on a
-// bench segment before it serves as the segment's DHCP server.
-const rivalProbe = 2 * time.Second
+// bench segment before it serves as the segment's DHCP server. dnsmasq
+// answers a new client's first DISCOVER only after 3 s (it pings the
+// address first), so 2 s would miss the commonest rival.
+const rivalProbe = 4 * time.Second
 
 // errRival is a bench segment that has a DHCP server of its own.
 var errRival = errors.New("another DHCP server answers on the bench segment")
@@ -28,10 +30,11 @@ var errRival = errors.New("another DHCP server answers on the bench segment")
 // console) and the bench (the network it netboots from). close undoes the
 // setup: the virtual bench's namespace, a bench address that was added.
 type rig struct {
-	board  boards.Board
-	target harness.Target
-	bench  harness.Bench
-	close  func()
+	board    boards.Board
+	target   harness.Target
+	bench    harness.Bench
+	operator harness.Operator
+	close    func()
 }
 
 // loadBoard finds the board by name in the inventory (flag, else the
@@ -93,7 +96,8 @@ func openVirtual(ctx context.Context, b boards.Board, progress io.Writer) (*rig,
 }
 
 func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy bool, progress io.Writer) (*rig, error) {
-	drv, err := power.New(b.Name, b.Power, nil)
+	op := power.Terminal(os.Stdin, os.Stderr)
+	drv, err := power.New(b.Name, b.Power, op)
 	if err != nil {
 		return nil, usageErr("board %s: %v", b.Name, err)
 	}
@@ -127,10 +131,11 @@ func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy
 		}
 	}
 	return &rig{
-		board:  b,
-		target: &harness.Wired{Driver: drv, Port: b.Console, Baud: b.Baud},
-		bench:  &harness.NetBench{Net: nic, Proxy: proxy},
-		close:  closeNIC,
+		board:    b,
+		target:   &harness.Wired{Driver: drv, Port: b.Console, Baud: b.Baud},
+		bench:    &harness.NetBench{Net: nic, Proxy: proxy},
+		operator: op,
+		close:    closeNIC,
 	}, nil
 }
 

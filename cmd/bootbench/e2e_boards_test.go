@@ -74,7 +74,7 @@ func TestE2EBoards(t *testing.T) {
 			if hello.Arch != tt.arch {
 				t.Errorf("hello says arch %q, want %s", hello.Arch, tt.arch)
 			}
-			assertNothingLeft(t, e.Runs[0].ID)
+			assertNothingLeft(t, r.stderr)
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,23 +20,61 @@ import (
 // namespace, QEMU with SeaBIOS and iPXE, a Debian kernel, the real image.
 // With BOOTBENCH_E2E=1 (make test, CI) a missing prerequisite fails them.
 
-var bootbenchBin string
+var (
+	bootbenchBin string
+	// testCache is the cache every bootbench the tests start uses: its
+	// images and kernels are the user's cache's (they are expensive to
+	// make), everything a run creates there is the tests' own, so
+	// assertNothingLeft can tell what a run left behind.
+	testCache string
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "bootbench-e2e-")
 	if err != nil {
 		panic(err)
 	}
+	code := 1
+	defer func() {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}()
 	bootbenchBin = filepath.Join(dir, "bootbench")
 	out, err := exec.Command("go", "build", "-o", bootbenchBin, ".").CombinedOutput()
 	if err != nil {
 		os.Stderr.Write(out)
-		os.RemoveAll(dir)
-		os.Exit(1)
+		return
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	if testCache, err = shareCache(filepath.Join(dir, "cache")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
+	os.Setenv("BOOTBENCH_CACHE", testCache)
+	code = m.Run()
+}
+
+// shareCache makes a cache at dir whose images and kernels are the user's.
+func shareCache(dir string) (string, error) {
+	user := os.Getenv("BOOTBENCH_CACHE")
+	if user == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			return "", err
+		}
+		user = filepath.Join(c, "bootbench")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, sub := range []string{"images", "kernels"} {
+		if err := os.MkdirAll(filepath.Join(user, sub), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.Symlink(filepath.Join(user, sub), filepath.Join(dir, sub)); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }
 
 // requireBench fails (BOOTBENCH_E2E=1) or skips when the virtual bench
@@ -74,7 +113,17 @@ type result struct {
 
 func bootbench(t *testing.T, db string, args ...string) result {
 	t.Helper()
+	return bootbenchIn(t, "", db, args...)
+}
+
+// bootbenchIn runs bootbench in network namespace ns ("": this one), as a
+// user on a bench host whose bench NIC is in that namespace would.
+func bootbenchIn(t *testing.T, ns, db string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(bootbenchBin, args...)
+	if ns != "" {
+		cmd = exec.Command("ip", append([]string{"netns", "exec", ns, bootbenchBin}, args...)...)
+	}
 	cmd.Env = append(os.Environ(), "BOOTBENCH_DB="+db)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -90,29 +139,30 @@ func bootbench(t *testing.T, db string, args ...string) result {
 
 var runIDRE = regexp.MustCompile(`run\s+(\d{8}-\d{6}-[0-9a-f]{8}) on`)
 
-// assertNothingLeft checks that a run left no namespace, QEMU or run
-// directory behind.
-func assertNothingLeft(t *testing.T, runID string) {
+var namespaceRE = regexp.MustCompile(`namespace (bootbench-[0-9a-f]{8})`)
+
+// assertNothingLeft checks that a bootbench left nothing behind: no
+// namespace (the one its progress named), no process that uses the test
+// cache (QEMU), and nothing in the cache but images and kernels.
+func assertNothingLeft(t *testing.T, stderr string) {
 	t.Helper()
-	ns := "bootbench-" + runID[len(runID)-8:]
-	if _, err := os.Stat(filepath.Join("/run/netns", ns)); err == nil {
-		t.Errorf("network namespace %s left behind", ns)
+	for _, m := range namespaceRE.FindAllStringSubmatch(stderr, -1) {
+		if _, err := os.Stat(filepath.Join("/run/netns", m[1])); err == nil {
+			t.Errorf("network namespace %s left behind", m[1])
+		}
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, _ := os.ReadFile(p)
-		if bytes.Contains(b, []byte(runID)) {
+		if bytes.Contains(b, []byte(testCache)) {
 			t.Errorf("process left behind: %s", bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
 		}
 	}
-	cache, _ := os.UserCacheDir()
-	if d := os.Getenv("BOOTBENCH_CACHE"); d != "" {
-		cache = filepath.Dir(d + "/x")
-	} else {
-		cache = filepath.Join(cache, "bootbench")
-	}
-	if left, _ := filepath.Glob(filepath.Join(cache, "run-"+runID+"-*")); len(left) > 0 {
-		t.Errorf("run directory left behind: %v", left)
+	ents, _ := os.ReadDir(testCache)
+	for _, e := range ents {
+		if e.Name() != "images" && e.Name() != "kernels" {
+			t.Errorf("left in the cache: %s", e.Name())
+		}
 	}
 }
 
@@ -186,7 +236,7 @@ func TestE2ERunStoresResult(t *testing.T) {
 			t.Errorf("transcript lacks %q", want)
 		}
 	}
-	assertNothingLeft(t, id)
+	assertNothingLeft(t, r.stderr)
 }
 
 func TestE2EFailedBoot(t *testing.T) {
@@ -197,8 +247,9 @@ func TestE2EFailedBoot(t *testing.T) {
 		reason string
 	}{
 		// The kernel finds no init: it panics and, with panic=-1 and QEMU's
-		// -no-reboot, the board powers off without a word from us.
-		{"broken command line", []string{"--append", "rdinit=/nonexistent"}, "the board powered off before its hello"},
+		// -no-reboot, the board powers off without a word from us; the
+		// console said why.
+		{"broken command line", []string{"--append", "rdinit=/nonexistent"}, "kernel-panic: "},
 		// The board is fine but slower than we allow.
 		{"boot timeout", []string{"--boot-timeout", "5s"}, "no hello from the board within 5s"},
 	}
@@ -230,7 +281,7 @@ func TestE2EFailedBoot(t *testing.T) {
 			if !strings.Contains(show.stdout, "iPXE") {
 				t.Errorf("failed run's transcript was not kept:\n%s", show.stdout)
 			}
-			assertNothingLeft(t, e.Runs[0].ID)
+			assertNothingLeft(t, r.stderr)
 		})
 	}
 }
@@ -285,7 +336,7 @@ func TestE2EInterrupt(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("bootbench did not stop within 30s of SIGINT")
 	}
-	assertNothingLeft(t, id)
+	assertNothingLeft(t, seen.String())
 	e := export(t, db)
 	if len(e.Runs) != 1 || e.Runs[0].Status != "interrupted" || len(e.Runs[0].Metrics) != 0 {
 		t.Errorf("stored run after SIGINT: %+v", e.Runs)

@@ -78,7 +78,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	}
 	defer rig.close()
 	base := harness.Options{
-		Board: rig.board, Target: rig.target, Bench: rig.bench,
+		Board: rig.board, Target: rig.target, Bench: rig.bench, Operator: rig.operator,
 		Benchmark: *bench, Seconds: time.Duration(*seconds * float64(time.Second)), Algs: splitList(*algs),
 		Kernel: *kernel, Kernels: debianKernel(src), Source: src, CacheDir: cacheDir(),
 		Append: *appendArgs, Transport: *transport, BootTimeout: *bootTimeout, RunTimeout: *runTimeout,

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# What does the real-bench path cost next to the virtual board? Runs the same
+# image on the same emulated PC REPS times each way, interleaved (A B A B ...)
+# so drift on the host hits both alike, and prints medians and the ratio:
+#
+#   A  bootbench run --board qemu-x86_64          the virtual bench: bootbench makes
+#                                                 the namespace, tap and QEMU itself
+#   B  bootbench run --inventory bench.yaml       a simulated real bench: a tap bench0
+#      --board pc1                                bootbench did not create, a socat pty
+#                                                 pair as the USB serial adapter, and a
+#                                                 `command` power switch starting QEMU
+#
+# B's PC is A's machine (same QEMU options, NIC ROM, kernel, image, and the
+# same -icount shift=0 virtual clock), so what differs is the bench path:
+# the inventory, the rival-DHCP probe, the serial adapter and the power
+# switch. Both timings are bootbench's whole command, store write included.
+#
+# Usage, as root from the repository root: bench/realbench-vs-virtual.sh [-n REPS]
+set -euo pipefail
+
+die() { echo "realbench-vs-virtual: $*" >&2; exit 1; }
+reps=3
+while getopts n: opt; do
+	case $opt in
+	n) reps=$OPTARG ;;
+	*) echo "usage: $0 [-n REPS]" >&2; exit 2 ;;
+	esac
+done
+[[ $reps =~ ^[1-9][0-9]*$ ]] || die "-n wants a positive number of repetitions"
+[ "$(id -u)" = 0 ] || die "run as root: namespaces and tap devices need it"
+[ -f cmd/bootbench/main.go ] || die "run from the bootbench repository root"
+for c in qemu-system-x86_64 socat ip; do command -v $c >/dev/null || die "$c missing (make deps installs it)"; done
+
+tmp=$(mktemp -d /tmp/realbench.XXXXXX)
+ns=realbench-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+socat_pid=
+teardown() {
+	[ ! -x "$tmp/off.sh" ] || "$tmp/off.sh" || true
+	[ -z "$socat_pid" ] || kill "$socat_pid" 2>/dev/null || true
+	ip netns del "$ns" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap teardown EXIT
+trap 'echo "realbench-vs-virtual: interrupted" >&2; exit 130' INT
+trap 'exit 143' TERM
+
+echo "building bootbench, warming the image cache, fetching the kernel..." >&2
+go build -o bin/bootbench ./cmd/bootbench
+bin/bootbench image build --arch amd64 -o "$tmp/warm.cpio" >/dev/null
+kernel=$(scripts/fetch-kernel.sh amd64)
+
+# The bench host: a namespace with an interface bootbench did not create.
+ip netns add "$ns"
+ip -n "$ns" link set lo up
+ip -n "$ns" tuntap add dev bench0 mode tap
+ip -n "$ns" link set bench0 up
+# The USB serial adapter: a pty pair that exists before the board is powered.
+socat "PTY,link=$tmp/ttyUSB0,raw,echo=0" "PTY,link=$tmp/board-uart,raw,echo=0" &
+socat_pid=$!
+for _ in $(seq 100); do [ -e "$tmp/ttyUSB0" ] && [ -e "$tmp/board-uart" ] && break; sleep 0.05; done
+[ -e "$tmp/ttyUSB0" ] || die "socat made no pty pair"
+printf '\xf8\x03' >"$tmp/sercon-port" # SeaBIOS's console on COM1, as the virtual PC has it
+# The power switch.
+cat >"$tmp/on.sh" <<EOF
+#!/bin/sh
+exec ip netns exec $ns qemu-system-x86_64 -accel tcg -M pc -cpu qemu64 -m 512 -display none -vga none \\
+  -netdev tap,id=n0,ifname=bench0,script=no,downscript=no -device virtio-net-pci,netdev=n0,mac=52:54:00:bb:05:20 \\
+  -chardev tty,id=s0,path=$tmp/board-uart -serial chardev:s0 -boot n -icount shift=0,sleep=off \\
+  -fw_cfg name=etc/sercon-port,file=$tmp/sercon-port -daemonize -pidfile $tmp/qemu.pid
+EOF
+cat >"$tmp/off.sh" <<EOF
+#!/bin/sh
+[ -f $tmp/qemu.pid ] || exit 0
+pid=\$(cat $tmp/qemu.pid); kill "\$pid" 2>/dev/null
+for i in \$(seq 50); do kill -0 "\$pid" 2>/dev/null || break; sleep 0.1; done
+kill -9 "\$pid" 2>/dev/null; rm -f $tmp/qemu.pid
+EOF
+chmod +x "$tmp/on.sh" "$tmp/off.sh"
+cat >"$tmp/bench.yaml" <<EOF
+bench: {interface: bench0, address: 198.18.5.1/24}
+boards:
+  pc1:
+    profile: pc-x86_64
+    mac: "52:54:00:bb:05:20"
+    address: 198.18.5.20
+    console: $tmp/ttyUSB0
+    power: {driver: command, on: "$tmp/on.sh", off: "$tmp/off.sh"}
+EOF
+
+since() { secs=$(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'); }
+run_variant() { # LOG NETNS [run flags...]; leaves the time in secs, exits on failure
+	local log=$1 where=$2 t0=$EPOCHREALTIME rc=0
+	shift 2
+	if [ -n "$where" ]; then
+		ip netns exec "$where" bin/bootbench run --db "$tmp/db" --kernel "$kernel" "$@" >"$log" 2>&1 || rc=$?
+	else
+		bin/bootbench run --db "$tmp/db" --kernel "$kernel" "$@" >"$log" 2>&1 || rc=$?
+	fi
+	[ "$rc" = 0 ] || { tail -n 20 "$log" >&2; die "bootbench run $* failed (exit $rc)"; }
+	since "$t0" "$EPOCHREALTIME"
+}
+
+names=(A B)
+declare -A label=([A]="A virtual qemu-x86_64" [B]="B simulated bench, pc1")
+declare -A times=()
+for ((rep = 1; rep <= reps; rep++)); do
+	for v in "${names[@]}"; do
+		case $v in
+		A) run_variant "$tmp/A.log" "" --board qemu-x86_64 ;;
+		B) run_variant "$tmp/B.log" "$ns" --inventory "$tmp/bench.yaml" --board pc1 ;;
+		esac
+		times[$v]+="$secs "
+		printf 'rep %d/%d  %-26s %7.2f s\n' "$rep" "$reps" "${label[$v]}" "$secs"
+	done
+done
+# Both must have run the same image.
+digests=$(bin/bootbench results export --format json --db "$tmp/db" | grep -o '"image_digest": *"[^"]*"' | sort -u | wc -l)
+[ "$digests" = 1 ] || die "the variants ran different images"
+
+stats() { # seconds... -> "median min max"
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+		END { printf "%.2f %.2f %.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
+}
+read -r base _ <<<"$(stats ${times[A]})"
+printf '\n%-26s %8s %8s %8s %11s\n' variant median min max "vs virtual"
+for v in "${names[@]}"; do
+	read -r med lo hi <<<"$(stats ${times[$v]})"
+	printf '%-26s %8.2f %8.2f %8.2f %10.2fx\n' "${label[$v]}" "$med" "$lo" "$hi" "$(awk -v m="$med" -v b="$base" 'BEGIN { print m / b }')"
+done
+cat <<EOF
+
+seconds from 'bootbench run' to stored result over $reps rep(s), interleaved;
+ratio = median / the virtual board's median. The simulated bench's extra
+cost is its setup: the 2 s listen for a rival DHCP server and the bench
+address it adds to bench0 and removes after.
+EOF

@@ -1,0 +1,456 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A simulated bench gives bootbench exactly what a real bench gives it, and
+// nothing more: a network namespace (the bench host) holding an interface
+// bootbench did not create, a serial adapter at a stable path (one end of
+// a socat pty pair; the board's UART is the other end), and a power switch
+// whose "on" starts the board (a QEMU PC netbooting from that interface)
+// and whose "off" stops it. bootbench runs inside the namespace, as it
+// would on the bench host.
+type simBench struct {
+	t     *testing.T
+	ns    string // the bench host's network namespace
+	dir   string
+	tty   string // the adapter, as bootbench sees it
+	uart  string // the board's end
+	mac   string
+	socat *exec.Cmd
+	// topology: "tap" (the board is cabled straight to bench0) or
+	// "switch" (bench0, the board and other hosts on a bridge).
+	iface string
+}
+
+const (
+	simMAC      = "52:54:00:bb:05:20"
+	simBenchNet = "198.18.5.1/24"
+	simBoardIP  = "198.18.5.20"
+)
+
+func requireSimBench(t *testing.T) {
+	t.Helper()
+	requireBench(t)
+	var missing []string
+	for _, c := range []string{"socat", "pdudaemon", "dnsmasq"} {
+		if _, err := exec.LookPath(c); err != nil {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	msg := "simulated bench needs " + strings.Join(missing, ", ") + " (make deps installs them)"
+	if os.Getenv("BOOTBENCH_E2E") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+func randomSuffix() string {
+	var b [3]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// sh runs a command and fails the test if it fails.
+func sh(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// newSimBench makes the bench host with a tap bench0 that the board's QEMU
+// attaches to, optionally already holding bootbench's address.
+func newSimBench(t *testing.T, withAddress bool) *simBench {
+	s := &simBench{t: t, ns: "bbsim-" + randomSuffix(), dir: simDir(t), mac: simMAC, iface: "bench0"}
+	sh(t, "ip", "netns", "add", s.ns)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", s.ns).Run() })
+	sh(t, "ip", "-n", s.ns, "link", "set", "lo", "up")
+	sh(t, "ip", "-n", s.ns, "tuntap", "add", "dev", "bench0", "mode", "tap")
+	sh(t, "ip", "-n", s.ns, "link", "set", "bench0", "up")
+	if withAddress {
+		sh(t, "ip", "-n", s.ns, "addr", "add", simBenchNet, "dev", "bench0")
+	}
+	s.startAdapter()
+	s.writePowerScripts("ip netns exec " + s.ns)
+	return s
+}
+
+// simDir is a directory whose path socat's address syntax can carry (a
+// subtest's TempDir has the test's name, commas and all).
+func simDir(t *testing.T) string {
+	d, err := os.MkdirTemp("", "bbsim-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// startAdapter is the USB serial adapter: a pty pair that exists before
+// the board is powered, bootbench's end at a stable path.
+func (s *simBench) startAdapter() {
+	t := s.t
+	s.tty, s.uart = filepath.Join(s.dir, "ttyUSB0"), filepath.Join(s.dir, "board-uart")
+	s.socat = exec.Command("socat", "PTY,link="+s.tty+",raw,echo=0", "PTY,link="+s.uart+",raw,echo=0")
+	if err := s.socat.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.socat.Process.Kill(); s.socat.Wait() })
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat(s.uart); err == nil {
+			if _, err := os.Stat(s.tty); err == nil {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("socat made no pty pair")
+}
+
+// writePowerScripts writes on.sh and off.sh: the board's power switch. On
+// starts a PC (SeaBIOS, iPXE NIC ROM, console on its UART) on the tap; off
+// stops it. netns is the prefix that runs QEMU where the tap is.
+func (s *simBench) writePowerScripts(netns string) {
+	sercon := filepath.Join(s.dir, "sercon-port")
+	os.WriteFile(sercon, []byte{0xf8, 0x03}, 0o644) // SeaBIOS's console on COM1, as the PC's setup would
+	pid := filepath.Join(s.dir, "qemu.pid")
+	on := fmt.Sprintf(`#!/bin/sh
+# The board's power switch, on: a PC that netboots from its NIC.
+exec %s qemu-system-x86_64 -accel tcg -M pc -cpu qemu64 -m 512 -display none -vga none \
+  -netdev tap,id=n0,ifname=board0,script=no,downscript=no -device virtio-net-pci,netdev=n0,mac=%s \
+  -chardev tty,id=s0,path=%s -serial chardev:s0 -boot n \
+  -fw_cfg name=etc/sercon-port,file=%s -daemonize -pidfile %s
+`, netns, s.mac, s.uart, sercon, pid)
+	if s.iface == "bench0" {
+		on = strings.Replace(on, "ifname=board0", "ifname=bench0", 1)
+	}
+	off := fmt.Sprintf(`#!/bin/sh
+# The board's power switch, off.
+[ -f %[1]s ] || exit 0
+pid=$(cat %[1]s)
+kill "$pid" 2>/dev/null
+for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill -9 "$pid" 2>/dev/null
+rm -f %[1]s
+`, pid)
+	os.WriteFile(filepath.Join(s.dir, "on.sh"), []byte(on), 0o755)
+	os.WriteFile(filepath.Join(s.dir, "off.sh"), []byte(off), 0o755)
+	s.t.Cleanup(func() { exec.Command(filepath.Join(s.dir, "off.sh")).Run() })
+}
+
+// inventory writes bench.yaml with board pc1 and the given power entry.
+func (s *simBench) inventory(power string) string {
+	inv := fmt.Sprintf(`# A simulated bench: one PC on bench0, its console on a USB serial adapter.
+bench:
+  interface: %s
+  address: %s
+boards:
+  pc1:
+    profile: pc-x86_64
+    mac: "%s"
+    address: %s
+    console: %s
+    power: %s
+`, s.iface, simBenchNet, s.mac, simBoardIP, s.tty, power)
+	path := filepath.Join(s.dir, "bench.yaml")
+	if err := os.WriteFile(path, []byte(inv), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	return path
+}
+
+func (s *simBench) commandPower() string {
+	return fmt.Sprintf(`{driver: command, on: "%s", off: "%s"}`, filepath.Join(s.dir, "on.sh"), filepath.Join(s.dir, "off.sh"))
+}
+
+// run runs bootbench inside the bench host's namespace.
+func (s *simBench) run(db string, args ...string) result {
+	return bootbenchIn(s.t, s.ns, db, args...)
+}
+
+// addrs is what bench0 holds, to compare before and after.
+func (s *simBench) addrs() string {
+	out := sh(s.t, "ip", "-n", s.ns, "-o", "-4", "addr", "show", "dev", s.iface)
+	var a []string
+	for _, f := range strings.Fields(out) {
+		if strings.Contains(f, "/") && net.ParseIP(strings.Split(f, "/")[0]) != nil {
+			a = append(a, f)
+		}
+	}
+	return strings.Join(a, " ")
+}
+
+// assertBoardOff checks the power switch left no board running and the
+// adapter's lock was released.
+func (s *simBench) assertBoardOff() {
+	t := s.t
+	t.Helper()
+	if b, err := os.ReadFile(filepath.Join(s.dir, "qemu.pid")); err == nil {
+		if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 && exec.Command("kill", "-0", strconv.Itoa(pid)).Run() == nil {
+			t.Errorf("the board's QEMU (pid %d) is still running", pid)
+		}
+	}
+	dev, err := filepath.EvalSymlinks(s.tty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"/run/lock", "/var/lock"} {
+		lock := filepath.Join(dir, "LCK.."+strings.ReplaceAll(strings.TrimPrefix(dev, "/dev/"), "/", "_"))
+		if _, err := os.Stat(lock); err == nil {
+			t.Errorf("console lock %s left behind", lock)
+		}
+	}
+}
+
+type storedRun struct {
+	ID               string `json:"id"`
+	Board            string `json:"board"`
+	ClockMHz         int    `json:"clock_mhz"`
+	ClockReportedMHz int    `json:"clock_reported_mhz"`
+	ClockCheck       string `json:"clock_check"`
+	Status           string `json:"status"`
+	Reason           string `json:"reason"`
+	Metrics          []struct {
+		Name  string  `json:"name"`
+		Value float64 `json:"value"`
+	} `json:"metrics"`
+}
+
+func storedRuns(t *testing.T, db string) []storedRun {
+	t.Helper()
+	r := bootbench(t, db, "results", "export", "--format", "json")
+	var e struct{ Runs []storedRun }
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &e) != nil {
+		t.Fatalf("export: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	return e.Runs
+}
+
+func assertOneOK(t *testing.T, db string, r result) {
+	t.Helper()
+	t.Logf("bootbench's progress:\n%s", r.stderr)
+	if r.code != 0 {
+		t.Fatalf("bootbench run: exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	runs := storedRuns(t, db)
+	if len(runs) != 1 || runs[0].Board != "pc1" || runs[0].Status != "ok" || len(runs[0].Metrics) < 12 {
+		t.Fatalf("stored: %+v\nstderr:\n%s", runs, r.stderr)
+	}
+}
+
+// TestE2ESimulatedBench runs a board bootbench did not create, the way a
+// user runs one on a real bench, with each power switch.
+func TestE2ESimulatedBench(t *testing.T) {
+	requireSimBench(t)
+	t.Run("command power, bench address added and removed", func(t *testing.T) {
+		s := newSimBench(t, false)
+		inv := s.inventory(s.commandPower())
+		before := s.addrs()
+		db := filepath.Join(t.TempDir(), "results.db")
+		r := s.run(db, "run", "--inventory", inv, "--board", "pc1")
+		assertOneOK(t, db, r)
+		for _, want := range []string{"added 198.18.5.1/24 to bench0", "removed 198.18.5.1/24 from bench0", "dhcp-offer to " + simMAC + ": " + simBoardIP, "board up: amd64", "power    on: command"} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("progress lacks %q:\n%s", want, r.stderr)
+			}
+		}
+		if after := s.addrs(); after != before {
+			t.Errorf("bench0's addresses: %q before, %q after", before, after)
+		}
+		s.assertBoardOff()
+		assertNothingLeft(t, r.stderr)
+	})
+	t.Run("pdudaemon power, bench address kept", func(t *testing.T) {
+		s := newSimBench(t, true)
+		url := startPDUDaemon(t, s)
+		inv := s.inventory(fmt.Sprintf(`{driver: pdudaemon, url: "%s", pdu: bench, port: 1}`, url))
+		before := s.addrs()
+		db := filepath.Join(t.TempDir(), "results.db")
+		r := s.run(db, "run", "--inventory", inv, "--board", "pc1")
+		assertOneOK(t, db, r)
+		if strings.Contains(r.stderr, "added 198.18.5.1/24") {
+			t.Errorf("bootbench added an address bench0 already had:\n%s", r.stderr)
+		}
+		if after := s.addrs(); after != before || before != simBenchNet {
+			t.Errorf("bench0's addresses: %q before, %q after", before, after)
+		}
+		s.assertBoardOff()
+		assertNothingLeft(t, r.stderr)
+	})
+	t.Run("a clock the board cannot take", func(t *testing.T) {
+		s := newSimBench(t, true)
+		inv := s.inventory(s.commandPower())
+		db := filepath.Join(t.TempDir(), "results.db")
+		r := s.run(db, "run", "--inventory", inv, "--board", "pc1", "--clock", "800")
+		if r.code != 1 || !strings.Contains(r.stderr, "clock-mismatch: asked for 800 MHz, but the board reports no clock") {
+			t.Fatalf("exit %d, want 1 with the clock mismatch\nstderr:\n%s", r.code, r.stderr)
+		}
+		runs := storedRuns(t, db)
+		if len(runs) != 1 || runs[0].Status != "clock-mismatch" || runs[0].ClockMHz != 800 || runs[0].ClockCheck != "mismatch" || len(runs[0].Metrics) != 0 {
+			t.Errorf("stored: %+v", runs)
+		}
+		s.assertBoardOff()
+	})
+}
+
+// startPDUDaemon runs Debian's pdudaemon in the bench host's namespace,
+// its localcmdline driver switching the board with on.sh and off.sh, and
+// returns its URL.
+func startPDUDaemon(t *testing.T, s *simBench) string {
+	t.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0") // a free port number; the daemon listens in the namespace
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	conf := fmt.Sprintf(`{"daemon": {"hostname": "127.0.0.1", "port": %d, "listener": "http", "logging_level": "INFO"},
+ "pdus": {"bench": {"driver": "localcmdline", "cmd_on": "%s %%s", "cmd_off": "%s %%s"}}}`,
+		port, filepath.Join(s.dir, "on.sh"), filepath.Join(s.dir, "off.sh"))
+	confPath := filepath.Join(s.dir, "pdudaemon.conf")
+	os.WriteFile(confPath, []byte(conf), 0o644)
+	var log bytes.Buffer
+	cmd := exec.Command("ip", "netns", "exec", s.ns, "pdudaemon", "--conf", confPath)
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("pdudaemon said:\n%s", log.String())
+		}
+	})
+	for i := 0; i < 100; i++ {
+		if exec.Command("ip", "netns", "exec", s.ns, "bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port)).Run() == nil {
+			return fmt.Sprintf("http://127.0.0.1:%d", port)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("pdudaemon did not listen on port %d:\n%s", port, log.String())
+	return ""
+}
+
+// newSwitchedBench makes a bench whose segment is a switch: the bench
+// host's NIC bench0, the board, and a host running dnsmasq as the segment's
+// own DHCP server, each in its own namespace, all on one bridge. A rival
+// server must be on the wire, not on bootbench's host: what bootbench sends
+// out of bench0 reaches it only through the switch.
+func newSwitchedBench(t *testing.T) *simBench {
+	sfx := randomSuffix()
+	s := &simBench{t: t, ns: "bbsim-" + sfx, dir: simDir(t), mac: simMAC, iface: "bench0"}
+	sw, rival := "bbsw-"+sfx, "bbrv-"+sfx
+	for _, ns := range []string{s.ns, sw, rival} {
+		sh(t, "ip", "netns", "add", ns)
+		ns := ns
+		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+		sh(t, "ip", "-n", ns, "link", "set", "lo", "up")
+	}
+	sh(t, "ip", "-n", sw, "link", "add", "br0", "type", "bridge")
+	sh(t, "ip", "-n", sw, "link", "set", "br0", "up")
+	cable := func(port, peer, peerNS string) {
+		sh(t, "ip", "-n", sw, "link", "add", port, "type", "veth", "peer", "name", peer, "netns", peerNS)
+		sh(t, "ip", "-n", sw, "link", "set", port, "master", "br0", "up")
+		sh(t, "ip", "-n", peerNS, "link", "set", peer, "up")
+	}
+	cable("sw-host", "bench0", s.ns)
+	cable("sw-rival", "rival0", rival)
+	sh(t, "ip", "-n", sw, "tuntap", "add", "dev", "board0", "mode", "tap")
+	sh(t, "ip", "-n", sw, "link", "set", "board0", "master", "br0", "up")
+	sh(t, "ip", "-n", rival, "addr", "add", "198.18.5.2/24", "dev", "rival0")
+	s.startRival(rival)
+	s.startAdapter()
+	s.iface = "board0" // where the power switch cables the board
+	s.writePowerScripts("ip netns exec " + sw)
+	s.iface = "bench0"
+	return s
+}
+
+// startRival runs dnsmasq as the segment's DHCP server in namespace ns.
+func (s *simBench) startRival(ns string) {
+	t := s.t
+	var log bytes.Buffer
+	cmd := exec.Command("ip", "netns", "exec", ns, "dnsmasq", "--no-daemon", "--conf-file=/dev/null",
+		"--port=0", "--user=root", "--bind-interfaces", "--interface=rival0", "--log-dhcp", "--log-facility=-",
+		"--dhcp-range=198.18.5.100,198.18.5.150,255.255.255.0", "--dhcp-leasefile="+filepath.Join(s.dir, "leases"),
+		"--pid-file="+filepath.Join(s.dir, "dnsmasq.pid"))
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("dnsmasq said:\n%s", log.String())
+		}
+	})
+}
+
+// TestE2ERivalDHCP: on a segment with its own DHCP server, bootbench refuses
+// to be a second one and says what to do; with --proxy it boots the board
+// while that server hands out the address.
+func TestE2ERivalDHCP(t *testing.T) {
+	requireSimBench(t)
+	s := newSwitchedBench(t)
+	inv := s.inventory(s.commandPower())
+	db := filepath.Join(t.TempDir(), "results.db")
+
+	start := time.Now()
+	r := s.run(db, "run", "--inventory", inv, "--board", "pc1")
+	if r.code != 2 || !strings.Contains(r.stderr, "another DHCP server answers on the bench segment") ||
+		!strings.Contains(r.stderr, "198.18.5.2") || !strings.Contains(r.stderr, "--proxy") {
+		t.Fatalf("full mode next to dnsmasq: exit %d, want 2 naming the server and --proxy\nstderr:\n%s", r.code, r.stderr)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("refusing took %v", d)
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, "qemu.pid")); err == nil {
+		t.Error("the board was powered on although bootbench refused to serve")
+	}
+	if runs := storedRuns(t, db); len(runs) != 0 {
+		t.Errorf("a refused bench stored runs: %+v", runs)
+	}
+
+	r = s.run(db, "run", "--inventory", inv, "--board", "pc1", "--proxy")
+	assertOneOK(t, db, r)
+	if !strings.Contains(r.stderr, "proxy-offer to "+simMAC) || !strings.Contains(r.stderr, "proxyDHCP+TFTP+HTTP on bench0") {
+		t.Errorf("progress shows no proxyDHCP:\n%s", r.stderr)
+	}
+	show := bootbench(t, db, "results", "show", storedRuns(t, db)[0].ID, "--transcript")
+	if !strings.Contains(show.stdout, "net0: 198.18.5.1") || strings.Contains(show.stdout, "net0: "+simBoardIP+"/") {
+		t.Errorf("the board's address did not come from dnsmasq's range:\n%s", show.stdout)
+	}
+	if !strings.Contains(show.stdout, "http://198.18.5.1/vmlinuz... ok") {
+		t.Errorf("the board did not load from bootbench:\n%s", show.stdout)
+	}
+	s.assertBoardOff()
+	assertNothingLeft(t, r.stderr)
+}
