@@ -166,3 +166,64 @@ func TestIPXEToldNoProxyDHCP(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyReply: as proxyDHCP, bootbench answers a known PXE client's
+// DISCOVER with the boot fields and no address, and its request on port
+// 4011 with an ACK; everything else is the segment's DHCP server's.
+func TestProxyReply(t *testing.T) {
+	pxe := dhcpv4.WithOption(dhcpv4.OptClassIdentifier("PXEClient:Arch:00000:UNDI:002001"))
+	ipxe := dhcpv4.WithUserClass("iPXE", false)
+	request := dhcpv4.WithMessageType(dhcpv4.MessageTypeRequest)
+	tests := []struct {
+		name     string
+		mac      net.HardwareAddr
+		mods     []dhcpv4.Modifier
+		wantKind string
+		wantFile string
+	}{
+		{"PXE ROM discover", knownMAC, []dhcpv4.Modifier{pxe}, "proxy-offer", "undionly.kpxe"},
+		{"iPXE discover", knownMAC, []dhcpv4.Modifier{pxe, ipxe}, "proxy-offer", "r1/boot.ipxe"},
+		{"request to port 4011", knownMAC, []dhcpv4.Modifier{pxe, ipxe, request, dhcpv4.WithOption(dhcpv4.OptServerIdentifier(testServer))}, "proxy-ack", "r1/boot.ipxe"},
+		{"request to the segment's server", knownMAC, []dhcpv4.Modifier{pxe, request, dhcpv4.WithOption(dhcpv4.OptServerIdentifier(net.IPv4(198, 18, 0, 2)))}, "ignored", ""},
+		{"not a PXE client", knownMAC, nil, "ignored", ""},
+		{"unknown MAC", strangeMAC, []dhcpv4.Modifier{pxe}, "ignored", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := dhcpv4.NewDiscovery(tt.mac, tt.mods...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, ev := ProxyReply(req, testPlan())
+			if ev.Kind != tt.wantKind {
+				t.Fatalf("event %q, want %q", ev.Kind, tt.wantKind)
+			}
+			if tt.wantKind == "ignored" {
+				if resp != nil {
+					t.Fatalf("answered: %s", resp.Summary())
+				}
+				return
+			}
+			if !resp.YourIPAddr.IsUnspecified() {
+				t.Errorf("proxyDHCP handed out address %v", resp.YourIPAddr)
+			}
+			if !resp.ServerIPAddr.Equal(testServer) || !resp.ServerIdentifier().Equal(testServer) {
+				t.Errorf("siaddr %v, server id %v", resp.ServerIPAddr, resp.ServerIdentifier())
+			}
+			if resp.BootFileName != tt.wantFile || resp.BootFileNameOption() != tt.wantFile {
+				t.Errorf("boot file %q / %q, want %q", resp.BootFileName, resp.BootFileNameOption(), tt.wantFile)
+			}
+			if resp.ClassIdentifier() != "PXEClient" {
+				t.Errorf("option 60 %q: PXE clients recognise proxyDHCP by it", resp.ClassIdentifier())
+			}
+			if got := resp.Options.Get(dhcpv4.OptionVendorSpecificInformation); string(got) != "\x06\x01\x08\xff" {
+				t.Errorf("option 43 = %x, want discovery control 8 (boot the named file)", got)
+			}
+			for _, forbidden := range []dhcpv4.OptionCode{dhcpv4.OptionIPAddressLeaseTime, dhcpv4.OptionSubnetMask, dhcpv4.GenericOptionCode(175)} {
+				if resp.Options.Has(forbidden) {
+					t.Errorf("proxy answer carries %v: that is the segment server's to say", forbidden)
+				}
+			}
+		})
+	}
+}
