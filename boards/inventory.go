@@ -256,6 +256,11 @@ func (p *inventoryParser) mapping(n *yaml.Node, what string, allowed ...string) 
 		k, v := n.Content[i], n.Content[i+1]
 		switch {
 		case allowed != nil && !slices.Contains(allowed, k.Value):
+			if near := nearest(k.Value, allowed); near != "" {
+				p.problem(k, "unknown field %q in %s (did you mean %s?)", k.Value, what, near)
+				out[misspelt+near] = v // its absence is then not a second problem
+				continue
+			}
 			p.problem(k, "unknown field %q in %s (fields: %s)", k.Value, what, strings.Join(allowed, ", "))
 		case out[k.Value] != nil:
 			p.problem(k, "%s: field %q given twice", what, k.Value)
@@ -264,6 +269,45 @@ func (p *inventoryParser) mapping(n *yaml.Node, what string, allowed ...string) 
 		}
 	}
 	return out
+}
+
+// misspelt marks, in a mapping's fields, a field given under a misspelt
+// name: "no console" would only repeat "unknown field consloe".
+const misspelt = "\x00misspelt:"
+
+// absent reports whether a field is missing and not just misspelt.
+func absent(f map[string]*yaml.Node, key string) bool {
+	return f[key] == nil && f[misspelt+key] == nil
+}
+
+// nearest is the allowed name s is a typo of (one or two letters off), or "".
+func nearest(s string, allowed []string) string {
+	for _, a := range allowed {
+		if editDistance(s, a) <= 2 && len(a) > 2 {
+			return a
+		}
+	}
+	return ""
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // scalar decodes a scalar field into v, reporting a problem if it does not fit.
@@ -288,11 +332,14 @@ func (p *inventoryParser) bench(n *yaml.Node) Bench {
 	if f == nil {
 		return b
 	}
-	if !p.scalar(f["interface"], "bench interface", &b.Interface) || b.Interface == "" {
+	if !p.scalar(f["interface"], "bench interface", &b.Interface) && absent(f, "interface") {
 		p.problem(n, "bench: no interface (the NIC the boards are cabled to, e.g. enp3s0)")
 	}
 	var addr string
 	if !p.scalar(f["address"], "bench address", &addr) {
+		if !absent(f, "address") {
+			return b
+		}
 		p.problem(n, "bench: no address (bootbench's address on the bench NIC with its prefix length, e.g. 198.18.5.1/24)")
 		return b
 	}
@@ -370,7 +417,9 @@ func (p *inventoryParser) board(k, n *yaml.Node, bench Bench) Board {
 	}
 	var profile string
 	if !p.scalar(f["profile"], what+" profile", &profile) {
-		p.problem(k, "%s: no profile (see 'bootbench boards list')", what)
+		if absent(f, "profile") {
+			p.problem(k, "%s: no profile (see 'bootbench boards list')", what)
+		}
 	} else if pr, err := Get(profile); err != nil {
 		p.problem(f["profile"], "%s: unknown profile %q (see 'bootbench boards list')", what, profile)
 	} else if pr.Virtual != nil {
@@ -378,10 +427,12 @@ func (p *inventoryParser) board(k, n *yaml.Node, bench Bench) Board {
 	} else {
 		b.Profile = pr
 	}
-	b.MAC = p.mac(f["mac"], k, what)
+	b.MAC = p.mac(f["mac"], k, what, absent(f, "mac"))
 	b.Address = p.boardAddress(f["address"], what, bench)
 	if !p.scalar(f["console"], what+" console", &b.Console) || b.Console == "" {
-		p.problem(k, "%s: no console (a device path, /dev/serial/by-id/..., or usb:VID:PID[:SERIAL])", what)
+		if absent(f, "console") {
+			p.problem(k, "%s: no console (a device path, /dev/serial/by-id/..., or usb:VID:PID[:SERIAL])", what)
+		}
 	} else if err := checkConsoleSpec(b.Console); err != nil {
 		p.problem(f["console"], "%s: %v", what, err)
 	}
@@ -391,7 +442,9 @@ func (p *inventoryParser) board(k, n *yaml.Node, bench Bench) Board {
 	}
 	p.scalar(f["kernel"], what+" kernel", &b.Kernel)
 	if f["power"] == nil {
-		p.problem(k, "%s: no power (driver manual, command, pdudaemon, tasmota or shelly)", what)
+		if absent(f, "power") {
+			p.problem(k, "%s: no power (driver manual, command, pdudaemon, tasmota or shelly)", what)
+		}
 	} else {
 		b.Power = p.power(f["power"], what)
 	}
@@ -399,10 +452,12 @@ func (p *inventoryParser) board(k, n *yaml.Node, bench Bench) Board {
 	return b
 }
 
-func (p *inventoryParser) mac(n, parent *yaml.Node, what string) net.HardwareAddr {
+func (p *inventoryParser) mac(n, parent *yaml.Node, what string, missing bool) net.HardwareAddr {
 	var s string
 	if !p.scalar(n, what+" mac", &s) {
-		p.problem(parent, "%s: no mac (the board's Ethernet address, as its bootloader sends it)", what)
+		if missing {
+			p.problem(parent, "%s: no mac (the board's Ethernet address, as its bootloader sends it)", what)
+		}
 		return nil
 	}
 	mac, err := net.ParseMAC(s)
@@ -498,7 +553,7 @@ func (p *inventoryParser) power(n *yaml.Node, what string) PowerSpec {
 		}
 	}
 	for _, req := range requiredPowerFields[ps.Driver] {
-		if raw[req] == nil {
+		if absent(raw, req) {
 			p.problem(n, "%s power: driver %s needs %s", what, ps.Driver, req)
 		}
 	}

@@ -308,3 +308,74 @@ func TestHarnessKnowsNoVirtualBench(t *testing.T) {
 		}
 	}
 }
+
+// fakeOperator records what it was asked and answers with confirm.
+type fakeOperator struct {
+	confirm bool
+	asked   []string
+}
+
+func (f *fakeOperator) Ask(ctx context.Context, msg string) (bool, error) {
+	f.asked = append(f.asked, msg)
+	return f.confirm, nil
+}
+func (f *fakeOperator) Tell(msg string) {}
+
+// cmdlineTarget is a fakeTarget that keeps the command line it was given.
+type cmdlineTarget struct {
+	fakeTarget
+	cmdline string
+}
+
+func (c *cmdlineTarget) LoadDirect(kernel, initrd, cmdline string) {
+	c.cmdline = cmdline
+	c.fakeTarget.LoadDirect(kernel, initrd, cmdline)
+}
+
+// TestClockMethods: each method gets the clock to the board its way, and
+// the run stores what the board could confirm.
+func TestClockMethods(t *testing.T) {
+	tests := []struct {
+		name        string
+		profile     boards.Profile
+		hello       frame.HelloBody
+		wantCmdline string // a piece the command line must hold
+		notCmdline  string
+		wantAsked   bool
+		wantCheck   string
+		wantReport  int
+	}{
+		{"cpufreq", boards.Profile{ClockMethod: boards.ClockCPUFreq}, frame.HelloBody{CPUFreqCurKHz: 800000},
+			"bootbench.clock=800", "", false, results.ClockVerified, 800},
+		{"cmdline template", boards.Profile{ClockMethod: boards.ClockCmdline, ClockCmdline: "cpu_mhz={mhz}"}, frame.HelloBody{},
+			"cpu_mhz=800", "bootbench.clock=", false, results.ClockUnverified, 0},
+		{"manual, confirmed by BogoMIPS", boards.Profile{ClockMethod: boards.ClockManual, BogoMIPSPerMHz: 0.5}, frame.HelloBody{BogoMIPS: "399.76"},
+			"", "bootbench.clock=", true, results.ClockVerified, 800},
+		{"manual, nothing on the board to confirm", boards.Profile{ClockMethod: boards.ClockManual}, frame.HelloBody{BogoMIPS: "532.48"},
+			"", "bootbench.clock=", true, results.ClockUnverified, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ct := &cmdlineTarget{fakeTarget: fakeTarget{boots: []script{lines(hello(tt.hello), result())}}}
+			op := &fakeOperator{}
+			o := fakeOptions(t, ct, tt.profile)
+			o.Clock, o.Operator = 800, op
+			rec, err := Run(context.Background(), o)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if !strings.Contains(ct.cmdline, tt.wantCmdline) || (tt.notCmdline != "" && strings.Contains(ct.cmdline, tt.notCmdline)) {
+				t.Errorf("command line %q: want %q, not %q", ct.cmdline, tt.wantCmdline, tt.notCmdline)
+			}
+			if asked := len(op.asked) > 0; asked != tt.wantAsked {
+				t.Errorf("operator asked: %v (%q)", asked, op.asked)
+			}
+			if tt.wantAsked && !strings.Contains(op.asked[0], "Set fake1's CPU clock to 800 MHz") {
+				t.Errorf("asked %q", op.asked[0])
+			}
+			if rec.ClockMHz != 800 || rec.ClockCheck != tt.wantCheck || rec.ClockReportedMHz != tt.wantReport {
+				t.Errorf("stored clock %d, check %q, reported %d; want 800, %q, %d", rec.ClockMHz, rec.ClockCheck, rec.ClockReportedMHz, tt.wantCheck, tt.wantReport)
+			}
+		})
+	}
+}

@@ -20,9 +20,12 @@ fi
 # from; qemu-system-arm and u-boot-qemu: the arm64 board and its firmware;
 # qemu-system-mips: the MIPS router; u-boot-tools: dumpimage, the oracle
 # for our uImage writer; iproute2: network namespaces and the tap; xz-utils:
-# the xz encoder that keeps small-board images small.
+# the xz encoder that keeps small-board images small. The simulated real
+# bench's tests: socat (the USB serial adapter: a pty pair), pdudaemon (a
+# real PDU daemon driving the board's power), dnsmasq-base (a rival DHCP
+# server on the bench segment; the binary only, no host-wide service).
 missing=()
-for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils; do
+for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils socat pdudaemon dnsmasq-base; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,8 +19,12 @@ func TestCLIErrors(t *testing.T) {
 	}{
 		{[]string{}, 2, "no command given", ""},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`, ""},
-		{[]string{"run", "--board", "rb9999"}, 2, `unknown board "rb9999" (known: qemu-arm64, qemu-mipsel, qemu-x86_64)`, ""},
-		{[]string{"run", "--clock", "680"}, 2, `no clock setting "680"`, ""},
+		{[]string{"run", "--board", "rb9999"}, 2, `unknown board "rb9999": virtual boards: qemu-arm64, qemu-mipsel, qemu-x86_64; boards on a real bench come from an inventory`, ""},
+		{[]string{"run", "--board", "pc-x86_64"}, 2, "pc-x86_64 is a board model, not a board on this bench", ""},
+		{[]string{"run", "--clock", "680"}, 2, "board model qemu-x86_64 has no clock setting 680 MHz (settings: 1000, 500, 250 MHz)", ""},
+		{[]string{"run", "--clock", "fast"}, 2, `--clock: "fast" is not a clock in MHz`, ""},
+		{[]string{"run", "--proxy"}, 2, "--proxy is for a real bench", ""},
+		{[]string{"run", "--inventory", "/nonexistent/bench.yaml", "--board", "pc1"}, 2, "read inventory: open /nonexistent/bench.yaml: no such file or directory", ""},
 		{[]string{"run", "--reps", "0"}, 2, "--reps must be at least 1", ""},
 		{[]string{"run", "--transport", "nfs"}, 2, "--transport must be http or tftp", ""},
 		{[]string{"run", "--bogus"}, 2, "flag provided but not defined: -bogus", ""},
@@ -44,6 +49,57 @@ func TestCLIErrors(t *testing.T) {
 				if n := strings.Count(strings.TrimSpace(r.stderr), "\n") + 1; n != 1 {
 					t.Errorf("error is %d lines, want one:\n%s", n, r.stderr)
 				}
+			}
+		})
+	}
+}
+
+// TestCLIBrokenInventory: every problem in a bench.yaml is one line naming
+// the file and line, and the command exits 2 before touching anything.
+func TestCLIBrokenInventory(t *testing.T) {
+	const good = `bench:
+  interface: bench0
+  address: 198.18.5.1/24
+boards:
+  pc1:
+    profile: pc-x86_64
+    mac: "52:54:00:bb:05:20"
+    address: 198.18.5.20
+    console: /dev/ttyUSB0
+    power: {driver: command, on: "relay on", off: "relay off"}
+`
+	tests := []struct {
+		name, from, to, want string
+	}{
+		{"unknown field", "    console:", "    consloe:", `bench.yaml:9: unknown field "consloe" in board pc1`},
+		{"malformed mac", `"52:54:00:bb:05:20"`, `"52:54:00:bb:05"`, `bench.yaml:7: board pc1: mac "52:54:00:bb:05" is not an Ethernet address`},
+		{"malformed address", "198.18.5.20", "198.18.5.x", `bench.yaml:8: board pc1: address "198.18.5.x" is not an IPv4 address`},
+		{"address outside the bench subnet", "198.18.5.20", "10.1.2.3", "bench.yaml:8: board pc1: address 10.1.2.3 is outside the bench subnet 198.18.5.0/24"},
+		{"unknown profile", "pc-x86_64", "pc-z80", `bench.yaml:6: board pc1: unknown profile "pc-z80"`},
+		{"console missing", "    console: /dev/ttyUSB0\n", "", "bench.yaml:5: board pc1: no console"},
+		{"power driver missing its fields", `{driver: command, on: "relay on", off: "relay off"}`, `{driver: command, on: "relay on"}`, "bench.yaml:10: board pc1 power: driver command needs off"},
+		{"pdudaemon without pdu", `{driver: command, on: "relay on", off: "relay off"}`, `{driver: pdudaemon, url: "http://127.0.0.1:16421", port: 1}`, "bench.yaml:10: board pc1 power: driver pdudaemon needs pdu"},
+		{"unknown power driver", "driver: command", "driver: x10", `bench.yaml:10: board pc1 power driver: unknown power driver "x10"`},
+		{"bench address without prefix", "198.18.5.1/24", "198.18.5.1", `bench.yaml:3: bench address "198.18.5.1" is not an address with a prefix length`},
+		{"duplicate mac", "    power:", "  pc2: {profile: pc-x86_64, mac: \"52:54:00:bb:05:20\", address: 198.18.5.21, console: /dev/ttyUSB1, power: {driver: manual}}\n    power:", ""},
+		{"yaml syntax", "boards:", "boards: [", "bench.yaml:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inv := strings.Replace(good, tt.from, tt.to, 1)
+			if inv == good {
+				t.Fatalf("the case changes nothing")
+			}
+			path := filepath.Join(t.TempDir(), "bench.yaml")
+			os.WriteFile(path, []byte(inv), 0o644)
+			db := filepath.Join(t.TempDir(), "r.db")
+			r := bootbench(t, db, "run", "--inventory", path, "--board", "pc1")
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if r.code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "bootbench: bench.yaml:") || !strings.Contains(lines[0], tt.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and one line with %q", r.code, r.stderr, tt.want)
+			}
+			if _, err := os.Stat(db); err == nil {
+				t.Error("a broken inventory created the results store")
 			}
 		})
 	}

@@ -50,6 +50,9 @@ func TestMain(m *testing.M) {
 		return
 	}
 	os.Setenv("BOOTBENCH_CACHE", testCache)
+	// No inventory but the ones the tests write.
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	os.Unsetenv("BOOTBENCH_INVENTORY")
 	code = m.Run()
 }
 

@@ -54,7 +54,7 @@ func cmdResults(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("run      %s\nboard    %s\nclock    %d MHz\nstatus   %s\n", r.ID, r.Board, r.ClockMHz, r.Status)
+		fmt.Printf("run      %s\nboard    %s\nclock    %s\nstatus   %s\n", r.ID, r.Board, clockLine(r), r.Status)
 		if r.Reason != "" {
 			fmt.Printf("reason   %s\n", r.Reason)
 		}
@@ -161,4 +161,25 @@ func dirOf(path string) string {
 		}
 	}
 	return "."
+}
+
+// clockLine says what clock a run asked for and what came of it.
+func clockLine(r *results.Run) string {
+	asked := "the board's default"
+	if r.ClockMHz > 0 {
+		asked = fmt.Sprintf("%d MHz", r.ClockMHz)
+	}
+	reported := ""
+	if r.ClockReportedMHz > 0 {
+		reported = fmt.Sprintf(", the board reported %d MHz", r.ClockReportedMHz)
+	}
+	switch r.ClockCheck {
+	case results.ClockVerified:
+		return asked + reported + " (verified)"
+	case results.ClockUnverified:
+		return asked + reported + " (unverified: nothing on the board could confirm it)"
+	case results.ClockMismatch:
+		return asked + " asked for" + reported + " (mismatch)"
+	}
+	return asked + reported
 }
