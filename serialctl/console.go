@@ -1,8 +1,10 @@
 // Package serialctl reads a board's serial console: it keeps the byte-exact
 // transcript, splits it into timestamped lines, and decodes the checksummed
-// result frames the board sends among the kernel's messages.
+// result frames the board sends among the kernel's messages. A console
+// opened with OpenPort is locked to this process and survives its adapter
+// being unplugged and plugged back in.
 //
-//	con, err := serialctl.Open("/dev/pts/3", 115200)
+//	con, err := serialctl.OpenPort(ctx, "usb:0403:6001:A50285BI", 115200, serialctl.PortOptions{})
 //	defer con.Close()
 //	col := serialctl.NewCollector(runID)
 //	for line := range con.Lines() { ev, err := col.Feed(line.Text) ... }
@@ -23,18 +25,35 @@ import (
 type Line struct {
 	Time time.Time
 	Text []byte
+	// Note marks a line bootbench wrote into the transcript (the console
+	// was lost, or came back) rather than one the board sent.
+	Note bool
 }
 
 // Console reads a port in the background.
 type Console struct {
-	r      io.ReadCloser
-	lines  chan Line
-	closed chan struct{}
-	done   chan struct{}
+	src     source // nil: the console ends with its reader
+	lines   chan Line
+	closed  chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	stopCtx func() bool
+
+	// wmu is held while writing to the port and while closing it, so a
+	// write never reaches a closed (and perhaps reused) descriptor.
+	wmu sync.Mutex
 
 	mu         sync.Mutex
+	cur        io.ReadCloser // the port being read; nil while lost or closed
 	transcript bytes.Buffer
 	err        error
+}
+
+// source is a console that can be found again after it went away.
+type source interface {
+	reopen() (io.ReadCloser, error)
+	lost(err error) bool
+	name() string
 }
 
 // pollInterval bounds how long a read waits, so Close is prompt: a serial
@@ -42,7 +61,8 @@ type Console struct {
 const pollInterval = 100 * time.Millisecond
 
 // Open opens a serial port (a real UART or QEMU's pty) and starts reading.
-// On a pty the modem control lines do not exist, so none are set.
+// On a pty the modem control lines do not exist, so none are set. It takes
+// no lock and does not reopen: OpenPort does, for a board's console.
 func Open(name string, baud int) (*Console, error) {
 	p, err := serial.Open(name, &serial.Mode{BaudRate: baud})
 	if err != nil {
@@ -58,43 +78,35 @@ func Open(name string, baud int) (*Console, error) {
 // New starts reading r. A read that returns (0, nil) is a timeout and is
 // retried; it never ends the stream.
 func New(r io.ReadCloser) *Console {
-	c := &Console{r: r, lines: make(chan Line, 1024), closed: make(chan struct{}), done: make(chan struct{})}
+	c := newConsole(r)
 	go c.loop()
 	return c
+}
+
+func newConsole(r io.ReadCloser) *Console {
+	return &Console{cur: r, lines: make(chan Line, 1024), closed: make(chan struct{}), done: make(chan struct{})}
 }
 
 func (c *Console) loop() {
 	defer close(c.done)
 	defer close(c.lines)
-	buf := make([]byte, 4096)
 	var partial []byte
 	for {
-		n, err := c.r.Read(buf)
-		if n > 0 {
-			now := time.Now()
-			c.mu.Lock()
-			c.transcript.Write(buf[:n])
-			c.mu.Unlock()
-			partial = append(partial, buf[:n]...)
-			for {
-				i := bytes.IndexByte(partial, '\n')
-				if i < 0 {
-					break
-				}
-				text := bytes.TrimRight(partial[:i], "\r")
-				c.emit(Line{Time: now, Text: append([]byte(nil), text...)})
-				partial = partial[i+1:]
-			}
+		c.mu.Lock()
+		r := c.cur
+		c.mu.Unlock()
+		if r == nil {
+			return // closed
 		}
-		select {
-		case <-c.closed:
+		err := c.read(r, &partial)
+		if c.isClosed() {
 			return
-		default:
 		}
-		if err != nil {
-			if len(partial) > 0 {
-				c.emit(Line{Time: time.Now(), Text: partial})
-			}
+		if len(partial) > 0 {
+			c.emit(Line{Time: time.Now(), Text: partial})
+			partial = nil
+		}
+		if c.src == nil || !c.src.lost(err) {
 			if !errors.Is(err, io.EOF) {
 				c.mu.Lock()
 				c.err = err
@@ -102,6 +114,113 @@ func (c *Console) loop() {
 			}
 			return
 		}
+		c.drop(r)
+		if !c.reconnect(err) {
+			return
+		}
+	}
+}
+
+// read delivers what r sends until a read fails, and returns why.
+func (c *Console) read(r io.Reader, partial *[]byte) error {
+	buf := make([]byte, 4096)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			now := time.Now()
+			c.mu.Lock()
+			c.transcript.Write(buf[:n])
+			c.mu.Unlock()
+			*partial = append(*partial, buf[:n]...)
+			for {
+				i := bytes.IndexByte(*partial, '\n')
+				if i < 0 {
+					break
+				}
+				text := bytes.TrimRight((*partial)[:i], "\r")
+				c.emit(Line{Time: now, Text: append([]byte(nil), text...)})
+				*partial = (*partial)[i+1:]
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if c.isClosed() {
+			return nil
+		}
+	}
+}
+
+// reconnect marks the loss in the transcript and looks for the console
+// until it is back (true) or the console is closed (false).
+func (c *Console) reconnect(cause error) bool {
+	start := time.Now()
+	c.note(fmt.Sprintf("console %s lost: %s", c.src.name(), lostReason(cause)))
+	t := time.NewTicker(reconnectPoll)
+	defer t.Stop()
+	var said string
+	for {
+		select {
+		case <-c.closed:
+			return false
+		case <-t.C:
+		}
+		r, err := c.src.reopen()
+		if err != nil {
+			// Not back yet, unless it is back but cannot be had: say so once.
+			if (errors.Is(err, ErrBusy) || errors.Is(err, ErrPermission)) && err.Error() != said {
+				said = err.Error()
+				c.note(fmt.Sprintf("console %s is back but cannot be opened: %v", c.src.name(), err))
+			}
+			continue
+		}
+		c.mu.Lock()
+		if c.isClosed() {
+			c.mu.Unlock()
+			r.Close()
+			return false
+		}
+		c.cur = r
+		c.mu.Unlock()
+		c.note(fmt.Sprintf("console %s back after %.1fs", c.src.name(), time.Since(start).Seconds()))
+		return true
+	}
+}
+
+// note writes a line of bootbench's own into the transcript, on a line of
+// its own, and delivers it as a Line.
+func (c *Console) note(msg string) {
+	text := "[bootbench: " + msg + "]"
+	c.mu.Lock()
+	if t := c.transcript.Bytes(); len(t) > 0 && t[len(t)-1] != '\n' {
+		c.transcript.WriteByte('\n')
+	}
+	c.transcript.WriteString(text + "\n")
+	c.mu.Unlock()
+	c.emit(Line{Time: time.Now(), Text: []byte(text), Note: true})
+}
+
+// drop closes r unless Close already took it.
+func (c *Console) drop(r io.ReadCloser) {
+	c.mu.Lock()
+	mine := c.cur == r
+	if mine {
+		c.cur = nil
+	}
+	c.mu.Unlock()
+	if mine {
+		c.wmu.Lock()
+		r.Close()
+		c.wmu.Unlock()
+	}
+}
+
+func (c *Console) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -116,7 +235,8 @@ func (c *Console) emit(l Line) {
 // ends or the console is closed.
 func (c *Console) Lines() <-chan Line { return c.lines }
 
-// Transcript returns a copy of every byte read so far, exactly as received.
+// Transcript returns a copy of every byte read so far, exactly as received,
+// with bootbench's notes on lines of their own.
 func (c *Console) Transcript() []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -130,16 +250,56 @@ func (c *Console) Err() error {
 	return c.err
 }
 
-// Close stops reading and waits for the reader to finish.
+// ErrClosed is what writing to a closed console returns.
+var ErrClosed = errors.New("console closed")
+
+// Write sends p to the board. While the console is lost it fails with
+// ErrNoPort rather than wait.
+func (c *Console) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.mu.Lock()
+	r := c.cur
+	c.mu.Unlock()
+	switch {
+	case c.isClosed():
+		return 0, ErrClosed
+	case r == nil:
+		return 0, fmt.Errorf("write to console: %w (it went away; waiting for it to come back)", ErrNoPort)
+	}
+	w, ok := r.(io.Writer)
+	if !ok {
+		return 0, errors.New("write to console: it is read-only")
+	}
+	return w.Write(p)
+}
+
+// Close stops reading, releases the port and waits for the reader to
+// finish.
 func (c *Console) Close() error {
-	select {
-	case <-c.closed:
+	if c.stopCtx != nil {
+		c.stopCtx()
+	}
+	return c.shutdown()
+}
+
+func (c *Console) shutdown() error {
+	first := false
+	c.once.Do(func() { first = true; close(c.closed) })
+	if !first {
 		<-c.done
 		return nil
-	default:
 	}
-	close(c.closed)
-	err := c.r.Close()
+	c.mu.Lock()
+	r := c.cur
+	c.cur = nil
+	c.mu.Unlock()
+	var err error
+	if r != nil {
+		c.wmu.Lock()
+		err = r.Close()
+		c.wmu.Unlock()
+	}
 	<-c.done
 	return err
 }

@@ -1,0 +1,128 @@
+package serialctl
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// uart is a USB serial adapter without hardware: socat joins two ptys, one
+// linked at DIR/ttyUSB0 (the host's end, opened like any adapter), the
+// other at DIR/board-uart (what the board would write to).
+type uart struct {
+	t     *testing.T
+	dir   string
+	cmd   *exec.Cmd
+	host  string
+	board string
+}
+
+// requireSocat fails under BOOTBENCH_E2E=1 and skips otherwise when socat
+// is missing.
+func requireSocat(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("socat"); err != nil {
+		if os.Getenv("BOOTBENCH_E2E") == "1" {
+			t.Fatal("socat is missing (make deps installs it)")
+		}
+		t.Skip("socat is missing (make deps installs it); set BOOTBENCH_E2E=1 to make this a failure")
+	}
+}
+
+func newUART(t *testing.T, dir string) *uart {
+	t.Helper()
+	requireSocat(t)
+	u := &uart{t: t, dir: dir, host: filepath.Join(dir, "ttyUSB0"), board: filepath.Join(dir, "board-uart")}
+	u.plug()
+	t.Cleanup(func() { u.unplug(syscall.SIGKILL) })
+	return u
+}
+
+// plug starts socat and waits for both links to point at a live pty. The
+// board's old link goes first: a link left by a killed socat may point at
+// a reused pty that socat has not unlocked yet. The host's is left for
+// the console to cope with.
+func (u *uart) plug() {
+	u.t.Helper()
+	os.Remove(u.board)
+	u.cmd = exec.Command("socat", "PTY,link="+u.host+",raw,echo=0", "PTY,link="+u.board+",raw,echo=0")
+	if err := u.cmd.Start(); err != nil {
+		u.t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, e1 := os.Stat(u.host) // Stat follows the link: a dangling one fails
+		_, e2 := os.Stat(u.board)
+		if e1 == nil && e2 == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			u.t.Fatalf("socat made no ptys at %s: %v %v", u.dir, e1, e2)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// unplug ends socat with sig: SIGKILL leaves the links dangling, SIGTERM
+// lets socat remove them.
+func (u *uart) unplug(sig syscall.Signal) {
+	if u.cmd == nil {
+		return
+	}
+	u.cmd.Process.Signal(sig)
+	u.cmd.Wait()
+	u.cmd = nil
+}
+
+// openBoard opens the board's end of the adapter.
+func (u *uart) openBoard() *os.File {
+	u.t.Helper()
+	f, err := os.OpenFile(u.board, os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	u.t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// device is the pty the host's link points at now.
+func (u *uart) device() string {
+	u.t.Helper()
+	d, err := filepath.EvalSymlinks(u.host)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	return d
+}
+
+// readLines collects n console lines or fails after d.
+func readLines(t *testing.T, c *Console, n int, d time.Duration) []Line {
+	t.Helper()
+	var got []Line
+	deadline := time.After(d)
+	for len(got) < n {
+		select {
+		case l, ok := <-c.Lines():
+			if !ok {
+				t.Fatalf("lines ended after %q (err %v)", texts(got), c.Err())
+			}
+			got = append(got, l)
+		case <-deadline:
+			t.Fatalf("got %q in %v, want %d lines", texts(got), d, n)
+		}
+	}
+	return got
+}
+
+func texts(ls []Line) []string {
+	var s []string
+	for _, l := range ls {
+		s = append(s, string(l.Text))
+	}
+	return s
+}
