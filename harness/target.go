@@ -47,11 +47,7 @@ type Wired struct {
 }
 
 // Console opens the board's serial port, locked against every other user.
+// The console lives until Close, whatever happens to ctx.
 func (w *Wired) Console(ctx context.Context) (*serialctl.Console, error) {
-	return openPort(ctx, w.Port, w.Baud)
-}
-
-// openPort opens a console by its inventory spec.
-var openPort = func(ctx context.Context, spec string, baud int) (*serialctl.Console, error) {
-	return serialctl.Open(spec, baud)
+	return serialctl.OpenPort(context.WithoutCancel(ctx), w.Port, w.Baud, serialctl.PortOptions{})
 }

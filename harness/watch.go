@@ -28,8 +28,11 @@ type watcher struct {
 	lastAt   time.Time
 	panicked string // the panic line, once the kernel panicked
 	oops     string // an Oops or BUG the kernel reported on the way
-	banners  map[string]bool
-	ignored  map[string]bool // MACs whose DHCP requests were not ours, said once
+	// firmwareErr is the first error a boot ROM printed (PXE-E53: no boot
+	// filename): the likely reason when no kernel ever comes.
+	firmwareErr string
+	banners     map[string]bool
+	ignored     map[string]bool // MACs whose DHCP requests were not ours, said once
 }
 
 // watch follows the boot until the board reports its result, fails, or
@@ -83,11 +86,12 @@ func (r *run) watch(ctx context.Context, con *serialctl.Console, events <-chan n
 // line takes one console line; done says the run is decided.
 func (w *watcher) line(text []byte) (err error, done bool) {
 	r := w.r
-	if p := serialctl.Printable(text); p != "" {
-		w.last, w.lastAt = p, time.Now()
-	}
+	// mark judges with the line before this one as the last seen.
 	if err := w.mark(text); err != nil {
 		return err, true
+	}
+	if p := serialctl.Printable(text); p != "" {
+		w.last, w.lastAt = p, time.Now()
 	}
 	ev, ferr := w.col.Feed(text)
 	switch {
@@ -104,48 +108,53 @@ func (w *watcher) line(text []byte) (err error, done bool) {
 }
 
 // mark notes what a console line says about the boot's stage, and fails
-// the run on a reset: a bootloader starting again after the kernel did.
+// the run on a reset: a firmware or bootloader starting again after the
+// kernel did.
 func (w *watcher) mark(text []byte) error {
-	m, ok := classify([]byte(serialctl.Printable(text)))
+	m, ok := serialctl.Classify(text)
 	if !ok {
 		return nil
 	}
 	r := w.r
-	switch m.kind {
-	case markBanner:
+	line := serialctl.Printable(text)
+	switch m.Kind {
+	case serialctl.Firmware:
 		if w.panicked != "" {
 			// A panicking kernel reboots the board (panic=-1): the
-			// panic is the cause, the bootloader only its echo.
+			// panic is the cause, the firmware only its echo.
 			return failf(FailPanic, !w.hello, "%s", w.panicked)
 		}
 		if w.kernel {
-			return failf(FailReset, !w.hello, "the board reset: %s started again after the kernel had (last line before: %q)", m.name, clip(w.prevLine(), 120))
+			return failf(FailReset, !w.hello, "the board reset: %s started again after the kernel had (last line before: %q)", m.Name, clip(w.last, 120))
 		}
-		if !w.banners[m.name] {
-			w.banners[m.name] = true
-			r.say("firmware", "%s", clip(serialctl.Printable(text), 100))
+		if !w.banners[m.Name] {
+			w.banners[m.Name] = true
+			r.say("firmware", "%s", clip(line, 100))
 		}
-	case markKernel:
+	case serialctl.FirmwareError:
+		if w.firmwareErr == "" {
+			w.firmwareErr = line
+		}
+		r.say("firmware", "%s", clip(line, 110))
+	case serialctl.Handoff, serialctl.KernelStart:
 		if !w.kernel {
 			w.kernel = true
 			r.enter("kernel")
 		}
-		r.say("kernel", "%s", clip(serialctl.Printable(text), 100))
-	case markPanic:
+		r.say("kernel", "%s", clip(line, 100))
+	case serialctl.KernelPanic:
 		if w.panicked == "" {
-			w.panicked = serialctl.Printable(text)
-			r.say("kernel", "%s", clip(w.panicked, 110))
+			w.panicked = line
+			r.say("kernel", "%s", clip(line, 110))
 		}
-	case markOops:
+	case serialctl.KernelOops, serialctl.KernelBug:
 		if w.oops == "" {
-			w.oops = serialctl.Printable(text)
-			r.say("kernel", "%s", clip(w.oops, 110))
+			w.oops = line
+			r.say("kernel", "%s", clip(line, 110))
 		}
 	}
 	return nil
 }
-
-func (w *watcher) prevLine() string { return w.last }
 
 // helloArrived checks the board's report: the clock it runs at first.
 func (w *watcher) helloArrived() (error, bool) {
@@ -187,6 +196,9 @@ func (w *watcher) timedOut() error {
 	}
 	if w.oops != "" {
 		msg += "; the kernel reported " + clip(w.oops, 100)
+	}
+	if w.firmwareErr != "" && !w.kernel {
+		msg += "; the firmware said " + clip(w.firmwareErr, 100)
 	}
 	return failf(kind, !w.hello, "%s", msg)
 }
