@@ -94,7 +94,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 			return rec, err
 		}
 		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "[   retry] run %s: %v; booting again (%d of %d)\n", rec.ID, err, attempt, o.Retries)
+			fmt.Fprintf(o.Progress, "[   retry] run %s failed: %v; booting again (%d of %d)\n", rec.ID, err, attempt, o.Retries)
 		}
 	}
 }

@@ -144,13 +144,15 @@ func (w *watcher) mark(text []byte) error {
 		r.say("kernel", "%s", clip(line, 100))
 	case serialctl.KernelPanic:
 		if w.panicked == "" {
-			w.panicked = line
-			r.say("kernel", "%s", clip(line, 110))
+			// The mark's name, not the line: a kernel message can start
+			// in the middle of a bootloader's line.
+			w.panicked = "Kernel panic - not syncing: " + m.Name
+			r.say("kernel", "%s", clip(w.panicked, 110))
 		}
 	case serialctl.KernelOops, serialctl.KernelBug:
 		if w.oops == "" {
-			w.oops = line
-			r.say("kernel", "%s", clip(line, 110))
+			w.oops = m.Kind.String() + ": " + m.Name
+			r.say("kernel", "%s", clip(w.oops, 110))
 		}
 	}
 	return nil

@@ -72,7 +72,7 @@ func openVirtual(ctx context.Context, b boards.Board, progress io.Writer) (*rig,
 		return nil, fmt.Errorf("cache: %w", err)
 	}
 	for _, ns := range vbench.Sweep(cache) {
-		fmt.Fprintf(progress, "bootbench: removed namespace %s left by a bootbench that was killed\n", ns)
+		setupNote(progress, "network", "removed namespace %s left by a bootbench that was killed", ns)
 	}
 	m := vbench.Machine{
 		Binary: p.Virtual.QEMU, Args: p.Virtual.Args, NIC: p.Virtual.NIC, MAC: b.MAC,
@@ -87,7 +87,7 @@ func openVirtual(ctx context.Context, b boards.Board, progress io.Writer) (*rig,
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(progress, "bootbench: virtual bench: namespace %s, tap %s on %s\n", n.Name, n.Tap, n.Addr())
+	setupNote(progress, "network", "virtual bench: namespace %s, tap %s on %s", n.Name, n.Tap, n.Addr())
 	r.board.Address = vbench.BoardAddr
 	r.target = vbench.NewBoard(n, m, cache)
 	r.bench = &harness.NetBench{Net: n}
@@ -106,22 +106,22 @@ func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy
 		return nil, fmt.Errorf("cache: %w", err)
 	}
 	for _, s := range benchnic.Sweep(cache) {
-		fmt.Fprintf(progress, "bootbench: removed bench address %s left by a bootbench that was killed\n", s)
+		setupNote(progress, "network", "removed bench address %s left by a bootbench that was killed", s)
 	}
 	nic, err := benchnic.Open(ctx, inv.Bench.Interface, inv.Bench.Address, cache)
 	if err != nil {
 		return nil, err
 	}
 	if nic.Added() {
-		fmt.Fprintf(progress, "bootbench: added %s to %s for this run; it is removed afterwards\n", nic.Addr(), nic.Interface())
+		setupNote(progress, "network", "added %s to %s for this run; it is removed afterwards", nic.Addr(), nic.Interface())
 	}
 	closeNIC := func() {
 		if nic.Added() {
 			if err := nic.Close(); err != nil {
-				fmt.Fprintf(progress, "bootbench: %v\n", err)
+				fmt.Fprintf(progress, "bootbench: %v (remove it by hand: ip addr del %s dev %s)\n", err, nic.Addr(), nic.Interface())
 				return
 			}
-			fmt.Fprintf(progress, "bootbench: removed %s from %s\n", nic.Addr(), nic.Interface())
+			setupNote(progress, "network", "removed %s from %s", nic.Addr(), nic.Interface())
 		}
 	}
 	if !proxy {
@@ -141,7 +141,7 @@ func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy
 
 // probeRival refuses to be a second DHCP server on a segment that has one.
 func probeRival(ctx context.Context, iface string, progress io.Writer) error {
-	fmt.Fprintf(progress, "bootbench: listening %s on %s for another DHCP server\n", rivalProbe, iface)
+	setupNote(progress, "network", "listening %s on %s for another DHCP server", rivalProbe, iface)
 	rival, err := netboot.ProbeDHCP(ctx, iface, rivalProbe)
 	if err != nil {
 		return err
@@ -157,4 +157,9 @@ func debianKernel(src string) func(context.Context, boards.DebianKernel) (string
 	return func(ctx context.Context, k boards.DebianKernel) (string, error) {
 		return kernels.Debian(ctx, cacheDir(), src, k.DebianArch, k.Flavour)
 	}
+}
+
+// setupNote is a progress line about the bench rather than one run.
+func setupNote(w io.Writer, stage, format string, args ...any) {
+	fmt.Fprintf(w, "[   setup] %-8s %s\n", stage, fmt.Sprintf(format, args...))
 }
