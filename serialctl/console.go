@@ -2,7 +2,8 @@
 // transcript, splits it into timestamped lines, and decodes the checksummed
 // result frames the board sends among the kernel's messages. A console
 // opened with OpenPort is locked to this process and survives its adapter
-// being unplugged and plugged back in.
+// being unplugged and plugged back in. Classify says which boot stage a
+// line marks (a bootloader banner, the kernel starting, a panic).
 //
 //	con, err := serialctl.OpenPort(ctx, "usb:0403:6001:A50285BI", 115200, serialctl.PortOptions{})
 //	defer con.Close()
@@ -32,16 +33,19 @@ type Line struct {
 
 // Console reads a port in the background.
 type Console struct {
-	src     source // nil: the console ends with its reader
-	lines   chan Line
-	closed  chan struct{}
-	done    chan struct{}
-	once    sync.Once
-	stopCtx func() bool
+	src      source // nil: the console ends with its reader
+	lines    chan Line
+	closed   chan struct{}
+	done     chan struct{} // the reader has finished
+	released chan struct{} // the first Close has finished
+	once     sync.Once
+	stopCtx  func() bool
 
 	// wmu is held while writing to the port and while closing it, so a
 	// write never reaches a closed (and perhaps reused) descriptor.
 	wmu sync.Mutex
+
+	tee io.Writer // gets every byte as it arrives; nil for none
 
 	mu         sync.Mutex
 	cur        io.ReadCloser // the port being read; nil while lost or closed
@@ -64,7 +68,7 @@ const pollInterval = 100 * time.Millisecond
 // On a pty the modem control lines do not exist, so none are set. It takes
 // no lock and does not reopen: OpenPort does, for a board's console.
 func Open(name string, baud int) (*Console, error) {
-	p, err := serial.Open(name, &serial.Mode{BaudRate: baud})
+	p, err := openNoInherit(name, &serial.Mode{BaudRate: baud})
 	if err != nil {
 		return nil, fmt.Errorf("open console %s: %w", name, err)
 	}
@@ -84,7 +88,7 @@ func New(r io.ReadCloser) *Console {
 }
 
 func newConsole(r io.ReadCloser) *Console {
-	return &Console{cur: r, lines: make(chan Line, 1024), closed: make(chan struct{}), done: make(chan struct{})}
+	return &Console{cur: r, lines: make(chan Line, 1024), closed: make(chan struct{}), done: make(chan struct{}), released: make(chan struct{})}
 }
 
 func (c *Console) loop() {
@@ -131,6 +135,9 @@ func (c *Console) read(r io.Reader, partial *[]byte) error {
 			c.mu.Lock()
 			c.transcript.Write(buf[:n])
 			c.mu.Unlock()
+			if c.tee != nil {
+				c.tee.Write(buf[:n])
+			}
 			*partial = append(*partial, buf[:n]...)
 			for {
 				i := bytes.IndexByte(*partial, '\n')
@@ -192,11 +199,20 @@ func (c *Console) reconnect(cause error) bool {
 func (c *Console) note(msg string) {
 	text := "[bootbench: " + msg + "]"
 	c.mu.Lock()
-	if t := c.transcript.Bytes(); len(t) > 0 && t[len(t)-1] != '\n' {
+	t := c.transcript.Bytes()
+	midLine := len(t) > 0 && t[len(t)-1] != '\n'
+	if midLine {
 		c.transcript.WriteByte('\n')
 	}
 	c.transcript.WriteString(text + "\n")
 	c.mu.Unlock()
+	if c.tee != nil {
+		// A terminal in raw mode needs the carriage return.
+		if midLine {
+			io.WriteString(c.tee, "\r\n")
+		}
+		io.WriteString(c.tee, text+"\r\n")
+	}
 	c.emit(Line{Time: time.Now(), Text: []byte(text), Note: true})
 }
 
@@ -283,13 +299,16 @@ func (c *Console) Close() error {
 	return c.shutdown()
 }
 
+// shutdown closes the console once; every call returns when the port is
+// closed and released and the reader has finished.
 func (c *Console) shutdown() error {
 	first := false
 	c.once.Do(func() { first = true; close(c.closed) })
 	if !first {
-		<-c.done
+		<-c.released
 		return nil
 	}
+	defer close(c.released)
 	c.mu.Lock()
 	r := c.cur
 	c.cur = nil

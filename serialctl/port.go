@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -43,6 +44,10 @@ type PortOptions struct {
 	// LockDir is where UUCP lock files (LCK..ttyUSB0) go; "" means
 	// /run/lock, or /var/lock when that is what exists.
 	LockDir string
+	// Tee, if set, gets every byte as it arrives, partial lines too (a
+	// bootloader's prompt has no newline), and bootbench's notes. A slow
+	// Tee holds up reading.
+	Tee io.Writer
 }
 
 // reconnectPoll is how often a lost console is looked for.
@@ -66,6 +71,7 @@ func OpenPort(ctx context.Context, spec string, baud int, opts PortOptions) (*Co
 	}
 	c := newConsole(p)
 	c.src = o
+	c.tee = opts.Tee
 	go c.loop()
 	c.stopCtx = context.AfterFunc(ctx, func() { c.shutdown() })
 	return c, nil
@@ -92,9 +98,7 @@ func (p *serialPort) Close() error {
 	return err
 }
 
-// open resolves the spec, locks the device and opens it. flush drops what
-// the device received before; not after a reconnection, where those bytes
-// are the board's.
+// reopen opens the console again after it was lost.
 func (o *opener) reopen() (io.ReadCloser, error) {
 	p, err := o.open(false)
 	if err != nil {
@@ -103,6 +107,9 @@ func (o *opener) reopen() (io.ReadCloser, error) {
 	return p, nil
 }
 
+// open resolves the spec, locks the device and opens it. flush drops what
+// the device received before; not after a reconnection, where those bytes
+// are the board's.
 func (o *opener) open(flush bool) (*serialPort, error) {
 	device, err := o.resolve()
 	if err != nil {
@@ -114,10 +121,10 @@ func (o *opener) open(flush bool) (*serialPort, error) {
 		return nil, err
 	}
 	// No InitialStatusBits: setting modem lines fails on a pty.
-	sp, err := serial.Open(device, &serial.Mode{BaudRate: o.baud})
+	sp, err := openNoInherit(device, &serial.Mode{BaudRate: o.baud})
 	if err != nil {
 		lock.release()
-		return nil, o.openError(device, lock, err)
+		return nil, o.openError(device, err)
 	}
 	if err := sp.SetReadTimeout(pollInterval); err != nil {
 		sp.Close()
@@ -134,7 +141,7 @@ func (o *opener) open(flush bool) (*serialPort, error) {
 	return &serialPort{Port: sp, lock: lock}, nil
 }
 
-func (o *opener) openError(device string, lock *portLock, err error) error {
+func (o *opener) openError(device string, err error) error {
 	var pe *serial.PortError
 	if errors.As(err, &pe) {
 		switch pe.Code() {
@@ -145,6 +152,43 @@ func (o *opener) openError(device string, lock *portLock, err error) error {
 		}
 	}
 	return openError(device, err)
+}
+
+// openNoInherit opens a port with go.bug.st/serial, which makes its
+// descriptors (the port and a pipe) without O_CLOEXEC: every process
+// bootbench started afterwards (a power command, QEMU) would hold the
+// console open. Holding syscall.ForkLock, as the syscall package asks of
+// code that sets close-on-exec after the fact, no child is forked between
+// the open and the fix.
+func openNoInherit(device string, mode *serial.Mode) (serial.Port, error) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	before := openFDs()
+	p, err := serial.Open(device, mode)
+	for fd := range openFDs() {
+		if !before[fd] {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return p, err
+}
+
+// openFDs lists this process's descriptors, leaving out the one it
+// reads the list with.
+func openFDs() map[int]bool {
+	fds := map[int]bool{}
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return fds
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	for _, n := range names {
+		if fd, err := strconv.Atoi(n); err == nil && fd != int(d.Fd()) {
+			fds[fd] = true
+		}
+	}
+	return fds
 }
 
 // resolve finds the device node the spec names now, symlinks followed so

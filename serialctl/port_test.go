@@ -2,6 +2,7 @@ package serialctl
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,12 +25,20 @@ func TestOpenPortReadsWritesAndFlushes(t *testing.T) {
 	board.WriteString("stale boot noise\r\n")
 	time.Sleep(200 * time.Millisecond) // let socat carry it across
 
-	c, err := OpenPort(context.Background(), u.host, 115200, PortOptions{LockDir: dir})
+	tee := &syncBuffer{}
+	c, err := OpenPort(context.Background(), u.host, 115200, PortOptions{LockDir: dir, Tee: tee})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	board.WriteString("U-Boot 2023.01\r\n=> ")
+	deadline := time.Now().Add(3 * time.Second)
+	for tee.String() != "U-Boot 2023.01\r\n=> " && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := tee.String(); got != "U-Boot 2023.01\r\n=> " {
+		t.Errorf("Tee got %q; it must have the prompt before its line ends (and no stale input)", got)
+	}
 	board.WriteString("\r\n")
 	got := texts(readLines(t, c, 2, 3*time.Second))
 	if want := []string{"U-Boot 2023.01", "=> "}; strings.Join(got, "|") != strings.Join(want, "|") {
@@ -151,6 +161,23 @@ func TestOpenPortOtherHolders(t *testing.T) {
 	}
 }
 
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 func writeLock(t *testing.T, path string, pid int) {
 	t.Helper()
 	if err := os.WriteFile(path, fmt.Appendf(nil, "%10d\n", pid), 0o644); err != nil {
@@ -260,7 +287,7 @@ func TestReconnect(t *testing.T) {
 			i := strings.Index(tr, "half a li\n[bootbench: console ")
 			j := strings.Index(tr, " back after ")
 			if i < 0 || j < i || !strings.HasSuffix(tr, "s]\nafter the gap\r\n") {
-				t.Errorf("transcript does not mark the gap:\n%s", tr)
+				t.Errorf("transcript does not mark the gap: %q", tr)
 			}
 			if c.Err() != nil {
 				t.Errorf("Err = %v", c.Err())
@@ -312,7 +339,51 @@ func TestOpenPortContext(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("the console kept reading after its context ended")
 	}
+	// Close, racing the context's own shutdown, returns only once the port
+	// is released.
+	c.Close()
+	if m, _ := filepath.Glob(filepath.Join(dir, "LCK..*")); len(m) > 0 {
+		t.Errorf("lock files left after Close: %v", m)
+	}
 	if _, err := OpenPort(ctx, u.host, 115200, PortOptions{LockDir: dir}); !errors.Is(err, context.Canceled) {
 		t.Errorf("OpenPort with an ended context: %v", err)
+	}
+}
+
+// TestPortNotInherited: a process started while the console is open (a
+// power command, QEMU) gets none of its descriptors: it has the same ones
+// as a process started before.
+func TestPortNotInherited(t *testing.T) {
+	dir := t.TempDir()
+	u := newUART(t, dir)
+	childFDs := func() string {
+		cmd := exec.Command("sleep", "5")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		fdDir := fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid)
+		var list strings.Builder
+		for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			// Until exec is done the child still has Go's own descriptors.
+			if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", cmd.Process.Pid)); strings.HasSuffix(exe, "/sleep") || time.Now().After(deadline) {
+				break
+			}
+		}
+		fds, _ := os.ReadDir(fdDir)
+		for _, fd := range fds {
+			target, _ := os.Readlink(filepath.Join(fdDir, fd.Name()))
+			fmt.Fprintf(&list, "%s %s\n", fd.Name(), target)
+		}
+		return list.String()
+	}
+	before := childFDs()
+	c, err := OpenPort(context.Background(), u.host, 115200, PortOptions{LockDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if after := childFDs(); after != before {
+		t.Errorf("a child started with the console open has\n%s\nwhere one started before had\n%s", after, before)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 // uart is a USB serial adapter without hardware: socat joins two ptys, one
@@ -87,6 +88,17 @@ func (u *uart) openBoard() *os.File {
 		u.t.Fatal(err)
 	}
 	u.t.Cleanup(func() { f.Close() })
+	// A UART is raw; socat may not have made its pty raw yet (a cooked
+	// one turns "\n" into "\r\n").
+	// Through SyscallConn: f.Fd() would make reads blocking, and the
+	// tests' read deadlines would not work.
+	rc, err := f.SyscallConn()
+	if err == nil {
+		rc.Control(func(fd uintptr) { _, err = term.MakeRaw(int(fd)) })
+	}
+	if err != nil {
+		u.t.Fatal(err)
+	}
 	return f
 }
 

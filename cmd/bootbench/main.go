@@ -16,6 +16,7 @@ const usage = `bootbench — netboot a board, run only the benchmark, keep the n
 
 Usage:
   bootbench run     [--board NAME] [--clock MHZ[,MHZ...]] [--reps N] [--db PATH] ...
+  bootbench console BOARD [--inventory FILE] [--write]   # a board's serial console, live
   bootbench import  --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd] FILE...
   bootbench results list | show RUN
   bootbench results compare --by clock|board [--board NAME] [--boards A,B] [--format text|json]
@@ -79,6 +80,8 @@ func dispatch(ctx context.Context, args []string) error {
 		return cmdResults(ctx, args[1:])
 	case "import":
 		return cmdImport(ctx, args[1:])
+	case "console":
+		return cmdConsole(ctx, args[1:])
 	case "boards":
 		return cmdBoards(args[1:])
 	case "image":
