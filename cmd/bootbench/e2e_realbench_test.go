@@ -296,6 +296,37 @@ func TestE2ESimulatedBench(t *testing.T) {
 		s.assertBoardOff()
 		assertNothingLeft(t, r.stderr)
 	})
+	t.Run("the console is the run's while it runs", func(t *testing.T) {
+		s := newSimBench(t, true)
+		inv := s.inventory(s.commandPower())
+		db := filepath.Join(t.TempDir(), "results.db")
+		cmd := exec.Command("ip", "netns", "exec", s.ns, bootbenchBin, "run", "--inventory", inv, "--board", "pc1", "--seconds", "0.1", "--db", db)
+		var progress lockedBuffer
+		cmd.Stderr = &progress
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Wait()
+		deadline := time.Now().Add(60 * time.Second)
+		for !strings.Contains(progress.String(), "power    on:") {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("the run never powered the board on:\n%s", progress.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		start := time.Now()
+		r := bootbench(t, db, "console", "pc1", "--inventory", inv)
+		took := time.Since(start)
+		want := fmt.Sprintf("is in use by pid %d (bootbench run --inventory %s --board pc1", cmd.Process.Pid, inv)
+		if r.code != 1 || !strings.Contains(r.stderr, want) || took > 3*time.Second {
+			t.Errorf("second console: exit %d after %v, stderr %q; want exit 1 at once naming %q", r.code, took, r.stderr, want)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("the run: %v\n%s", err, progress.String())
+		}
+		s.assertBoardOff()
+	})
 	t.Run("a clock the board cannot take", func(t *testing.T) {
 		s := newSimBench(t, true)
 		inv := s.inventory(s.commandPower())
@@ -454,3 +485,4 @@ func TestE2ERivalDHCP(t *testing.T) {
 	s.assertBoardOff()
 	assertNothingLeft(t, r.stderr)
 }
+

@@ -92,5 +92,5 @@ func dispatch(ctx context.Context, args []string) error {
 		fmt.Print(usage)
 		return nil
 	}
-	return usageErr("unknown command %q (commands: run, import, results, boards, image, speed; see 'bootbench help')", args[0])
+	return usageErr("unknown command %q (commands: run, console, import, results, boards, image, speed; see 'bootbench help')", args[0])
 }
