@@ -134,7 +134,7 @@ boot_dnsmasq() { # times namespace creation to the done frame; exits on failure
 		sleep 0.1
 	done
 	local t1=$EPOCHREALTIME
-	grep -aq "$frame.*\"exit\":0}" "$log" || { teardown; die "dnsmasq variant: benchmark exited non-zero: $(grep -a "$frame" "$log")"; }
+	grep -aq "$frame.*\"exit\":0[,}]" "$log" || { teardown; die "dnsmasq variant: benchmark exited non-zero: $(grep -a "$frame" "$log")"; }
 	teardown
 	since "$t0" "$t1"
 }

@@ -46,6 +46,10 @@ const (
 // not hold two settings to compare.
 var ErrNothingToCompare = errors.New("nothing to compare")
 
+// ErrPickClock is returned (wrapped) by Compare when a board named without
+// a clock has runs at several: which to compare must be said.
+var ErrPickClock = errors.New("pick one clock setting")
+
 // CompareOptions says what to compare.
 type CompareOptions struct {
 	By string // ByClock or ByBoard
@@ -53,43 +57,106 @@ type CompareOptions struct {
 	// Board is, by clock, the board whose clock settings are compared;
 	// by board, the baseline board.
 	Board string
-	// Boards are, by board, the boards to compare, after Board if that is
-	// set. The first board named is the baseline and the others are
-	// candidates in the order named; with only one board named, every
-	// other board with runs is a candidate, alphabetically.
-	Boards []string
-	// ClockMHz, by board, takes only runs at this clock setting. Without
-	// it each board must have runs at a single setting, so a board is never
-	// compared on a mix of clocks.
+	// Boards are, by board, the settings to compare, after Board if that
+	// is set: a board, or a board at a clock ("rb450g@680"). The first
+	// named is the baseline (unless Baseline says) and the others are
+	// candidates in the order named; with only one named, every other
+	// board with runs is a candidate, alphabetically.
+	Boards []Pick
+	// ClockMHz, by board, takes only runs at this clock setting for boards
+	// named without one. Without it such a board must have runs at a
+	// single setting, so a board is never compared on a mix of clocks.
 	ClockMHz int
+	// Baseline, if set, is the baseline: by clock, the clock setting
+	// (its Board empty or the compared board); by board, a setting, which
+	// is compared with every other named.
+	Baseline *Pick
 }
 
-// Setting is one side of a comparison. Board is empty when comparing one
-// board's clocks (the board is Comparison.Board).
+// Pick names one setting to compare: a board, at a clock if HasClock.
+type Pick struct {
+	Board    string
+	ClockMHz int
+	HasClock bool
+}
+
+// ParsePick reads a setting as the command line gives it: "rb450g",
+// "rb450g@680", or, where the board is known, "@680" or "680".
+func ParsePick(s string) (Pick, error) {
+	board, clock, hasClock := strings.Cut(strings.TrimSpace(s), "@")
+	if !hasClock {
+		if n, err := strconv.Atoi(board); err == nil {
+			board, clock, hasClock = "", strconv.Itoa(n), true
+		}
+	}
+	p := Pick{Board: board, HasClock: hasClock}
+	if hasClock {
+		n, err := strconv.Atoi(clock)
+		if err != nil || n < 0 {
+			return Pick{}, fmt.Errorf("setting %q: the clock after @ is MHz, e.g. rb450g@680", s)
+		}
+		p.ClockMHz = n
+	}
+	if p.Board == "" && !p.HasClock {
+		return Pick{}, fmt.Errorf("setting %q names no board or clock: say BOARD or BOARD@MHZ", s)
+	}
+	return p, nil
+}
+
+func (p Pick) String() string {
+	if p.HasClock {
+		return fmt.Sprintf("%s@%d", p.Board, p.ClockMHz)
+	}
+	return p.Board
+}
+
+// Setting is one side of a comparison: a board at a clock, and the runs of
+// one benchmark there, pooled. Board is empty when comparing one board's
+// clocks (the board is Comparison.Board).
 type Setting struct {
 	Board    string `json:"board,omitempty"`
 	ClockMHz int    `json:"clock_mhz"`
+	// Bench, Tool and ToolVersion are what the pooled runs ran: runs of
+	// different benchmarks or versions are never pooled.
+	Bench       string `json:"bench"`
+	Tool        string `json:"tool"`
+	ToolVersion string `json:"tool_version"`
+	// Runs is how many ok runs were pooled; Images the images they booted
+	// and Imported how many were imported output, so a pool of several
+	// images, or of imports and runs, shows.
+	Runs     int          `json:"runs"`
+	Images   []ImageCount `json:"images,omitempty"`
+	Imported int          `json:"imported,omitempty"`
 }
 
-// Comparison is the `results compare` report: a baseline and candidates.
+// ImageCount is how many pooled runs booted one image.
+type ImageCount struct {
+	Digest string `json:"digest"`
+	Runs   int    `json:"runs"`
+}
+
+// Comparison is the `results compare` report: candidates, each measured
+// against its baseline. Runs of different benchmarks or tool versions are
+// compared separately, so one board's clocks may give several baselines.
 type Comparison struct {
-	Board       string      `json:"board"` // by board: the baseline's
-	By          string      `json:"by"`
+	Board string `json:"board"` // by board: the baseline's
+	By    string `json:"by"`
+	// Baseline is the first comparison's baseline; each comparison names
+	// its own.
 	Baseline    Setting     `json:"baseline"`
 	Comparisons []Candidate `json:"comparisons"`
-
-	baselineRuns int
+	// Skipped says what the store holds that was not compared, and why.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
-// Candidate is one setting measured against the baseline.
+// Candidate is one setting measured against a baseline.
 type Candidate struct {
+	Baseline  Setting `json:"baseline"`
 	Candidate Setting `json:"candidate"`
 	// ClockRatio is candidate clock / baseline clock; null by board or
 	// when a clock is unknown (0).
 	ClockRatio *number         `json:"clock_ratio"`
 	Metrics    []MetricCompare `json:"metrics"`
-
-	runs int
 }
 
 // MetricCompare is one metric's comparison. Baseline and Candidate are the
@@ -132,9 +199,9 @@ func (s *Store) Compare(ctx context.Context, o CompareOptions) (*Comparison, err
 		if err != nil {
 			return nil, err
 		}
-		return compareClocks(o.Board, runs)
+		return compareClocks(o, runs)
 	case ByBoard:
-		runs, err := s.Runs(ctx, Filter{ClockMHz: o.ClockMHz, Status: StatusOK})
+		runs, err := s.Runs(ctx, Filter{Status: StatusOK})
 		if err != nil {
 			return nil, err
 		}
@@ -143,17 +210,117 @@ func (s *Store) Compare(ctx context.Context, o CompareOptions) (*Comparison, err
 	return nil, fmt.Errorf("results: compare by %q: want %q or %q", o.By, ByClock, ByBoard)
 }
 
-// compareClocks compares board's clock settings: the lowest known clock is
-// the baseline; an unknown clock (0) sorts last, as it has no clock ratio.
-func compareClocks(board string, runs []Run) (*Comparison, error) {
-	groups := map[int][]Run{}
+// benchKey is what runs must share to be pooled: the benchmark and what
+// printed it, at its version.
+type benchKey struct{ bench, tool, version string }
+
+func keyOf(r Run) benchKey { return benchKey{r.Bench, r.Tool, r.ToolVersion} }
+
+func (k benchKey) String() string {
+	name := k.tool
+	if name == "" {
+		name = k.bench
+	}
+	s := strings.TrimSpace(name + " " + k.version)
+	switch {
+	case s == "":
+		return "unnamed output"
+	case k.bench != "" && k.bench != name:
+		s += " (bench " + k.bench + ")"
+	}
+	return s
+}
+
+// byBench splits runs by benchKey; the keys come sorted by name.
+func byBench(runs []Run) ([]benchKey, map[benchKey][]Run) {
+	var keys []benchKey
+	groups := map[benchKey][]Run{}
 	for _, r := range runs {
-		if r.Status == StatusOK && r.Board == board {
-			groups[r.ClockMHz] = append(groups[r.ClockMHz], r)
+		k := keyOf(r)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	return keys, groups
+}
+
+// pool describes runs pooled as one side.
+func pool(board string, clock int, runs []Run) Setting {
+	k := keyOf(runs[0])
+	st := Setting{Board: board, ClockMHz: clock, Bench: k.bench, Tool: k.tool, ToolVersion: k.version, Runs: len(runs)}
+	for _, r := range runs {
+		if strings.HasPrefix(r.Source, SourceImportPrefix) {
+			st.Imported++
+		}
+		if r.ImageDigest == "" {
+			continue
+		}
+		i := slices.IndexFunc(st.Images, func(ic ImageCount) bool { return ic.Digest == r.ImageDigest })
+		if i < 0 {
+			st.Images = append(st.Images, ImageCount{Digest: r.ImageDigest})
+			i = len(st.Images) - 1
+		}
+		st.Images[i].Runs++
+	}
+	return st
+}
+
+// compareClocks compares one board's clock settings, each benchmark
+// separately: the lowest known clock (or o.Baseline's) is the baseline;
+// an unknown clock (0) sorts last, as it has no clock ratio.
+func compareClocks(o CompareOptions, runs []Run) (*Comparison, error) {
+	board := o.Board
+	if b := o.Baseline; b != nil && (!b.HasClock || (b.Board != "" && b.Board != board)) {
+		return nil, fmt.Errorf("results: compare %s by clock: baseline %s: name one of its clock settings, e.g. %s@680", board, b, board)
+	}
+	c := &Comparison{Board: board, By: ByClock}
+	keys, groups := byBench(runs)
+	for _, k := range keys {
+		byClock := map[int][]Run{}
+		for _, r := range groups[k] {
+			byClock[r.ClockMHz] = append(byClock[r.ClockMHz], r)
+		}
+		clocks := sortedClocks(byClock)
+		base := clocks[0]
+		if o.Baseline != nil {
+			base = o.Baseline.ClockMHz
+			if _, ok := byClock[base]; !ok {
+				c.Skipped = append(c.Skipped, fmt.Sprintf("%s: no runs at the baseline %s (only %s)", k, clockText(base), clocksText(clocks)))
+				continue
+			}
+		}
+		if len(clocks) < 2 {
+			c.Skipped = append(c.Skipped, fmt.Sprintf("%s: only at %s", k, clockText(base)))
+			continue
+		}
+		for _, clk := range clocks {
+			if clk == base {
+				continue
+			}
+			var cr *number
+			if base != 0 && clk != 0 {
+				cr = round4(float64(clk) / float64(base))
+			}
+			cand, err := compareSides(byClock[base], byClock[clk], float64(clk)/float64(base), cr != nil)
+			if err != nil {
+				return nil, fmt.Errorf("results: compare %s at %d MHz with %d MHz: %w", board, clk, base, err)
+			}
+			cand.Baseline, cand.Candidate, cand.ClockRatio = pool("", base, byClock[base]), pool("", clk, byClock[clk]), cr
+			c.Comparisons = append(c.Comparisons, *cand)
 		}
 	}
-	clocks := make([]int, 0, len(groups))
-	for c := range groups {
+	if len(c.Comparisons) == 0 {
+		return nil, fmt.Errorf("results: compare %s by clock: %w: %s", board, ErrNothingToCompare, heldText(c.Skipped, "no ok runs"))
+	}
+	c.Baseline = c.Comparisons[0].Baseline
+	return c, nil
+}
+
+func sortedClocks(byClock map[int][]Run) []int {
+	clocks := make([]int, 0, len(byClock))
+	for c := range byClock {
 		clocks = append(clocks, c)
 	}
 	sort.Slice(clocks, func(i, j int) bool {
@@ -163,34 +330,23 @@ func compareClocks(board string, runs []Run) (*Comparison, error) {
 		}
 		return a < b
 	})
-	if len(clocks) < 2 {
-		return nil, fmt.Errorf("results: compare %s by clock: %w: ok runs at %s", board, ErrNothingToCompare, settingsText(clocks))
-	}
-	c := &Comparison{Board: board, By: ByClock, Baseline: Setting{ClockMHz: clocks[0]}, baselineRuns: len(groups[clocks[0]])}
-	for _, clk := range clocks[1:] {
-		var cr *number
-		if clocks[0] != 0 && clk != 0 {
-			cr = round4(float64(clk) / float64(clocks[0]))
-		}
-		cand, err := compareSides(groups[clocks[0]], groups[clk], float64(clk)/float64(clocks[0]), cr != nil)
-		if err != nil {
-			return nil, fmt.Errorf("results: compare %s at %d MHz with %d MHz: %w", board, clk, clocks[0], err)
-		}
-		cand.Candidate, cand.ClockRatio = Setting{ClockMHz: clk}, cr
-		c.Comparisons = append(c.Comparisons, *cand)
-	}
-	return c, nil
+	return clocks
 }
 
-func settingsText(clocks []int) string {
-	if len(clocks) == 0 {
-		return "no setting"
-	}
+func clocksText(clocks []int) string {
 	var s []string
 	for _, c := range clocks {
 		s = append(s, clockText(c))
 	}
-	return "only " + strings.Join(s, ", ")
+	return strings.Join(s, ", ")
+}
+
+// heldText says what the store holds when nothing could be compared.
+func heldText(skipped []string, none string) string {
+	if len(skipped) == 0 {
+		return none
+	}
+	return strings.Join(skipped, "; ")
 }
 
 func clockText(mhz int) string {
@@ -200,73 +356,170 @@ func clockText(mhz int) string {
 	return strconv.Itoa(mhz) + " MHz"
 }
 
-// compareBoards compares boards; see CompareOptions for which.
+// side is one named setting of a by-board comparison, with its runs.
+type side struct {
+	pick  Pick // with the clock settled
+	runs  []Run
+	keys  []benchKey
+	bench map[benchKey][]Run
+}
+
+// compareBoards compares settings of boards; see CompareOptions for which.
 func compareBoards(o CompareOptions, runs []Run) (*Comparison, error) {
-	var named []string
-	for _, b := range append([]string{o.Board}, o.Boards...) {
-		if b != "" && !slices.Contains(named, b) {
-			named = append(named, b)
-		}
+	picks, err := namedPicks(o)
+	if err != nil {
+		return nil, err
 	}
-	if len(named) == 0 {
-		return nil, errors.New("results: compare by board: no board named")
-	}
-	groups := map[string][]Run{}
+	byBoard := map[string][]Run{}
 	for _, r := range runs {
-		if r.Status == StatusOK && (o.ClockMHz == 0 || r.ClockMHz == o.ClockMHz) {
-			groups[r.Board] = append(groups[r.Board], r)
-		}
+		byBoard[r.Board] = append(byBoard[r.Board], r)
 	}
-	boards := named
-	if len(named) == 1 {
-		var others []string
-		for b := range groups {
-			if b != named[0] {
-				others = append(others, b)
-			}
-		}
-		sort.Strings(others)
-		boards = append(boards, others...)
+	if len(picks) == 1 {
+		picks = append(picks, otherBoards(picks[0].Board, byBoard)...)
 	}
 	at := "at any clock"
 	if o.ClockMHz != 0 {
 		at = "at " + clockText(o.ClockMHz)
 	}
-	if len(boards) < 2 {
-		return nil, fmt.Errorf("results: compare %s by board: %w: no other board has ok runs %s", named[0], ErrNothingToCompare, at)
+	if len(picks) < 2 {
+		return nil, fmt.Errorf("results: compare %s by board: %w: no other board has ok runs %s", picks[0].Board, ErrNothingToCompare, at)
 	}
-	settings := make([]Setting, len(boards))
-	for i, b := range boards {
-		g := groups[b]
-		if len(g) == 0 {
-			return nil, fmt.Errorf("results: compare by board: %w: %s has no ok runs %s", ErrNothingToCompare, b, at)
-		}
-		var clocks []int
-		for _, r := range g {
-			if !slices.Contains(clocks, r.ClockMHz) {
-				clocks = append(clocks, r.ClockMHz)
-			}
-		}
-		if len(clocks) > 1 {
-			slices.Sort(clocks)
-			var s []string
-			for _, c := range clocks {
-				s = append(s, strconv.Itoa(c))
-			}
-			return nil, fmt.Errorf("results: compare by board: %s has runs at %s MHz; pick one clock setting", b, strings.Join(s, ", "))
-		}
-		settings[i] = Setting{Board: b, ClockMHz: clocks[0]}
-	}
-	c := &Comparison{Board: boards[0], By: ByBoard, Baseline: settings[0], baselineRuns: len(groups[boards[0]])}
-	for i, b := range boards[1:] {
-		cand, err := compareSides(groups[boards[0]], groups[b], 0, false)
+	sides := make([]side, len(picks))
+	for i, p := range picks {
+		sd, err := settle(p, o.ClockMHz, byBoard[p.Board])
 		if err != nil {
-			return nil, fmt.Errorf("results: compare %s with %s: %w", b, boards[0], err)
+			return nil, err
 		}
-		cand.Candidate = settings[i+1]
-		c.Comparisons = append(c.Comparisons, *cand)
+		sides[i] = sd
 	}
+	c := &Comparison{Board: sides[0].pick.Board, By: ByBoard}
+	base := sides[0]
+	for _, cand := range sides[1:] {
+		pairs, skipped := pairBenches(base, cand)
+		c.Skipped = append(c.Skipped, skipped...)
+		for _, pr := range pairs {
+			bRuns, cRuns := base.bench[pr[0]], cand.bench[pr[1]]
+			mc, err := compareSides(bRuns, cRuns, 0, false)
+			if err != nil {
+				return nil, fmt.Errorf("results: compare %s with %s: %w", cand.pick, base.pick, err)
+			}
+			mc.Baseline = pool(base.pick.Board, base.pick.ClockMHz, bRuns)
+			mc.Candidate = pool(cand.pick.Board, cand.pick.ClockMHz, cRuns)
+			c.Comparisons = append(c.Comparisons, *mc)
+		}
+	}
+	if len(c.Comparisons) == 0 {
+		return nil, fmt.Errorf("results: compare by board: %w: %s", ErrNothingToCompare, heldText(c.Skipped, "no benchmark in common"))
+	}
+	c.Baseline = c.Comparisons[0].Baseline
 	return c, nil
+}
+
+// namedPicks lists the settings named, baseline first, each once.
+func namedPicks(o CompareOptions) ([]Pick, error) {
+	var picks []Pick
+	add := func(p Pick) {
+		if p.Board != "" && !slices.Contains(picks, p) {
+			picks = append(picks, p)
+		}
+	}
+	if b := o.Baseline; b != nil {
+		if b.Board == "" {
+			return nil, fmt.Errorf("results: compare by board: baseline %s names no board: say BOARD@MHZ", b)
+		}
+		add(*b)
+	}
+	add(Pick{Board: o.Board})
+	for _, p := range o.Boards {
+		add(p)
+	}
+	if o.Baseline != nil && o.Board != "" && o.Board != o.Baseline.Board {
+		return nil, fmt.Errorf("results: compare by board: --board %s and baseline %s name two baselines", o.Board, o.Baseline)
+	}
+	if len(picks) == 0 {
+		return nil, errors.New("results: compare by board: no board named")
+	}
+	return picks, nil
+}
+
+// otherBoards are the boards with runs other than board, alphabetically.
+func otherBoards(board string, byBoard map[string][]Run) []Pick {
+	var others []string
+	for b := range byBoard {
+		if b != board {
+			others = append(others, b)
+		}
+	}
+	sort.Strings(others)
+	picks := make([]Pick, len(others))
+	for i, b := range others {
+		picks[i] = Pick{Board: b}
+	}
+	return picks
+}
+
+// settle picks a board's runs at the named clock, else clock, else the
+// one clock it has runs at.
+func settle(p Pick, clock int, runs []Run) (side, error) {
+	want, pinned := p.ClockMHz, p.HasClock
+	if !pinned && clock != 0 {
+		want, pinned = clock, true
+	}
+	var at []Run
+	clocks := map[int][]Run{}
+	for _, r := range runs {
+		clocks[r.ClockMHz] = append(clocks[r.ClockMHz], r)
+	}
+	switch {
+	case pinned:
+		at = clocks[want]
+	case len(clocks) == 1:
+		for c, rs := range clocks {
+			want, at = c, rs
+		}
+	case len(clocks) > 1:
+		var s []string
+		for _, c := range sortedClocks(clocks) {
+			s = append(s, strconv.Itoa(c))
+		}
+		return side{}, fmt.Errorf("results: compare by board: %s has runs at %s MHz; %w, e.g. %s@%s", p.Board, strings.Join(s, ", "), ErrPickClock, p.Board, s[0])
+	}
+	if len(at) == 0 {
+		where := "at any clock"
+		if pinned {
+			where = "at " + clockText(want)
+		}
+		return side{}, fmt.Errorf("results: compare by board: %w: %s has no ok runs %s", ErrNothingToCompare, p.Board, where)
+	}
+	sd := side{pick: Pick{Board: p.Board, ClockMHz: want, HasClock: true}, runs: at}
+	sd.keys, sd.bench = byBench(at)
+	return sd, nil
+}
+
+// pairBenches pairs the benchmarks two sides ran: the same benchmark and
+// version where they share any; else, when each side ran one only, those
+// two (a comparison across tools, which the settings' names show); the
+// rest is skipped, with why.
+func pairBenches(base, cand side) (pairs [][2]benchKey, skipped []string) {
+	for _, k := range base.keys {
+		if _, ok := cand.bench[k]; ok {
+			pairs = append(pairs, [2]benchKey{k, k})
+		}
+	}
+	if len(pairs) == 0 && len(base.keys) == 1 && len(cand.keys) == 1 {
+		return [][2]benchKey{{base.keys[0], cand.keys[0]}}, nil
+	}
+	for _, k := range base.keys {
+		if _, ok := cand.bench[k]; !ok {
+			skipped = append(skipped, fmt.Sprintf("%s only on %s", k, base.pick))
+		}
+	}
+	for _, k := range cand.keys {
+		if _, ok := base.bench[k]; !ok {
+			skipped = append(skipped, fmt.Sprintf("%s only on %s", k, cand.pick))
+		}
+	}
+	return pairs, skipped
 }
 
 // compareSides compares every metric both sides measured.
@@ -286,7 +539,7 @@ func compareSides(base, cand []Run, clockRatio float64, haveClock bool) (*Candid
 		}
 	}
 	sort.Slice(names, func(i, j int) bool { return MetricLess(names[i], names[j]) })
-	out := &Candidate{Metrics: []MetricCompare{}, runs: len(cand)}
+	out := &Candidate{Metrics: []MetricCompare{}}
 	for _, name := range names {
 		if bu[name] != cu[name] {
 			return nil, fmt.Errorf("metric %s is in %s on one side and %s on the other", name, bu[name], cu[name])
@@ -415,7 +668,8 @@ func WriteCompareJSON(w io.Writer, c *Comparison) error {
 }
 
 // WriteCompareText writes c for people: per candidate, a line saying what
-// is compared with what, then a table of metrics.
+// is compared with what, a line saying what was pooled on each side, then
+// a table of metrics; last, what was not compared.
 func WriteCompareText(w io.Writer, c *Comparison) error {
 	for i, cand := range c.Comparisons {
 		if i > 0 {
@@ -423,17 +677,18 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 				return err
 			}
 		}
+		b, k := cand.Baseline, cand.Candidate
 		var head string
 		if c.By == ByClock {
 			head = fmt.Sprintf("%s: %s (baseline, %s) vs %s (%s), clock ratio %s",
-				c.Board, clockText(c.Baseline.ClockMHz), runsText(c.baselineRuns),
-				clockText(cand.Candidate.ClockMHz), runsText(cand.runs), optText(cand.ClockRatio, 4))
+				c.Board, clockText(b.ClockMHz), runsText(b.Runs),
+				clockText(k.ClockMHz), runsText(k.Runs), optText(cand.ClockRatio, 4))
 		} else {
 			head = fmt.Sprintf("%s at %s (baseline, %s) vs %s at %s (%s)",
-				c.Baseline.Board, clockText(c.Baseline.ClockMHz), runsText(c.baselineRuns),
-				cand.Candidate.Board, clockText(cand.Candidate.ClockMHz), runsText(cand.runs))
+				b.Board, clockText(b.ClockMHz), runsText(b.Runs),
+				k.Board, clockText(k.ClockMHz), runsText(k.Runs))
 		}
-		if _, err := fmt.Fprintln(w, head); err != nil {
+		if _, err := fmt.Fprintf(w, "%s\n%s\n", head, pooledText(b, k)); err != nil {
 			return err
 		}
 		if len(cand.Metrics) == 0 {
@@ -446,7 +701,54 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 			return err
 		}
 	}
+	if len(c.Skipped) > 0 {
+		if _, err := fmt.Fprintf(w, "\nnot compared: %s\n", strings.Join(c.Skipped, "; ")); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// pooledText says what each side pooled: which benchmark, and where
+// the runs came from.
+func pooledText(b, k Setting) string {
+	bench := benchKey{b.Bench, b.Tool, b.ToolVersion}.String()
+	if kb := (benchKey{k.Bench, k.Tool, k.ToolVersion}); kb != (benchKey{b.Bench, b.Tool, b.ToolVersion}) {
+		bench += " vs " + kb.String()
+	}
+	return fmt.Sprintf("  %s; baseline %s; candidate %s", bench, originText(b), originText(k))
+}
+
+// originText says where a side's runs came from: the images booted,
+// imported output, or neither recorded.
+func originText(st Setting) string {
+	var parts []string
+	counted := st.Imported
+	for _, ic := range st.Images {
+		parts = append(parts, fmt.Sprintf("image %s ×%d", shortDigest(ic.Digest), ic.Runs))
+		counted += ic.Runs
+	}
+	if st.Imported > 0 {
+		parts = append(parts, fmt.Sprintf("imported ×%d", st.Imported))
+	}
+	if n := st.Runs - counted; n > 0 {
+		parts = append(parts, fmt.Sprintf("image not recorded ×%d", n))
+	}
+	if len(parts) == 1 {
+		// One origin: the count is the side's run count, said already.
+		p, _, _ := strings.Cut(parts[0], " ×")
+		return p
+	}
+	return "pooled from " + strings.Join(parts, ", ")
+}
+
+// shortDigest is enough of an image digest to tell images apart.
+func shortDigest(d string) string {
+	d = strings.TrimPrefix(d, "sha256:")
+	if len(d) > 12 {
+		d = d[:12]
+	}
+	return d
 }
 
 func writeCompareTable(w io.Writer, ms []MetricCompare, byClock bool) error {

@@ -98,7 +98,7 @@ func TestCompareGolden(t *testing.T) {
 	}{
 		{"design", designRuns(), CompareOptions{By: ByClock, Board: "rb450g"}},
 		{"stats", statRuns(), CompareOptions{By: ByClock, Board: "rb450g"}},
-		{"boards", boardRuns(), CompareOptions{By: ByBoard, Boards: []string{"rb450g", "rb493g"}}},
+		{"boards", boardRuns(), CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "rb493g"}}}},
 		// One board named: every other board is a candidate, alphabetically.
 		{"boards-all", boardRuns(), CompareOptions{By: ByBoard, Board: "rb493g"}},
 	}
@@ -144,7 +144,8 @@ func TestCompareDesignExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	// DESIGN.md's example, with the verdict's explanation that follows
-	// the "n<4" token.
+	// the "n<4" token. The report carries more (what each side pooled);
+	// everything the example has must be there as it says.
 	const design = `{"board":"rb450g","by":"clock","baseline":{"clock_mhz":680},
  "comparisons":[{"candidate":{"clock_mhz":800},"clock_ratio":1.1765,
    "metrics":[{"name":"aes-128-cbc@1024","unit":"B/s","baseline":8730280,"candidate":10272090,
@@ -160,9 +161,44 @@ func TestCompareDesignExample(t *testing.T) {
 		t.Errorf("verdict %q: want n<4 saying there is 1 run a side", verdict)
 	}
 	m["verdict"] = "n<4"
-	if g, w := fmt.Sprint(got), fmt.Sprint(want); g != w {
-		t.Errorf("compare JSON\n got %s\nwant %s", g, w)
+	for _, miss := range missingFrom(got, want, "") {
+		t.Errorf("compare JSON lacks DESIGN.md's %s\n%s", miss, buf.String())
 	}
+}
+
+// missingFrom lists the paths in want whose values got does not hold.
+func missingFrom(got, want any, path string) []string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return []string{path}
+		}
+		var miss []string
+		for k, v := range w {
+			gv, ok := g[k]
+			if !ok {
+				miss = append(miss, path+"."+k)
+				continue
+			}
+			miss = append(miss, missingFrom(gv, v, path+"."+k)...)
+		}
+		return miss
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return []string{path}
+		}
+		var miss []string
+		for i := range w {
+			miss = append(miss, missingFrom(g[i], w[i], fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return miss
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		return []string{fmt.Sprintf("%s = %v (got %v)", path, want, got)}
+	}
+	return nil
 }
 
 func TestCompareStatistics(t *testing.T) {
@@ -228,11 +264,11 @@ func TestCompareErrors(t *testing.T) {
 		nothing bool   // want ErrNothingToCompare
 		msg     string // the error says this
 	}{
-		{"one clock", designRuns()[:1], CompareOptions{By: ByClock, Board: "rb450g"}, true, "only 680 MHz"},
-		{"no runs", nil, CompareOptions{By: ByClock, Board: "rb450g"}, true, "no setting"},
-		{"only failed runs", statRuns()[8:], CompareOptions{By: ByClock, Board: "rb450g"}, true, "no setting"},
-		{"board at two clocks", designRuns(), CompareOptions{By: ByBoard, Boards: []string{"rb450g", "x"}}, false, "680, 800 MHz; pick one"},
-		{"unknown board", boardRuns(), CompareOptions{By: ByBoard, Boards: []string{"rb450g", "nope"}}, true, "nope has no ok runs"},
+		{"one clock", designRuns()[:1], CompareOptions{By: ByClock, Board: "rb450g"}, true, "nothing to compare: openssl: only at 680 MHz"},
+		{"no runs", nil, CompareOptions{By: ByClock, Board: "rb450g"}, true, "nothing to compare: no ok runs"},
+		{"only failed runs", statRuns()[8:], CompareOptions{By: ByClock, Board: "rb450g"}, true, "nothing to compare: no ok runs"},
+		{"board at two clocks", designRuns(), CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "x"}}}, false, "680, 800 MHz; pick one"},
+		{"unknown board", boardRuns(), CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "nope"}}}, true, "nope has no ok runs"},
 		{"no other board", designRuns(), CompareOptions{By: ByBoard, Board: "rb450g", ClockMHz: 680}, true, "no other board"},
 		{"by what", designRuns(), CompareOptions{By: "rep", Board: "rb450g"}, false, `by "rep"`},
 	}
@@ -293,6 +329,222 @@ func TestRatioInterval(t *testing.T) {
 			lo, hi, ok := ratioInterval(tt.base, tt.cand, 0.05)
 			if ok != tt.ok || math.Abs(lo-tt.lo) > 1e-12 || math.Abs(hi-tt.hi) > 1e-12 {
 				t.Errorf("ratioInterval = %v, %v, %v; want %v, %v, %v", lo, hi, ok, tt.lo, tt.hi, tt.ok)
+			}
+		})
+	}
+}
+
+// benchRuns re-labels runs as one benchmark's, booted from image (""
+// for none); suffix keeps their ids apart from other labels' runs.
+func benchRuns(runs []Run, suffix, bench, tool, version, image string) []Run {
+	for i := range runs {
+		runs[i].ID += RunID(suffix)
+		runs[i].Bench, runs[i].Tool, runs[i].ToolVersion, runs[i].ImageDigest = bench, tool, version, image
+	}
+	return runs
+}
+
+// poolRuns hold, on one board at the same clocks, the built-in suite and
+// openssl (which share metric names) from several images, and an openssl
+// version measured at one clock only.
+func poolRuns() []Run {
+	names, units := []string{"sha256@1024"}, []string{"B/s"}
+	var runs []Run
+	runs = append(runs, benchRuns(series("qemu", 500, names, units, []float64{100}, []float64{101}, []float64{102}), "-s", "speed", "bootbench-speed", "0.1.0", "sha256:aaaaaaaaaaaaaaaa")...)
+	runs = append(runs, benchRuns(series("qemu", 1000, names, units, []float64{200}, []float64{202}), "-s", "speed", "bootbench-speed", "0.1.0", "sha256:aaaaaaaaaaaaaaaa")...)
+	runs = append(runs, benchRuns(series("qemu", 1000, names, units, []float64{204}), "-s2", "speed", "bootbench-speed", "0.1.0", "sha256:bbbbbbbbbbbbbbbb")...)
+	runs = append(runs, benchRuns(series("qemu", 500, names, units, []float64{900}), "-o", "openssl", "openssl", "3.0.19", "sha256:cccccccccccccccc")...)
+	runs = append(runs, benchRuns(series("qemu", 1000, names, units, []float64{1800}), "-o", "openssl", "openssl", "3.0.19", "sha256:cccccccccccccccc")...)
+	runs = append(runs, benchRuns(series("qemu", 1000, names, units, []float64{5000}), "-n", "openssl", "openssl", "3.0.22", "")...)
+	return runs
+}
+
+// TestComparePools compares each benchmark with itself: never the
+// built-in suite with openssl, nor one openssl version with another, and
+// says what each side pooled.
+func TestComparePools(t *testing.T) {
+	s := fillStore(t, poolRuns())
+	c, err := s.Compare(context.Background(), CompareOptions{By: ByClock, Board: "qemu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		tool, version  string
+		base, cand     number
+		nBase, nCand   int
+		candImages     []ImageCount
+		baseImageCount int
+	}
+	wants := []want{
+		{"bootbench-speed", "0.1.0", 101, 202, 3, 3, []ImageCount{{"sha256:aaaaaaaaaaaaaaaa", 2}, {"sha256:bbbbbbbbbbbbbbbb", 1}}, 1},
+		{"openssl", "3.0.19", 900, 1800, 1, 1, []ImageCount{{"sha256:cccccccccccccccc", 1}}, 1},
+	}
+	if len(c.Comparisons) != len(wants) {
+		t.Fatalf("%d comparisons, want %d: %+v", len(c.Comparisons), len(wants), c.Comparisons)
+	}
+	for i, w := range wants {
+		cand := c.Comparisons[i]
+		m := cand.Metrics[0]
+		for _, st := range []Setting{cand.Baseline, cand.Candidate} {
+			if st.Tool != w.tool || st.ToolVersion != w.version {
+				t.Errorf("comparison %d side %+v: want %s %s", i, st, w.tool, w.version)
+			}
+		}
+		if m.Baseline != w.base || m.Candidate != w.cand || m.NBaseline != w.nBase || m.NCandidate != w.nCand {
+			t.Errorf("comparison %d: %v (%d runs) vs %v (%d runs); want %v (%d) vs %v (%d)",
+				i, m.Baseline, m.NBaseline, m.Candidate, m.NCandidate, w.base, w.nBase, w.cand, w.nCand)
+		}
+		if fmt.Sprint(cand.Candidate.Images) != fmt.Sprint(w.candImages) || len(cand.Baseline.Images) != w.baseImageCount {
+			t.Errorf("comparison %d images: baseline %v candidate %v; want candidate %v", i, cand.Baseline.Images, cand.Candidate.Images, w.candImages)
+		}
+	}
+	if want := []string{"openssl 3.0.22: only at 1000 MHz"}; fmt.Sprint(c.Skipped) != fmt.Sprint(want) {
+		t.Errorf("skipped %q, want %q", c.Skipped, want)
+	}
+	var txt bytes.Buffer
+	if err := WriteCompareText(&txt, c); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare-pools.txt", txt.Bytes())
+}
+
+// settingRuns are the seed thread's boards: the RB450 at 300 MHz and the
+// RB450G at 680 and 800 MHz (published aes-128-cbc figures).
+func settingRuns() []Run {
+	names, units := []string{"aes-128-cbc@1024"}, []string{"B/s"}
+	runs := series("rb450", 300, names, units, []float64{3849560})
+	return append(runs, designRuns()...)
+}
+
+// TestCompareSettings compares settings named board@clock, and baselines
+// named by --baseline.
+func TestCompareSettings(t *testing.T) {
+	pick := func(s string) Pick {
+		p, err := ParsePick(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	type side struct {
+		board string
+		clock int
+		value number
+	}
+	tests := []struct {
+		name       string
+		opts       CompareOptions
+		base       side
+		cands      []side
+		clockRatio string // of the first comparison; "" for none
+	}{
+		{"seed thread: rb450@300 against rb450g@680, not 800",
+			CompareOptions{By: ByBoard, Boards: []Pick{pick("rb450@300"), pick("rb450g@680")}},
+			side{"rb450", 300, 3849560}, []side{{"rb450g", 680, 8730280}}, ""},
+		{"--board and a setting",
+			CompareOptions{By: ByBoard, Board: "rb450", Boards: []Pick{pick("rb450g@800")}},
+			side{"rb450", 300, 3849560}, []side{{"rb450g", 800, 10272090}}, ""},
+		{"--clock for boards named without one",
+			CompareOptions{By: ByBoard, Boards: []Pick{pick("rb450g"), pick("rb450@300")}, ClockMHz: 800},
+			side{"rb450g", 800, 10272090}, []side{{"rb450", 300, 3849560}}, ""},
+		{"baseline named apart",
+			CompareOptions{By: ByBoard, Boards: []Pick{pick("rb450@300"), pick("rb450g@800")}, Baseline: ptr(pick("rb450g@680"))},
+			side{"rb450g", 680, 8730280}, []side{{"rb450", 300, 3849560}, {"rb450g", 800, 10272090}}, ""},
+		{"by clock, baseline the higher clock",
+			CompareOptions{By: ByClock, Board: "rb450g", Baseline: ptr(pick("800"))},
+			side{"", 800, 10272090}, []side{{"", 680, 8730280}}, "0.85"},
+		{"by clock, baseline as board@clock",
+			CompareOptions{By: ByClock, Board: "rb450g", Baseline: ptr(pick("rb450g@680"))},
+			side{"", 680, 8730280}, []side{{"", 800, 10272090}}, "1.1765"},
+	}
+	s := fillStore(t, settingRuns())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := s.Compare(context.Background(), tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Comparisons) != len(tt.cands) {
+				t.Fatalf("%d comparisons, want %d", len(c.Comparisons), len(tt.cands))
+			}
+			for i, w := range tt.cands {
+				cand := c.Comparisons[i]
+				b, k, m := cand.Baseline, cand.Candidate, cand.Metrics[0]
+				if got := (side{b.Board, b.ClockMHz, m.Baseline}); got != tt.base {
+					t.Errorf("comparison %d baseline %+v, want %+v", i, got, tt.base)
+				}
+				if got := (side{k.Board, k.ClockMHz, m.Candidate}); got != w {
+					t.Errorf("comparison %d candidate %+v, want %+v", i, got, w)
+				}
+			}
+			if got := optText(c.Comparisons[0].ClockRatio, 4); tt.clockRatio != "" && got != tt.clockRatio+strings.Repeat("0", 6-len(tt.clockRatio)) {
+				t.Errorf("clock ratio %s, want %s", got, tt.clockRatio)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestCompareSettingErrors: settings that hold nothing, or baselines that
+// name no setting, say so.
+func TestCompareSettingErrors(t *testing.T) {
+	s := fillStore(t, settingRuns())
+	tests := []struct {
+		name    string
+		opts    CompareOptions
+		nothing bool
+		msg     string
+	}{
+		{"no runs at the named clock", CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450", ClockMHz: 300, HasClock: true}, {Board: "rb450g", ClockMHz: 1000, HasClock: true}}},
+			true, "rb450g has no ok runs at 1000 MHz"},
+		{"board at two clocks", CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450"}, {Board: "rb450g"}}},
+			false, "rb450g has runs at 680, 800 MHz; pick one clock setting, e.g. rb450g@680"},
+		{"baseline clock not held", CompareOptions{By: ByClock, Board: "rb450g", Baseline: &Pick{ClockMHz: 1000, HasClock: true}},
+			true, "openssl: no runs at the baseline 1000 MHz (only 680 MHz, 800 MHz)"},
+		{"by clock, baseline without a clock", CompareOptions{By: ByClock, Board: "rb450g", Baseline: &Pick{Board: "rb450g"}},
+			false, "baseline rb450g: name one of its clock settings"},
+		{"by clock, baseline of another board", CompareOptions{By: ByClock, Board: "rb450g", Baseline: &Pick{Board: "rb450", ClockMHz: 300, HasClock: true}},
+			false, "baseline rb450@300: name one of its clock settings"},
+		{"two baselines", CompareOptions{By: ByBoard, Board: "rb450", Boards: []Pick{{Board: "rb450g"}}, Baseline: &Pick{Board: "rb450g", ClockMHz: 680, HasClock: true}},
+			false, "--board rb450 and baseline rb450g@680 name two baselines"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.Compare(context.Background(), tt.opts)
+			if err == nil || errors.Is(err, ErrNothingToCompare) != tt.nothing || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("err = %v; want ErrNothingToCompare %v, saying %q", err, tt.nothing, tt.msg)
+			}
+		})
+	}
+}
+
+func TestParsePick(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Pick
+		err  string
+	}{
+		{"rb450g", Pick{Board: "rb450g"}, ""},
+		{"rb450g@680", Pick{Board: "rb450g", ClockMHz: 680, HasClock: true}, ""},
+		{"rb450g@0", Pick{Board: "rb450g", HasClock: true}, ""},
+		{"@800", Pick{ClockMHz: 800, HasClock: true}, ""},
+		{"800", Pick{ClockMHz: 800, HasClock: true}, ""},
+		{"rb450g@fast", Pick{}, `setting "rb450g@fast": the clock after @ is MHz`},
+		{"rb450g@-5", Pick{}, "the clock after @ is MHz"},
+		{"", Pick{}, "names no board or clock"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParsePick(tt.in)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("ParsePick(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
 			}
 		})
 	}

@@ -12,9 +12,9 @@ import (
 )
 
 // SourceImportPrefix starts the Source of a run imported from a file; the
-// file's base name follows. The base name rather than the path: the path
-// says where the file happened to be on one host, which means nothing on
-// the next.
+// file's base name follows, and " table N of M" when the file held several
+// outputs. The base name rather than the path: the path says where the
+// file happened to be on one host, which means nothing on the next.
 const SourceImportPrefix = "import:"
 
 // NewRunID returns a fresh run id, "20060102-150405-<8 hex digits>": sortable
@@ -63,6 +63,20 @@ type Import struct {
 	// Again marks a deliberate re-import of output already stored. The run
 	// is stored without its hash, which stays with the first import.
 	Again bool
+
+	// Table and Tables say which of several outputs in the file this is
+	// (from 1), and how many the file holds; 0 when it holds one. Data is
+	// then that output's own lines.
+	Table, Tables int
+}
+
+// Label names the imported output for people: the file, and the table
+// when the file holds several.
+func (im *Import) Label() string {
+	if im.Tables == 0 {
+		return im.Path
+	}
+	return fmt.Sprintf("%s table %d", im.Path, im.Table)
 }
 
 // Run builds the run to store for im: status ok, the bench named after the
@@ -86,6 +100,9 @@ func (im *Import) Run() *Run {
 		RawOutput:   im.Data,
 		Metrics:     append([]Metric(nil), im.Metrics...),
 		Source:      SourceImportPrefix + filepath.Base(im.Path),
+	}
+	if im.Tables > 0 {
+		r.Source += fmt.Sprintf(" table %d of %d", im.Table, im.Tables)
 	}
 	if !im.Again {
 		r.InputSHA256 = InputSHA256(im.Data)

@@ -2,6 +2,7 @@ package results
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -100,15 +101,16 @@ func (s *Store) migrate(ctx context.Context, migs []string) error {
 
 func (s *Store) migrateStep(ctx context.Context, migs []string) (done bool, err error) {
 	// Cheap check outside a write transaction: the common case is an
-	// up-to-date database, and opening one must not queue behind a writer.
-	var v int
-	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		return false, fmt.Errorf("schema version: %w", err)
+	// up-to-date, marked store, and opening one must not queue behind a
+	// writer.
+	v, app, err := s.versionAndMark(ctx, s.db)
+	if err != nil {
+		return false, err
 	}
-	if v > len(migs) {
-		return false, fmt.Errorf("database schema version %d is newer than this bootbench knows (%d); upgrade bootbench", v, len(migs))
+	if err := s.knownOrNew(v, len(migs)); err != nil {
+		return false, err
 	}
-	if v == len(migs) {
+	if v == len(migs) && app == storeAppID {
 		return true, nil
 	}
 
@@ -117,21 +119,74 @@ func (s *Store) migrateStep(ctx context.Context, migs []string) (done bool, err 
 		return false, err
 	}
 	defer tx.Rollback() // no-op after Commit
-	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		return false, fmt.Errorf("schema version: %w", err)
+	// Read again inside the (immediate, hence exclusive-for-writers)
+	// transaction: another process may have migrated while we waited.
+	if v, app, err = s.versionAndMark(ctx, tx); err != nil {
+		return false, err
 	}
-	if v >= len(migs) {
-		return true, nil // someone else migrated while we waited
+	if err := s.knownOrNew(v, len(migs)); err != nil {
+		return false, err
 	}
-	if _, err := tx.ExecContext(ctx, migs[v]); err != nil {
-		return false, fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+	if v == len(migs) && app == storeAppID {
+		return true, nil
 	}
-	// PRAGMA takes no bound parameters; v is an int we computed.
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v+1)); err != nil {
-		return false, fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+	if app != 0 && app != storeAppID {
+		return false, foreign(s.path, fmt.Sprintf("application_id %#x, user_version %d", app, v))
+	}
+	if v == 0 {
+		// inspect saw a blank file; make sure nobody else's tables arrived
+		// since, now that we hold the write lock.
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil {
+			return false, fmt.Errorf("schema version: %w", err)
+		}
+		if n > 0 {
+			return false, foreign(s.path, fmt.Sprintf("application_id 0, user_version 0, %d schema objects", n))
+		}
+	}
+	if v < len(migs) {
+		if _, err := tx.ExecContext(ctx, migs[v]); err != nil {
+			return false, fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+		}
+		// PRAGMA takes no bound parameters; v is an int we computed.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v+1)); err != nil {
+			return false, fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+		}
+	}
+	// The mark goes in with the first change, so a file is never marked
+	// without bootbench's tables; a store written before marks existed is
+	// marked at its next write open.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, storeAppID)); err != nil {
+		return false, fmt.Errorf("mark the store: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return false, fmt.Errorf("migrate schema to version %d: %w", v+1, err)
 	}
 	return false, nil
+}
+
+// queryer is what versionAndMark reads through: the database or a
+// transaction.
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (s *Store) versionAndMark(ctx context.Context, q queryer) (version int, app uint32, err error) {
+	if err := q.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return 0, 0, fmt.Errorf("schema version: %w", err)
+	}
+	var a int64
+	if err := q.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&a); err != nil {
+		return 0, 0, fmt.Errorf("application id: %w", err)
+	}
+	return version, uint32(a), nil
+}
+
+// knownOrNew is knownVersion for a writer, which may also start a blank
+// file (version 0).
+func (s *Store) knownOrNew(v, known int) error {
+	if v == 0 {
+		return nil
+	}
+	return s.knownVersion(v, known)
 }

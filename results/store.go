@@ -143,7 +143,11 @@ type Filter struct {
 // Store is an open results database. It is safe for concurrent use, and
 // several Stores (or processes) may share one file.
 type Store struct {
-	db *sql.DB
+	db   *sql.DB
+	path string // the file named, for messages
+	// cleanup removes what reading an older store left behind (its
+	// upgraded copy); nil if nothing.
+	cleanup func()
 }
 
 // DefaultPath is where the results database lives when --db is not given:
@@ -166,38 +170,6 @@ func DefaultPath() string {
 	return "results.db"
 }
 
-// Open opens (creating if needed) the database at path and brings its schema
-// up to date.
-func Open(path string) (*Store, error) {
-	return openWith(path, migrations)
-}
-
-func openWith(path string, migs []string) (*Store, error) {
-	if path == "" {
-		return nil, errors.New("results: empty database path")
-	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("results: create database directory: %w", err)
-		}
-	}
-	db, err := sql.Open("sqlite", dsn(path))
-	if err != nil {
-		return nil, fmt.Errorf("results: open %s: %w", path, err)
-	}
-	s := &Store{db: db}
-	ctx := context.Background()
-	if err := setWAL(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("results: open %s: %w", path, err)
-	}
-	if err := s.migrate(ctx, migs); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("results: open %s: %w", path, err)
-	}
-	return s, nil
-}
-
 // dsn builds the connection string. The pragmas are per connection, so they
 // go in the DSN where the driver applies them to every pooled connection:
 //   - busy_timeout: a bench daemon and a `results list` may touch the file at
@@ -207,10 +179,7 @@ func openWith(path string, migs []string) (*Store, error) {
 //     two writers queue on busy_timeout instead of deadlocking on a
 //     read-to-write upgrade (which busy_timeout cannot resolve).
 func dsn(path string) string {
-	// A file: URI keeps a '?' or '#' in the path from being read as
-	// parameters.
-	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
-	return "file:" + esc +
+	return fileURI(path) +
 		"?_pragma=busy_timeout(10000)" +
 		"&_pragma=foreign_keys(1)" +
 		"&_txlock=immediate"
@@ -255,7 +224,13 @@ func isBusy(err error) bool {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.cleanup != nil {
+		s.cleanup()
+	}
+	return err
+}
 
 // timeLayout is RFC 3339 with a fixed nine-digit fraction. RFC3339Nano trims
 // trailing zeros, which breaks lexical ordering ("05Z" sorts after "05.5Z");
@@ -447,29 +422,14 @@ func (s *Store) RunByInputSHA256(ctx context.Context, sum string) (RunID, error)
 // IntegrityCheck runs SQLite's full integrity check and the foreign key
 // check, and reports the first problem found.
 func (s *Store) IntegrityCheck(ctx context.Context) error {
-	var res string
-	if err := s.db.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil {
+	problems, err := integrityProblems(ctx, s.db)
+	if err != nil {
 		return fmt.Errorf("results: integrity check: %w", err)
 	}
-	if res != "ok" {
-		return fmt.Errorf("results: integrity check: %s", res)
+	if len(problems) > 0 {
+		return fmt.Errorf("results: integrity check: %s", problems[0])
 	}
-	rows, err := s.db.QueryContext(ctx, `PRAGMA foreign_key_check`)
-	if err != nil {
-		return fmt.Errorf("results: foreign key check: %w", err)
-	}
-	defer rows.Close()
-	if rows.Next() {
-		var table string
-		var rowid sql.NullInt64
-		var parent string
-		var fkid int
-		if err := rows.Scan(&table, &rowid, &parent, &fkid); err != nil {
-			return fmt.Errorf("results: foreign key check: %w", err)
-		}
-		return fmt.Errorf("results: foreign key check: row %d of %s refers to a missing %s", rowid.Int64, table, parent)
-	}
-	return rows.Err()
+	return nil
 }
 
 // Run returns the run with the given id, transcript included. A missing id

@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need_go="1.25"
+# go.mod's go line is the one truth about the Go version needed.
+need_go=$(awk '$1 == "go" { print $2; exit }' go.mod)
 if ! command -v go >/dev/null 2>&1; then
 	echo "deps: Go $need_go or newer is required (https://go.dev/dl/); Debian 12's golang package is too old" >&2
 	exit 1
@@ -20,12 +21,14 @@ fi
 # from; qemu-system-arm and u-boot-qemu: the arm64 board and its firmware;
 # qemu-system-mips: the MIPS router; u-boot-tools: dumpimage, the oracle
 # for our uImage writer; iproute2: network namespaces and the tap; xz-utils:
-# the xz encoder that keeps small-board images small. The simulated real
-# bench's tests: socat (the USB serial adapter: a pty pair), pdudaemon (a
-# real PDU daemon driving the board's power), dnsmasq-base (a rival DHCP
-# server on the bench segment; the binary only, no host-wide service).
+# the xz encoder that keeps small-board images small; dnsmasq-base and
+# openssl: the baselines bench/*.sh measure against (make test runs them).
+# The simulated real bench's tests: socat (the USB serial adapter: a pty
+# pair), pdudaemon (a real PDU daemon driving the board's power),
+# dnsmasq-base (a rival DHCP server on the bench segment; the binary only,
+# no host-wide service).
 missing=()
-for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils socat pdudaemon dnsmasq-base; do
+for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

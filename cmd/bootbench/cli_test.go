@@ -5,12 +5,26 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bootbench/bootbench/results"
 )
+
+// emptyStore makes a results store holding no runs.
+func emptyStore(t *testing.T) string {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "r.db")
+	s, err := results.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	return db
+}
 
 // TestCLIErrors checks bad input gives exit 2 and one line saying what to do,
 // and --help teaches, without any board or root.
 func TestCLIErrors(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "r.db")
+	db := emptyStore(t)
 	tests := []struct {
 		args     []string
 		code     int

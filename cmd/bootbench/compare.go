@@ -8,55 +8,92 @@ import (
 	"github.com/bootbench/bootbench/results"
 )
 
-const compareSynopsis = "results compare --board NAME --by clock|board [--boards A,B...] [--clock MHZ] [--format text|json] [--db PATH]"
+const compareSynopsis = "results compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...] [--baseline [BOARD]@MHZ] [--clock MHZ] [--format text|json] [--db PATH]"
 
-// cmdCompare compares a board's clock settings, or boards. By clock the
-// lowest clock is the baseline; by board the first board named (--board,
+// cmdCompare compares a board's clock settings, or settings of boards,
+// each benchmark (and version) with itself. By clock the lowest clock is
+// the baseline; by board the first setting named (--baseline, --board,
 // then --boards) is, and with only one named every other board is a
 // candidate, alphabetically.
 func cmdCompare(ctx context.Context, args []string) error {
 	fs := newFlags("results compare", compareSynopsis)
 	board := fs.String("board", "", "by clock: the board; by board: the baseline board")
 	by := fs.String("by", "", "what to compare: clock (the board's clock settings) or board")
-	boards := fs.String("boards", "", "by board: comma-separated boards to compare, baseline first unless --board is given")
-	clock := fs.Int("clock", 0, "by board: only runs at this clock setting (MHz)")
+	boards := fs.String("boards", "", "by board: comma-separated settings to compare, BOARD or BOARD@MHZ, baseline first unless --board or --baseline is given")
+	baseline := fs.String("baseline", "", "the baseline: by clock, a clock (@800 or BOARD@800); by board, a setting BOARD@MHZ")
+	clock := fs.Int("clock", 0, "by board: only runs at this clock setting (MHz) for boards named without @MHZ")
 	format := fs.String("format", "text", "output format: text or json")
 	db := dbFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	o := results.CompareOptions{By: *by, Board: *board, Boards: splitList(*boards), ClockMHz: *clock}
-	switch {
-	case fs.NArg() > 0:
-		return usageErr("results compare: unexpected argument %q (usage: bootbench %s)", fs.Arg(0), compareSynopsis)
-	case o.By != results.ByClock && o.By != results.ByBoard:
-		return usageErr("results compare: say --by clock or --by board")
-	case o.By == results.ByClock && o.Board == "":
-		return usageErr("results compare: say which board's clock settings to compare with --board NAME")
-	case o.By == results.ByClock && (len(o.Boards) > 0 || o.ClockMHz != 0):
-		return usageErr("results compare: --boards and --clock go with --by board")
-	case o.By == results.ByBoard && o.Board == "" && len(o.Boards) == 0:
-		return usageErr("results compare: name the boards to compare with --boards A,B (the first is the baseline)")
-	case *clock < 0:
-		return usageErr("results compare: --clock %d: want MHz", *clock)
-	case *format != "text" && *format != "json":
+	if err := noArgs(fs, compareSynopsis); err != nil {
+		return err
+	}
+	o, err := compareOptions(*by, *board, *boards, *baseline, *clock)
+	if err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
 		return usageErr("results compare: unknown format %q (formats: text, json)", *format)
 	}
-	s, _, err := openStore(*db)
+	s, path, err := openStoreReadOnly(*db)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	c, err := s.Compare(ctx, o)
-	if errors.Is(err, results.ErrNothingToCompare) {
-		// The store is fine; the request names settings it does not hold.
+	if errors.Is(err, results.ErrNothingToCompare) || errors.Is(err, results.ErrPickClock) {
+		// The store is fine; the request names settings it does not
+		// hold, or not precisely enough.
 		return &exitError{code: 2, err: err}
 	}
 	if err != nil {
-		return err
+		return storeFailure(path, err)
 	}
 	if *format == "json" {
 		return results.WriteCompareJSON(os.Stdout, c)
 	}
 	return results.WriteCompareText(os.Stdout, c)
+}
+
+// compareOptions checks the flags' combination and reads the settings.
+func compareOptions(by, board, boards, baseline string, clock int) (results.CompareOptions, error) {
+	o := results.CompareOptions{By: by, Board: board, ClockMHz: clock}
+	for _, s := range splitList(boards) {
+		p, err := results.ParsePick(s)
+		if err != nil {
+			return o, usageErr("results compare: --boards: %v", err)
+		}
+		if p.Board == "" {
+			return o, usageErr("results compare: --boards %s: name the board, e.g. rb450g@680", s)
+		}
+		o.Boards = append(o.Boards, p)
+	}
+	if baseline != "" {
+		p, err := results.ParsePick(baseline)
+		if err != nil {
+			return o, usageErr("results compare: --baseline: %v", err)
+		}
+		o.Baseline = &p
+	}
+	switch {
+	case o.By != results.ByClock && o.By != results.ByBoard:
+		return o, usageErr("results compare: say --by clock or --by board")
+	case o.By == results.ByClock && o.Board == "":
+		return o, usageErr("results compare: say which board's clock settings to compare with --board NAME")
+	case o.By == results.ByClock && (len(o.Boards) > 0 || o.ClockMHz != 0):
+		return o, usageErr("results compare: --boards and --clock go with --by board")
+	case o.By == results.ByClock && o.Baseline != nil && (!o.Baseline.HasClock || (o.Baseline.Board != "" && o.Baseline.Board != o.Board)):
+		return o, usageErr("results compare: --by clock --baseline names one of %s's clock settings, e.g. --baseline @680", o.Board)
+	case o.By == results.ByBoard && o.Board == "" && len(o.Boards) == 0 && o.Baseline == nil:
+		return o, usageErr("results compare: name the settings to compare with --boards A,B@MHZ (the first is the baseline)")
+	case o.By == results.ByBoard && o.Baseline != nil && o.Baseline.Board == "":
+		return o, usageErr("results compare: --by board --baseline names a board's setting, e.g. --baseline rb450g@680")
+	case o.By == results.ByBoard && o.Baseline != nil && o.Board != "":
+		return o, usageErr("results compare: --board and --baseline both name the baseline; give one")
+	case clock < 0:
+		return o, usageErr("results compare: --clock %d: want MHz", clock)
+	}
+	return o, nil
 }

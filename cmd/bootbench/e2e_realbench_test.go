@@ -485,4 +485,3 @@ func TestE2ERivalDHCP(t *testing.T) {
 	s.assertBoardOff()
 	assertNothingLeft(t, r.stderr)
 }
-

@@ -50,15 +50,63 @@ func dbFlag(fs *flag.FlagSet) *string {
 	return fs.String("db", "", "results store (default $BOOTBENCH_DB, else $XDG_DATA_HOME/bootbench/results.db)")
 }
 
-func openStore(path string) (*results.Store, string, error) {
+// noArgs refuses positional arguments to a command that takes none, so a
+// stray word is never silently ignored.
+func noArgs(fs *flag.FlagSet, synopsis string) error {
+	if fs.NArg() > 0 {
+		return usageErr("%s: unexpected argument %q (usage: bootbench %s)", fs.Name(), fs.Arg(0), synopsis)
+	}
+	return nil
+}
+
+func storePath(path string) string {
 	if path == "" {
-		path = results.DefaultPath()
+		return results.DefaultPath()
 	}
+	return path
+}
+
+// openStore opens the results store for writing, creating it if needed.
+func openStore(path string) (*results.Store, string, error) {
+	path = storePath(path)
 	s, err := results.Open(path)
-	if err != nil {
-		return nil, path, fmt.Errorf("open results store %s: %w", path, err)
+	return s, path, storeErr(err)
+}
+
+// openStoreChecked is openStore for commands that must not write into a
+// damaged store.
+func openStoreChecked(path string) (*results.Store, string, error) {
+	path = storePath(path)
+	s, err := results.OpenChecked(path)
+	return s, path, storeErr(err)
+}
+
+// openStoreReadOnly opens the results store for reading: it never creates
+// or writes one, so it works on a store the user may not write.
+func openStoreReadOnly(path string) (*results.Store, string, error) {
+	path = storePath(path)
+	s, err := results.OpenReadOnly(path)
+	return s, path, storeErr(err)
+}
+
+// storeErr makes a store that cannot be used as given (missing for a
+// reader, not ours, read-only for a writer, damaged) a usage error: the
+// --db given is the problem, and the error says what to do.
+func storeErr(err error) error {
+	var se *results.StoreError
+	if errors.As(err, &se) {
+		return &exitError{code: 2, err: err}
 	}
-	return s, path, nil
+	return err
+}
+
+// storeFailure turns SQLite finding the store damaged while reading it
+// into an error that names the store and what to do.
+func storeFailure(path string, err error) error {
+	if results.IsDamaged(err) {
+		return &exitError{code: 2, err: fmt.Errorf("results store %s is damaged (%v): see bootbench results check --db %s", path, err, path)}
+	}
+	return storeErr(err)
 }
 
 // cacheDir holds images, kernels and run directories.

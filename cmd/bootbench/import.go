@@ -13,7 +13,14 @@ import (
 	"github.com/bootbench/bootbench/results/parse"
 )
 
-const importSynopsis = "import --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd] [--rep N] [--force] [--db PATH] FILE..."
+const importSynopsis = "import --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd] [--table N] [--tool-version V] [--rep N] [--force] [--db PATH] FILE..."
+
+// importOptions are import's flags, checked.
+type importOptions struct {
+	board, format, toolVersion, dbPath string
+	clock, rep, table                  int // rep 0: after the highest stored
+	force                              bool
+}
 
 // cmdImport stores benchmark output saved elsewhere (a board without
 // bootbench support, a published table) as runs. Every file is read, parsed
@@ -22,49 +29,32 @@ const importSynopsis = "import --board NAME --clock MHZ [--format auto|openssl|o
 // reported only once committed, so an interrupted import loses nothing it
 // reported.
 func cmdImport(ctx context.Context, args []string) error {
-	fs := newFlags("import", importSynopsis)
-	board := fs.String("board", "", "board the output came from (required)")
-	clock := fs.Int("clock", 0, "clock setting in MHz the output was measured at (required; 0: the board's default)")
-	format := fs.String("format", "auto", "output format: "+strings.Join(parse.Formats, ", "))
-	rep := fs.Int("rep", -1, "repetition number of the first file, counting up per file (default: after the highest stored)")
-	force := fs.Bool("force", false, "store output even if the same bytes were imported before")
-	db := dbFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
+	o, files, err := importFlags(args)
+	if err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	switch {
-	case *board == "":
-		return usageErr("import: say which board the output came from with --board NAME")
-	case !set["clock"]:
-		return usageErr("import: say which clock setting it was measured at with --clock MHZ (0 for the board's default)")
-	case *clock < 0:
-		return usageErr("import: --clock %d: want MHz, 0 or more", *clock)
-	case !slices.Contains(parse.Formats, *format):
-		return usageErr("import: unknown format %q (formats: %s)", *format, strings.Join(parse.Formats, ", "))
-	case fs.NArg() == 0:
-		return usageErr("import: name at least one FILE of benchmark output")
+	// Files first: bad input is refused before the store is opened, so
+	// it creates nothing.
+	imports, err := readImports(files, o)
+	if err != nil {
+		return err
 	}
-
-	s, _, err := openStore(*db)
+	s, path, err := openStoreChecked(o.dbPath)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-
-	imports, err := readImports(ctx, s, fs.Args(), *format, *force)
-	if err != nil {
-		return err
+	if err := refuseImported(ctx, s, imports, o.force); err != nil {
+		return storeFailure(path, err)
 	}
-	next := *rep
-	if next < 0 {
-		if next, err = s.NextRep(ctx, *board, *clock); err != nil {
-			return err
+	next := o.rep
+	if next == 0 {
+		if next, err = s.NextRep(ctx, o.board, o.clock); err != nil {
+			return storeFailure(path, err)
 		}
 	}
 	for _, im := range imports {
-		im.Board, im.ClockMHz, im.Rep = *board, *clock, next
+		im.Board, im.ClockMHz, im.Rep = o.board, o.clock, next
 		next++
 		r := im.Run()
 		if err := s.SaveRun(ctx, r); err != nil {
@@ -73,7 +63,7 @@ func cmdImport(ctx context.Context, args []string) error {
 				// readImports looked.
 				return &exitError{code: 2, err: fmt.Errorf("%s: %w (use --force to store it again)", im.Path, err)}
 			}
-			return fmt.Errorf("%s: %w", im.Path, err)
+			return storeFailure(path, fmt.Errorf("%s: %w", im.Path, err))
 		}
 		// Printed only once committed: a line here is a promise that
 		// the run survives whatever happens next.
@@ -81,53 +71,171 @@ func cmdImport(ctx context.Context, args []string) error {
 		if len(r.Metrics) == 1 {
 			metrics = "metric"
 		}
-		fmt.Printf("imported %s as run %s (%d %s)\n", im.Path, r.ID, len(r.Metrics), metrics)
+		fmt.Printf("imported %s as run %s (%d %s)\n", im.Label(), r.ID, len(r.Metrics), metrics)
 	}
 	return nil
 }
 
-// readImports reads and parses every file and refuses output already
-// imported (unless force), before anything is stored.
-func readImports(ctx context.Context, s *results.Store, paths []string, format string, force bool) ([]*results.Import, error) {
+// importFlags parses and checks import's command line.
+func importFlags(args []string) (*importOptions, []string, error) {
+	fs := newFlags("import", importSynopsis)
+	board := fs.String("board", "", "board the output came from (required)")
+	clock := fs.Int("clock", 0, "clock setting in MHz the output was measured at (required; 0: the board's default)")
+	format := fs.String("format", "auto", "output format: "+strings.Join(parse.Formats, ", "))
+	table := fs.Int("table", 0, "import the Nth of several outputs a file holds (a forum post pasting several openssl speed runs)")
+	toolVersion := fs.String("tool-version", "", "version of what printed the output when it does not say (openssl speed -mr, iperf 2, dd)")
+	rep := fs.Int("rep", 0, "repetition number of the first file, counting up per file (default: after the highest stored)")
+	force := fs.Bool("force", false, "store output even if the same bytes were imported before")
+	db := dbFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, nil, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case *board == "":
+		return nil, nil, usageErr("import: say which board the output came from with --board NAME")
+	case !set["clock"]:
+		return nil, nil, usageErr("import: say which clock setting it was measured at with --clock MHZ (0 for the board's default)")
+	case *clock < 0:
+		return nil, nil, usageErr("import: --clock %d: want MHz, 0 or more", *clock)
+	case set["rep"] && *rep < 1:
+		return nil, nil, usageErr("import: --rep %d: repetitions count from 1", *rep)
+	case set["table"] && *table < 1:
+		return nil, nil, usageErr("import: --table %d: tables count from 1", *table)
+	case !slices.Contains(parse.Formats, *format):
+		return nil, nil, usageErr("import: unknown format %q (formats: %s)", *format, strings.Join(parse.Formats, ", "))
+	case fs.NArg() == 0:
+		return nil, nil, usageErr("import: name at least one FILE of benchmark output")
+	}
+	o := &importOptions{board: *board, format: *format, toolVersion: *toolVersion,
+		clock: *clock, rep: *rep, table: *table, force: *force, dbPath: *db}
+	return o, fs.Args(), nil
+}
+
+// readImports reads and parses every file.
+func readImports(paths []string, o *importOptions) ([]*results.Import, error) {
 	var imports []*results.Import
-	seen := map[string]string{} // sha256 → file, for the same output named twice
 	for _, path := range paths {
-		data, err := os.ReadFile(path)
+		im, err := readImport(path, o)
 		if err != nil {
-			return nil, usageErr("%v", err)
+			return nil, err
 		}
-		fi, err := os.Stat(path)
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		out, err := parse.Parse(format, data)
-		if err != nil {
-			// parse.Error reads "line N: msg".
-			return nil, usageErr("%s: %v", path, err)
-		}
-		im := &results.Import{Path: path, Data: data, Modified: fi.ModTime(), Tool: out.Tool, Version: out.Version}
-		for _, m := range out.Metrics {
-			im.Metrics = append(im.Metrics, results.Metric{Name: m.Name, Unit: m.Unit, Value: m.Value})
-		}
-		sum := results.InputSHA256(data)
+		imports = append(imports, im)
+	}
+	return imports, nil
+}
+
+// refuseImported refuses output already stored, or named twice, unless
+// force, before anything is stored.
+func refuseImported(ctx context.Context, s *results.Store, imports []*results.Import, force bool) error {
+	seen := map[string]string{} // sha256 → file, for the same output named twice
+	for _, im := range imports {
+		sum := results.InputSHA256(im.Data)
 		prev, dup := seen[sum]
 		if !dup {
 			id, err := s.RunByInputSHA256(ctx, sum)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			prev, dup = "run "+string(id), id != ""
 		}
 		switch {
 		case dup && !force:
-			return nil, usageErr("%s: already imported (same bytes as %s); nothing imported (use --force to store it again)", path, prev)
+			return usageErr("%s: already imported (same bytes as %s); nothing imported (use --force to store it again)", im.Label(), prev)
 		case dup:
 			// The hash stays with the first import; this one is an
 			// extra run of the same output.
 			im.Again = true
 		}
-		seen[sum] = path
-		imports = append(imports, im)
+		seen[sum] = im.Label()
 	}
-	return imports, nil
+	return nil
+}
+
+// readImport reads and parses one file. Of a file holding several
+// outputs, the one --table picks is imported, and its own lines are kept
+// as the run's output.
+func readImport(path string, o *importOptions) (*results.Import, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	tables, err := parse.Tables(o.format, data, o.toolVersion)
+	if err != nil {
+		return nil, parseErr(path, err)
+	}
+	out, err := pickTable(path, tables, o.table)
+	if err != nil {
+		return nil, err
+	}
+	im := &results.Import{Path: path, Data: data, Modified: fi.ModTime(), Tool: out.Tool, Version: out.Version}
+	if len(tables) > 1 {
+		im.Table, im.Tables = o.table, len(tables)
+		im.Data = lines(data, out.FirstLine, out.LastLine)
+	}
+	for _, m := range out.Metrics {
+		im.Metrics = append(im.Metrics, results.Metric{Name: m.Name, Unit: m.Unit, Value: m.Value})
+	}
+	return im, nil
+}
+
+// parseErr says what is wrong with a file's output (parse errors read
+// "line N: ..."), and what to do where bootbench can tell.
+func parseErr(path string, err error) error {
+	if errors.Is(err, parse.ErrEra) {
+		return usageErr("%s: %v (say which with --tool-version, e.g. --tool-version 1.0.2u)", path, err)
+	}
+	return usageErr("%s: %v", path, err)
+}
+
+// pickTable returns the output --table picks, refusing to guess when a
+// file holds several.
+func pickTable(path string, tables []*parse.Output, table int) (*parse.Output, error) {
+	switch {
+	case table == 0 && len(tables) > 1:
+		var s []string
+		for i, t := range tables {
+			s = append(s, fmt.Sprintf("%d at line %d (%s)", i+1, t.Line, t.Summary()))
+		}
+		return nil, usageErr("%s holds %d benchmark outputs: %s; import one with --table N", path, len(tables), strings.Join(s, "; "))
+	case table > len(tables):
+		return nil, usageErr("%s: --table %d: it holds %d benchmark output%s", path, table, len(tables), plural(len(tables)))
+	case table == 0:
+		return tables[0], nil
+	}
+	return tables[table-1], nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// lines returns lines first to last (from 1, inclusive) of data, byte for
+// byte.
+func lines(data []byte, first, last int) []byte {
+	start, n := 0, 1
+	for i := 0; i < len(data) && n < first; i++ {
+		if data[i] == '\n' {
+			n, start = n+1, i+1
+		}
+	}
+	end := start
+	for ; end < len(data); end++ {
+		if data[end] == '\n' {
+			if n == last {
+				end++
+				break
+			}
+			n++
+		}
+	}
+	return data[start:end]
 }

@@ -10,16 +10,20 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/bootbench/bootbench/cmd/bootbench/internal/nocache"
 )
 
 const usage = `bootbench — netboot a board, run only the benchmark, keep the numbers
 
 Usage:
-  bootbench run     [--board NAME] [--clock MHZ[,MHZ...]] [--reps N] [--db PATH] ...
+  bootbench run     [--board NAME] [--clock MHZ[,MHZ...]] [--reps N] [--bench speed|openssl] [--db PATH] ...
   bootbench console BOARD [--inventory FILE] [--write]   # a board's serial console, live
-  bootbench import  --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd] FILE...
-  bootbench results list | show RUN
-  bootbench results compare --by clock|board [--board NAME] [--boards A,B] [--format text|json]
+  bootbench import  --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd]
+                    [--table N] [--tool-version V] [--rep N] [--force] FILE...
+  bootbench results list [--board NAME] | show RUN [--transcript | --raw] | check
+  bootbench results compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...]
+                    [--baseline [BOARD]@MHZ] [--clock MHZ] [--format text|json]
   bootbench results export --format openwrt|csv|json|gobench|html [--board NAME] [--clock MHZ] [-o OUT]
   bootbench boards  list | show NAME
   bootbench image   build --arch GOARCH [--bench speed|openssl|NAME] [--bench-cmd "..."] [--add HOST:IMG]...
@@ -46,6 +50,7 @@ func usageErr(format string, args ...any) error {
 }
 
 func main() {
+	nocache.Restore()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := dispatch(ctx, os.Args[1:])

@@ -6,161 +6,276 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/bootbench/bootbench/results"
 )
 
 func cmdResults(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usageErr("results: say list, show RUN, compare or export (see 'bootbench help')")
+		return usageErr("results: say list, show RUN, compare, export or check (see 'bootbench help')")
 	}
 	switch args[0] {
 	case "list":
-		fs := newFlags("results list", "results list [--board NAME] [--db PATH]")
-		board := fs.String("board", "", "only this board")
-		db := dbFlag(fs)
-		if err := parseFlags(fs, args[1:]); err != nil {
-			return err
-		}
-		s, _, err := openStore(*db)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		runs, err := s.Runs(ctx, results.Filter{Board: *board})
-		if err != nil {
-			return err
-		}
-		return results.WriteTable(os.Stdout, runs)
+		return cmdResultsList(ctx, args[1:])
 	case "show":
-		fs := newFlags("results show", "results show RUN [--transcript] [--db PATH]")
-		transcript := fs.Bool("transcript", false, "print the serial transcript too")
-		db := dbFlag(fs)
-		if err := parseFlags(fs, args[1:]); err != nil {
-			return err
-		}
-		if fs.NArg() != 1 {
-			return usageErr("results show: name one run id (see 'bootbench results list')")
-		}
-		s, _, err := openStore(*db)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		r, err := s.Run(ctx, results.RunID(fs.Arg(0)))
-		if errors.Is(err, results.ErrNotFound) {
-			return usageErr("results show: no run %q (see 'bootbench results list')", fs.Arg(0))
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Printf("run      %s\nboard    %s\nclock    %s\nstatus   %s\n", r.ID, r.Board, clockLine(r), r.Status)
-		if r.Reason != "" {
-			fmt.Printf("reason   %s\n", r.Reason)
-		}
-		fmt.Printf("bench    %s (%s %s)\nkernel   %s\nimage    %s\nstarted  %s\n", r.Bench, r.Tool, r.ToolVersion, r.Kernel, r.ImageDigest, r.Started.Format("2006-01-02 15:04:05Z07:00"))
-		for _, st := range r.Stages {
-			fmt.Printf("  %-9s %6.1fs\n", st.Name, st.Duration.Seconds())
-		}
-		fmt.Println()
-		if err := results.WriteMetrics(os.Stdout, r); err != nil {
-			return err
-		}
-		if *transcript {
-			fmt.Printf("\n--- transcript (%d bytes) ---\n", len(r.Transcript))
-			os.Stdout.Write(r.Transcript)
-		}
-		return nil
+		return cmdResultsShow(ctx, args[1:])
 	case "compare":
 		return cmdCompare(ctx, args[1:])
 	case "export":
-		// The writers by format name; the order is the one usage and
-		// errors list them in.
-		writers := []struct {
-			name  string
-			write func(io.Writer, []results.Run) error
-		}{
-			{"openwrt", results.WriteOpenWrt},
-			{"csv", results.WriteCSV},
-			{"json", results.WriteJSON},
-			{"gobench", results.WriteGobench},
-			{"html", results.WriteHTML},
-		}
-		var bar, comma string // "openwrt|csv|..." and "openwrt, csv, ..."
-		for i, w := range writers {
-			if i > 0 {
-				bar, comma = bar+"|", comma+", "
-			}
-			bar, comma = bar+w.name, comma+w.name
-		}
-		fs := newFlags("results export", "results export --format "+bar+" [--board NAME] [--clock MHZ] [-o OUT] [--db PATH]")
-		format := fs.String("format", "json", "output format: "+comma)
-		board := fs.String("board", "", "only this board")
-		clock := fs.Int("clock", 0, "only this clock setting (MHz)")
-		out := fs.String("o", "", "write to this file (default standard output)")
-		db := dbFlag(fs)
-		if err := parseFlags(fs, args[1:]); err != nil {
-			return err
-		}
-		var write func(io.Writer, []results.Run) error
-		for _, w := range writers {
-			if w.name == *format {
-				write = w.write
-			}
-		}
-		if write == nil {
-			return usageErr("results export: unknown format %q (formats: %s)", *format, comma)
-		}
-		if *clock < 0 {
-			return usageErr("results export: --clock %d: give a clock in MHz, e.g. --clock 680", *clock)
-		}
-		s, _, err := openStore(*db)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: *clock})
-		if err != nil {
-			return err
-		}
-		return writeOut(*out, func(w io.Writer) error { return write(w, runs) })
+		return cmdResultsExport(ctx, args[1:])
+	case "check":
+		return cmdResultsCheck(ctx, args[1:])
 	}
-	return usageErr("results: unknown subcommand %q (list, show, compare, export)", args[0])
+	return usageErr("results: unknown subcommand %q (list, show, compare, export, check)", args[0])
 }
 
-// writeOut writes to path through a temporary file, so a failed export never
-// leaves a half-written file where a good one was; "" is standard output.
+const listSynopsis = "results list [--board NAME] [--db PATH]"
+
+func cmdResultsList(ctx context.Context, args []string) error {
+	fs := newFlags("results list", listSynopsis)
+	board := fs.String("board", "", "only this board")
+	db := dbFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs, listSynopsis); err != nil {
+		return err
+	}
+	s, path, err := openStoreReadOnly(*db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	runs, err := s.Runs(ctx, results.Filter{Board: *board})
+	if err != nil {
+		return storeFailure(path, err)
+	}
+	return results.WriteTable(os.Stdout, runs)
+}
+
+func cmdResultsShow(ctx context.Context, args []string) error {
+	fs := newFlags("results show", "results show RUN [--transcript | --raw] [--db PATH]")
+	transcript := fs.Bool("transcript", false, "print the serial transcript too")
+	raw := fs.Bool("raw", false, "print only the benchmark's own output, byte for byte as the board printed it (or as imported)")
+	db := dbFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() != 1:
+		return usageErr("results show: name one run id (see 'bootbench results list')")
+	case *raw && *transcript:
+		return usageErr("results show: --raw prints the benchmark's output alone; drop --transcript")
+	}
+	s, path, err := openStoreReadOnly(*db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	r, err := s.Run(ctx, results.RunID(fs.Arg(0)))
+	if errors.Is(err, results.ErrNotFound) {
+		return usageErr("results show: no run %q in %s (see 'bootbench results list')", fs.Arg(0), path)
+	}
+	if err != nil {
+		return storeFailure(path, err)
+	}
+	if *raw {
+		return writeRaw(r)
+	}
+	writeRunHeader(r)
+	if err := results.WriteMetrics(os.Stdout, r); err != nil {
+		return err
+	}
+	if *transcript {
+		fmt.Printf("\n--- transcript (%d bytes) ---\n", len(r.Transcript))
+		os.Stdout.Write(r.Transcript)
+	}
+	return nil
+}
+
+// writeRaw prints a run's benchmark output exactly as stored, so it can be
+// read again by the tool's own parser or by bootbench import.
+func writeRaw(r *results.Run) error {
+	if len(r.RawOutput) == 0 {
+		why := "the board sent none"
+		if r.Reason != "" {
+			why += ": " + r.Reason
+		}
+		return fmt.Errorf("results show: run %s (%s) has no benchmark output stored (%s); see --transcript", r.ID, r.Status, why)
+	}
+	_, err := os.Stdout.Write(r.RawOutput)
+	return err
+}
+
+func writeRunHeader(r *results.Run) {
+	fmt.Printf("run      %s\nboard    %s\nclock    %s\nstatus   %s\n", r.ID, r.Board, clockLine(r), r.Status)
+	if r.Reason != "" {
+		fmt.Printf("reason   %s\n", r.Reason)
+	}
+	fmt.Printf("bench    %s (%s %s)\nkernel   %s\nimage    %s\nstarted  %s\n", r.Bench, r.Tool, r.ToolVersion, r.Kernel, r.ImageDigest, r.Started.Format("2006-01-02 15:04:05Z07:00"))
+	if r.Source != "" {
+		fmt.Printf("source   %s\n", r.Source)
+	}
+	for _, st := range r.Stages {
+		fmt.Printf("  %-9s %6.1fs\n", st.Name, st.Duration.Seconds())
+	}
+	fmt.Println()
+}
+
+// exporters are the export writers by format name, in the order usage and
+// errors list them.
+var exporters = []struct {
+	name  string
+	write func(io.Writer, []results.Run) error
+}{
+	{"openwrt", results.WriteOpenWrt},
+	{"csv", results.WriteCSV},
+	{"json", results.WriteJSON},
+	{"gobench", results.WriteGobench},
+	{"html", results.WriteHTML},
+}
+
+func exportFormats(sep string) string {
+	var names []string
+	for _, w := range exporters {
+		names = append(names, w.name)
+	}
+	return strings.Join(names, sep)
+}
+
+func cmdResultsExport(ctx context.Context, args []string) error {
+	synopsis := "results export --format " + exportFormats("|") + " [--board NAME] [--clock MHZ] [-o OUT] [--db PATH]"
+	fs := newFlags("results export", synopsis)
+	format := fs.String("format", "json", "output format: "+exportFormats(", "))
+	board := fs.String("board", "", "only this board")
+	clock := fs.Int("clock", 0, "only this clock setting (MHz)")
+	out := fs.String("o", "", "write to this file (default standard output)")
+	db := dbFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs, synopsis); err != nil {
+		return err
+	}
+	var write func(io.Writer, []results.Run) error
+	for _, w := range exporters {
+		if w.name == *format {
+			write = w.write
+		}
+	}
+	if write == nil {
+		return usageErr("results export: unknown format %q (formats: %s)", *format, exportFormats(", "))
+	}
+	if *clock < 0 {
+		return usageErr("results export: --clock %d: give a clock in MHz, e.g. --clock 680", *clock)
+	}
+	if err := checkOutPath(*out); err != nil {
+		return err
+	}
+	s, path, err := openStoreReadOnly(*db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: *clock})
+	if err != nil {
+		return storeFailure(path, err)
+	}
+	return writeOut(*out, func(w io.Writer) error { return write(w, runs) })
+}
+
+const checkSynopsis = "results check [--db PATH]"
+
+// cmdResultsCheck runs SQLite's integrity and foreign key checks over the
+// store, without writing to it.
+func cmdResultsCheck(ctx context.Context, args []string) error {
+	fs := newFlags("results check", checkSynopsis+"\n\n"+
+		"Checks the results store with SQLite's integrity and foreign key checks,\n"+
+		"reading only. Exit status 1 when it finds problems, listed one a line.")
+	db := dbFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs, checkSynopsis); err != nil {
+		return err
+	}
+	path := storePath(*db)
+	rep, err := results.Check(ctx, path)
+	if err != nil {
+		return storeErr(err)
+	}
+	if len(rep.Problems) == 0 {
+		fmt.Printf("results store %s is sound: schema version %d, %d runs\n", path, rep.Version, rep.Runs)
+		return nil
+	}
+	for _, p := range rep.Problems {
+		fmt.Println(p)
+	}
+	return fmt.Errorf("results store %s fails its integrity check (%d problems, listed above): export what still reads (bootbench results export --format json --db %s), then move the file away", path, len(rep.Problems), path)
+}
+
+// checkOutPath refuses an output path that cannot be written before any
+// work is done, naming the path as given.
+func checkOutPath(path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return usageErr("cannot write %s: it is a directory; name a file", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return usageErr("cannot write %s: directory %s does not exist", path, dir)
+	case err != nil:
+		return usageErr("cannot write %s: %v", path, err)
+	case !fi.IsDir():
+		return usageErr("cannot write %s: %s is not a directory", path, dir)
+	}
+	return nil
+}
+
+// writeOut writes to path through a temporary file beside it, so a failed
+// export never leaves a half-written file where a good one was; "" is
+// standard output. Errors name path, not the temporary file.
 func writeOut(path string, write func(io.Writer) error) error {
 	if path == "" || path == "-" {
 		return write(os.Stdout)
 	}
-	tmp, err := os.CreateTemp(dirOf(path), ".bootbench-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return err
+		return usageErr("cannot write %s: %v", path, unwrapPathErr(err))
 	}
 	defer os.Remove(tmp.Name())
 	if err := write(tmp); err != nil {
 		tmp.Close()
-		return err
+		return fmt.Errorf("write %s: %w", path, unwrapPathErr(err))
 	}
 	// CreateTemp makes the file 0600; an export is for sharing.
 	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
-		return err
+		return fmt.Errorf("write %s: %w", path, unwrapPathErr(err))
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return fmt.Errorf("write %s: %w", path, unwrapPathErr(err))
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, unwrapPathErr(err))
+	}
+	return nil
 }
 
-func dirOf(path string) string {
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i] == '/' {
-			return path[:i+1]
-		}
+// unwrapPathErr drops the file name from an *os.PathError, for messages
+// that name the user's path instead of a temporary file's.
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
-	return "."
+	return err
 }
 
 // clockLine says what clock a run asked for and what came of it.

@@ -2,16 +2,22 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/bootbench/bootbench/speed"
 )
 
+const speedSynopsis = "speed [--seconds S] [--algs a,b]"
+
 // cmdSpeed runs the built-in suite on this machine, printing what a board
 // prints, so it can be imported and compared with the host's own openssl.
 func cmdSpeed(ctx context.Context, args []string) error {
-	fs := newFlags("speed", "speed [--seconds S] [--algs a,b]\n\n"+
+	fs := newFlags("speed", speedSynopsis+"\n\n"+
 		"Runs the built-in benchmark suite here, in openssl 3's output layout\n"+
 		"(bootbench import reads it).")
 	seconds := fs.Float64("seconds", 3, "seconds per algorithm and block size")
@@ -19,12 +25,43 @@ func cmdSpeed(ctx context.Context, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := noArgs(fs, speedSynopsis); err != nil {
+		return err
+	}
 	opts := speed.Options{Duration: time.Duration(*seconds * float64(time.Second)), Algorithms: splitList(*algs)}
 	if *algs == "all" {
 		opts.Algorithms = speed.Algorithms()
 	}
-	if err := speed.Run(ctx, os.Stdout, opts); err != nil {
-		return usageErr("speed: %v", err)
+	out := &countingWriter{w: os.Stdout}
+	err := speed.Run(ctx, out, opts)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return &exitError{code: 130, err: errors.New("speed: interrupted; no tables printed")}
+	case out.n == 0:
+		// speed.Run checks its options before it writes anything.
+		return usageErr("%s", speedErr(err))
 	}
-	return nil
+	return speedErr(err)
+}
+
+// speedErr says "speed:" once: the suite's own errors already do.
+func speedErr(err error) error {
+	if strings.HasPrefix(err.Error(), "speed: ") {
+		return err
+	}
+	return fmt.Errorf("speed: %w", err)
+}
+
+// countingWriter counts what went through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

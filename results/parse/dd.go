@@ -87,7 +87,7 @@ func DD(r io.Reader, metric string) (*Output, error) {
 		if secs <= 0 || b <= 0 {
 			return &Error{Line: n, Msg: fmt.Sprintf("dd copied %s bytes in %s seconds: no rate to compute", m[1], m[2])}
 		}
-		out.Metrics = append(out.Metrics, Metric{Name: name, Unit: UnitBytesPerSec, Value: b / secs})
+		out.Metrics = append(out.Metrics, Metric{Name: name, Unit: UnitBytesPerSec, Value: b / secs, Line: n})
 		return nil
 	})
 	if err != nil {

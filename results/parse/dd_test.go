@@ -26,23 +26,23 @@ func TestDD(t *testing.T) {
 			// BusyBox's 191.1MB/s is MiB/s; the figure comes from bytes
 			// and seconds, not from it.
 			name: "busybox", in: "1048576 bytes (1.0MB) copied, 0.005233 seconds, 191.1MB/s\n",
-			want: []Metric{{"dd-write", "B/s", 1048576 / ddSecs(0.005233)}},
+			want: []Metric{{"dd-write", "B/s", 1048576 / ddSecs(0.005233), 1}},
 		},
 		{
 			name: "gnu since 8.24", in: "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 5.2 s, 206 MB/s\n",
-			want: []Metric{{"dd-write", "B/s", 1073741824 / ddSecs(5.2)}},
+			want: []Metric{{"dd-write", "B/s", 1073741824 / ddSecs(5.2), 1}},
 		},
 		{
 			name: "gnu before 8.24, read by argument", in: "1073741824 bytes (1.1 GB) copied, 5.2 s, 206 MB/s\n", metric: "dd-read",
-			want: []Metric{{"dd-read", "B/s", 1073741824 / ddSecs(5.2)}},
+			want: []Metric{{"dd-read", "B/s", 1073741824 / ddSecs(5.2), 1}},
 		},
 		{
 			name: "gnu, few bytes, exponent", in: "3 bytes copied, 9.44e-05 s, 31.8 kB/s\n",
-			want: []Metric{{"dd-write", "B/s", 3 / ddSecs(9.44e-05)}},
+			want: []Metric{{"dd-write", "B/s", 3 / ddSecs(9.44e-05), 1}},
 		},
 		{
 			name: "bsd", in: "67108864 bytes transferred in 0.009185 secs (7306376680 bytes/sec)\n",
-			want: []Metric{{"dd-write", "B/s", 67108864 / ddSecs(0.009185)}},
+			want: []Metric{{"dd-write", "B/s", 67108864 / ddSecs(0.009185), 1}},
 		},
 		{
 			name: "markers override the argument, CRLF, progress skipped",
@@ -51,7 +51,7 @@ func TestDD(t *testing.T) {
 				"256+0 records in\r\n256+0 records out\r\n268435456 bytes (268 MB, 256 MiB) copied, 2.5 s, 107 MB/s\r\n" +
 				"#dd-write\r\n1048576 bytes (1.0MB) copied, 0.5 seconds, 2.0MB/s\r\n",
 			metric: "dd-x",
-			want:   []Metric{{"dd-read", "B/s", 268435456 / ddSecs(2.5)}, {"dd-write", "B/s", 1048576 / ddSecs(0.5)}},
+			want:   []Metric{{"dd-read", "B/s", 268435456 / ddSecs(2.5), 5}, {"dd-write", "B/s", 1048576 / ddSecs(0.5), 7}},
 		},
 	}
 	for _, tt := range tests {

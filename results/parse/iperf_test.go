@@ -86,7 +86,7 @@ func TestIPerfCases(t *testing.T) {
 				if out.Tool != "iperf" || len(out.Metrics) != 1 {
 					t.Fatalf("got %+v, want one iperf metric", out)
 				}
-				if m := out.Metrics[0]; m != (Metric{"tcp-throughput", "bit/s", tt.want}) {
+				if m := out.Metrics[0]; m != (Metric{Name: "tcp-throughput", Unit: "bit/s", Value: tt.want}) {
 					t.Errorf("got %v, want tcp-throughput %v bit/s", m, tt.want)
 				}
 			}

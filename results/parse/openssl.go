@@ -21,27 +21,42 @@ import (
 // Figures of 0.00 mean openssl did not run that case and are left out.
 // Output with no table at all, or a table row that is cut short, is an
 // *Error.
+//
+// Input holding several outputs (see Tables) is a *TablesError.
 func OpenSSL(r io.Reader) (*Output, error) {
-	p := &opensslParser{out: &Output{Tool: "openssl"}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		if err := p.line(n, sc.Text()); err != nil {
-			return nil, err
-		}
+	tables, err := openSSLTables(r)
+	if err != nil {
+		return nil, err
 	}
-	if err := sc.Err(); err != nil {
-		return nil, &Error{Line: n + 1, Msg: fmt.Sprintf("reading openssl output: %v", err)}
+	if len(tables) > 1 {
+		return nil, &TablesError{Tables: tables}
+	}
+	return tables[0], nil
+}
+
+// openSSLTables parses human `openssl speed` output into one Output per
+// report it holds.
+func openSSLTables(r io.Reader) ([]*Output, error) {
+	p := &opensslParser{}
+	if err := eachLine(r, p.line); err != nil {
+		return nil, err
 	}
 	if p.firstTable == 0 {
 		return nil, &Error{Line: 1, Msg: `no openssl speed results: found neither a "type ... bytes" table nor a "sign/s" table`}
 	}
-	if len(p.out.Metrics) == 0 {
+	cuts := cutPieces(p.pieces)
+	if len(cuts) == 0 {
 		return nil, &Error{Line: p.firstTable, Msg: "openssl speed table has no figures (every value is 0.00)"}
 	}
-	return p.out, nil
+	tables := make([]*Output, len(cuts))
+	for i, c := range cuts {
+		t := &Output{Tool: "openssl", Version: c.version, Line: c.line, FirstLine: c.first, LastLine: c.last}
+		for _, m := range c.metrics {
+			t.Metrics = append(t.Metrics, m.metric)
+		}
+		tables[i] = t
+	}
+	return tables, nil
 }
 
 type tableKind int
@@ -53,7 +68,7 @@ const (
 )
 
 type opensslParser struct {
-	out        *Output
+	pieces     []piece // figures, version lines and headers, in input order
 	kind       tableKind
 	sizes      []int    // block sizes of the current throughput table
 	ops        []string // operation per rate column of the current public-key table
@@ -70,11 +85,13 @@ func (p *opensslParser) line(n int, line string) error {
 	if f[0] == "Doing" || strings.HasPrefix(f[0], "+") {
 		return nil
 	}
-	if p.out.Version == "" {
-		if v, ok := version(f); ok {
-			p.out.Version = v
-			return nil
-		}
+	if v, ok := version(f); ok {
+		p.pieces = append(p.pieces, piece{line: n, kind: pieceVersion, version: v})
+		return nil
+	}
+	if strings.HasPrefix(line, numbersLine) {
+		p.pieces = append(p.pieces, piece{line: n, kind: pieceStart})
+		return nil
 	}
 	if isTypeHeader(f) {
 		sizes, err := blockSizes(f)
@@ -103,7 +120,15 @@ func (p *opensslParser) seeTable(n int) {
 	if p.firstTable == 0 {
 		p.firstTable = n
 	}
+	p.pieces = append(p.pieces, piece{line: n, kind: pieceHeader})
 }
+
+func (p *opensslParser) figure(m Metric) {
+	p.pieces = append(p.pieces, piece{line: m.Line, kind: pieceMetric, metric: m})
+}
+
+// numbersLine starts every report's throughput section.
+const numbersLine = "The 'numbers' are in 1000s of bytes per second"
 
 // version recognises the version lines: "OpenSSL 0.9.8k 25 Mar 2009"
 // (up to 1.1.1), "version: 3.0.13" (3.x) and
@@ -188,7 +213,7 @@ func (p *opensslParser) throughputRow(n int, f []string) error {
 		if v == 0 {
 			continue
 		}
-		p.out.Metrics = append(p.out.Metrics, Metric{Name: fmt.Sprintf("%s@%d", alg, p.sizes[j]), Unit: UnitBytesPerSec, Value: v})
+		p.figure(Metric{Name: fmt.Sprintf("%s@%d", alg, p.sizes[j]), Unit: UnitBytesPerSec, Value: v, Line: n})
 	}
 	return nil
 }
@@ -342,7 +367,7 @@ func (p *opensslParser) pkeyRow(n int, line string) error {
 		if op := p.ops[i]; op != "" {
 			name += "-" + op
 		}
-		p.out.Metrics = append(p.out.Metrics, Metric{Name: name, Unit: UnitOpsPerSec, Value: v})
+		p.figure(Metric{Name: name, Unit: UnitOpsPerSec, Value: v, Line: n})
 	}
 	return nil
 }
@@ -354,7 +379,7 @@ func looksLikeOpenSSL(data []byte) bool {
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, "The 'numbers' are in 1000s of bytes per second") ||
+		if strings.HasPrefix(line, numbersLine) ||
 			strings.HasPrefix(line, "version: bootbench-speed ") {
 			return true
 		}

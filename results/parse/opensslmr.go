@@ -24,17 +24,37 @@ import (
 // other binary curves, then brainpool r1/t1 pairs).
 //
 // Up to 1.1.0, +F2..+F5 carry seconds per operation (+F5 also carries
-// ops/s); from 1.1.1 ops/s. -mr prints no version, so a version line
-// anywhere in the input ("OpenSSL 1.0.2u  20 Dec 2019" from `openssl
-// version`, or 3.x's "version: 3.0.13") decides; failing that, version
-// (e.g. "1.0.2u" or a whole `openssl version` line) does; failing that
-// too, 1.1.1 or later is assumed, as that is what current systems run.
-// Output.Version is the version line's, else version's.
+// ops/s); from 1.1.1 ops/s. -mr prints no version, so a version line in
+// the input ("OpenSSL 1.0.2u  20 Dec 2019" from `openssl version`, or 3.x's
+// "version: 3.0.13") decides; failing that, version (e.g. "1.0.2u" or a
+// whole `openssl version` line) does; failing that, the figures' shape:
+// an RSA signature takes many times longer than its verification, an
+// ECDSA one on the NIST curves clearly less, and ECDH's two figures are a
+// rate and its reciprocal, so which figure is the larger tells seconds
+// from rates; +F6 and later lines and RSA lines with four figures exist
+// only from 1.1.1. A shape that contradicts the version, or tells nothing
+// when it must, is an *Error wrapping ErrEra: a figure in the wrong unit
+// is never returned. Output.Version is the version line's, else version's.
 //
 // Progress lines (+DT:, +R:, +DTP:, +R1: …, which openssl writes on stderr)
 // and anything else not starting with +H or +F are skipped, as are +F9
 // and later (3.5's KEMs and signatures) and figures of zero.
+//
+// Input holding several outputs (see Tables) is a *TablesError.
 func OpenSSLMR(r io.Reader, version string) (*Output, error) {
+	tables, err := openSSLMRTables(r, version)
+	if err != nil {
+		return nil, err
+	}
+	if len(tables) > 1 {
+		return nil, &TablesError{Tables: tables}
+	}
+	return tables[0], nil
+}
+
+// openSSLMRTables parses -mr output into one Output per report it holds;
+// version is OpenSSLMR's.
+func openSSLMRTables(r io.Reader, version string) ([]*Output, error) {
 	hint := ""
 	if strings.TrimSpace(version) != "" {
 		v, ok := versionHint(version)
@@ -50,28 +70,77 @@ func OpenSSLMR(r io.Reader, version string) (*Output, error) {
 	if p.first == 0 {
 		return nil, &Error{Line: 1, Msg: "no openssl speed -mr results: found no +H, +F or +F2..+F8 line"}
 	}
-	out := &Output{Tool: "openssl", Version: p.version}
-	if out.Version == "" {
-		out.Version = hint
+	pieces, err := p.pieces()
+	if err != nil {
+		return nil, err
 	}
-	perOp := secondsPerOp(out.Version)
-	for _, rec := range p.recs {
+	cuts := cutPieces(pieces)
+	if len(cuts) == 0 {
+		return nil, &Error{Line: p.first, Msg: "openssl speed -mr output has no figures (every value is 0)"}
+	}
+	tables := make([]*Output, len(cuts))
+	for i, c := range cuts {
+		t, err := p.table(c, hint)
+		if err != nil {
+			return nil, err
+		}
+		tables[i] = t
+	}
+	return tables, nil
+}
+
+// pieces lists the input's version lines, +H lines and figures in order,
+// for cutting it into outputs. A figure's name does not depend on its
+// unit, so the records are read as rates here and converted per output.
+func (p *mrParser) pieces() ([]piece, error) {
+	var pieces []piece
+	k := 0
+	for i, rec := range p.recs {
+		for ; k < len(p.marks) && p.marks[k].line < rec.line; k++ {
+			pieces = append(pieces, p.marks[k])
+		}
+		ms, err := rec.metrics(false)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			pieces = append(pieces, piece{line: rec.line, kind: pieceMetric, metric: m, rec: i})
+		}
+	}
+	pieces = append(pieces, p.marks[k:]...)
+	return pieces, nil
+}
+
+// table converts the records of one output, in the unit its era uses.
+func (p *mrParser) table(c *cut, hint string) (*Output, error) {
+	t := &Output{Tool: "openssl", Version: c.version, Line: c.line, FirstLine: c.first, LastLine: c.last}
+	if t.Version == "" {
+		t.Version = hint
+	}
+	var recs []mrRecord
+	for i, pc := range c.metrics {
+		if i == 0 || pc.rec != c.metrics[i-1].rec {
+			recs = append(recs, p.recs[pc.rec])
+		}
+	}
+	perOp, err := era(t.Version, recs, c.line)
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range recs {
 		ms, err := rec.metrics(perOp)
 		if err != nil {
 			return nil, err
 		}
-		out.Metrics = append(out.Metrics, ms...)
+		t.Metrics = append(t.Metrics, ms...)
 	}
-	if len(out.Metrics) == 0 {
-		return nil, &Error{Line: p.first, Msg: "openssl speed -mr output has no figures (every value is 0)"}
-	}
-	return out, nil
+	return t, nil
 }
 
 type mrParser struct {
-	version string
-	sizes   []int
-	first   int // line of the first +H or +F* line, 0 if none yet
+	marks []piece // version and +H lines, in order
+	sizes []int
+	first int // line of the first +H or +F* line, 0 if none yet
 	// recs holds every result line in order; public-key lines can only be
 	// converted once the whole input is read, as the version line that
 	// decides their unit may come last.
@@ -88,10 +157,8 @@ type mrRecord struct {
 func (p *mrParser) line(n int, line string) error {
 	line = strings.TrimSpace(line)
 	if !strings.HasPrefix(line, "+") {
-		if p.version == "" {
-			if v, ok := version(strings.Fields(line)); ok {
-				p.version = v
-			}
+		if v, ok := version(strings.Fields(line)); ok {
+			p.marks = append(p.marks, piece{line: n, kind: pieceVersion, version: v})
 		}
 		return nil
 	}
@@ -108,6 +175,7 @@ func (p *mrParser) line(n int, line string) error {
 			sizes = append(sizes, size)
 		}
 		p.sizes = sizes
+		p.marks = append(p.marks, piece{line: n, kind: pieceStart})
 		p.seen(n)
 	case "+F":
 		if p.sizes == nil {
@@ -151,7 +219,7 @@ func (rec mrRecord) metrics(perOp bool) ([]Metric, error) {
 				return nil, bad("%s@%d: %v", alg, rec.sizes[i], err)
 			}
 			if v > 0 {
-				ms = append(ms, Metric{Name: fmt.Sprintf("%s@%d", alg, rec.sizes[i]), Unit: UnitBytesPerSec, Value: v})
+				ms = append(ms, Metric{Name: fmt.Sprintf("%s@%d", alg, rec.sizes[i]), Unit: UnitBytesPerSec, Value: v, Line: rec.line})
 			}
 		}
 		return ms, nil
@@ -247,7 +315,7 @@ func (rec mrRecord) metrics(perOp bool) ([]Metric, error) {
 		if ops[i] != "" {
 			name += "-" + ops[i]
 		}
-		ms = append(ms, Metric{Name: name, Unit: UnitOpsPerSec, Value: v})
+		ms = append(ms, Metric{Name: name, Unit: UnitOpsPerSec, Value: v, Line: rec.line})
 	}
 	return ms, nil
 }

@@ -20,6 +20,9 @@ type Metric struct {
 	Name  string  `json:"name"`
 	Unit  string  `json:"unit"`
 	Value float64 `json:"value"`
+	// Line is the input line the figure was read from, from 1; 0 where a
+	// figure comes from no one line (iperf's totals).
+	Line int `json:"-"`
 }
 
 // Units of the metrics this package produces.
@@ -42,15 +45,26 @@ type Output struct {
 	Version string `json:"version"`
 	// Metrics in the order they appeared.
 	Metrics []Metric `json:"metrics"`
+
+	// Line is where the output starts in the input (its version line or
+	// first table header), from 1. FirstLine and LastLine bound the lines
+	// that belong to it: with several outputs in one input, from the line
+	// after the previous output's last figure to its own last figure; the
+	// first starts at line 1 and the last ends at the input's end.
+	Line, FirstLine, LastLine int `json:"-"`
 }
 
 // Error is a problem with the input, located by its 1-based line number.
 type Error struct {
 	Line int
 	Msg  string
+	// Err, if set, is the kind of problem (ErrEra), for errors.Is.
+	Err error
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 // Formats are the names Parse accepts, "auto" first.
 var Formats = []string{"auto", "openssl", "openssl-mr", "iperf", "iperf3", "dd"}
@@ -60,28 +74,15 @@ var Formats = []string{"auto", "openssl", "openssl-mr", "iperf", "iperf3", "dd"}
 // a usage mistake from bad benchmark output.
 var ErrUnknownFormat = errors.New("unknown benchmark output format")
 
-// Parse parses data as the named format, one of Formats. "iperf" takes
-// iperf 2's text or CSV (-y C) output, "iperf3" its text or JSON (-J)
-// output, "openssl" the human `openssl speed` table; "openssl-mr" assumes
-// 1.1.1 or later semantics unless data has a version line (use OpenSSLMR
-// to say which version printed it), "dd" names its figures dd-write
-// unless a marker line says otherwise (see DD).
+// Parse parses data as the named format, one of Formats, and returns the
+// one benchmark output it holds (see ParseWith and Tables for inputs with
+// several). "iperf" takes iperf 2's text or CSV (-y C) output, "iperf3"
+// its text or JSON (-J) output, "openssl" the human `openssl speed` table;
+// "openssl-mr" tells openssl's era from a version line or, failing that,
+// from the shape of its public-key figures (see OpenSSLMR); "dd" names its
+// figures dd-write unless a marker line says otherwise (see DD).
 func Parse(format string, data []byte) (*Output, error) {
-	switch format {
-	case "auto":
-		return Auto(data)
-	case "openssl":
-		return OpenSSL(bytes.NewReader(data))
-	case "openssl-mr":
-		return OpenSSLMR(bytes.NewReader(data), "")
-	case "iperf":
-		return IPerf(bytes.NewReader(data))
-	case "iperf3":
-		return IPerf3(bytes.NewReader(data))
-	case "dd":
-		return DD(bytes.NewReader(data), MetricDDWrite)
-	}
-	return nil, fmt.Errorf("%w %q: want one of %s", ErrUnknownFormat, format, strings.Join(Formats, ", "))
+	return ParseWith(format, data, Options{})
 }
 
 // Auto recognises the format of data and parses it: `openssl speed`
@@ -89,26 +90,32 @@ func Parse(format string, data []byte) (*Output, error) {
 // bootbench-speed, which imitates it) or -mr; iperf 2 text or CSV; iperf3
 // text or JSON; dd's summary line (GNU, BusyBox, BSD). Data that is none
 // of these is an *Error at line 1; data that is recognised but broken is
-// an *Error at the line that broke it.
+// an *Error at the line that broke it; data holding several outputs is a
+// *TablesError.
 func Auto(data []byte) (*Output, error) {
+	return ParseWith("auto", data, Options{})
+}
+
+// detect names the format of data, as Auto recognises it.
+func detect(data []byte) (string, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, &Error{Line: 1, Msg: "empty benchmark output"}
+		return "", &Error{Line: 1, Msg: "empty benchmark output"}
 	}
 	// The human openssl table goes first: a console capture of it may
 	// carry -mr style progress lines, never the other way round.
 	switch {
 	case looksLikeOpenSSL(data):
-		return OpenSSL(bytes.NewReader(data))
+		return "openssl", nil
 	case looksLikeOpenSSLMR(data):
-		return OpenSSLMR(bytes.NewReader(data), "")
+		return "openssl-mr", nil
 	case looksLikeIPerf3JSON(data) || looksLikeIPerf3Text(data):
-		return IPerf3(bytes.NewReader(data))
+		return "iperf3", nil
 	case looksLikeIPerf(data):
-		return IPerf(bytes.NewReader(data))
+		return "iperf", nil
 	case looksLikeDD(data):
-		return DD(bytes.NewReader(data), MetricDDWrite)
+		return "dd", nil
 	}
-	return nil, &Error{Line: 1, Msg: "unrecognised benchmark output: expected openssl speed (human or -mr), iperf, iperf3 or dd output"}
+	return "", &Error{Line: 1, Msg: "unrecognised benchmark output: expected openssl speed (human or -mr), iperf, iperf3 or dd output"}
 }
 
 // maxLine bounds one line of input; console captures have short lines,

@@ -1,0 +1,112 @@
+// Package bench holds bootbench's measurements against baselines, as
+// scripts a person runs (see the README's "Measured"). This test runs every
+// script with its smallest repetition count, so one that no longer works
+// fails CI instead of rotting until someone needs its figures.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scripts are the bench/ scripts with the arguments that make each as
+// short as it can be, what each needs, and lines its report must hold.
+var scripts = map[string]struct {
+	args  []string
+	needs []string // commands; "root" for root
+	want  []*regexp.Regexp
+}{
+	"netboot-vs-dnsmasq.sh": {
+		args:  []string{"-n", "1"},
+		needs: []string{"root", "qemu-system-x86_64", "ip", "go"},
+		want: []*regexp.Regexp{
+			regexp.MustCompile(`(?m)^rep 1/1  A bootbench \(HTTP\) +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^rep 1/1  B dnsmasq \(TFTP\) +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^rep 1/1  C bootbench --transport tftp +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^B dnsmasq \(TFTP\) +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.00x$`),
+		},
+	},
+	"speed-vs-openssl.sh": {
+		args:  []string{"-s", "1"},
+		needs: []string{"openssl", "go"},
+		want: []*regexp.Regexp{
+			regexp.MustCompile(`(?m)^openssl at the default clock \(baseline, 1 run\) vs bootbench-speed at the default clock \(1 run\)$`),
+			regexp.MustCompile(`(?m)^sha256@1024 +B/s +[0-9]+ +[0-9]+ +1\+1 +[0-9.]+ `),
+			regexp.MustCompile(`(?m)^rsa2048-sign +ops/s `),
+		},
+	},
+}
+
+// TestScripts runs every bench/*.sh. With BOOTBENCH_E2E=1 (make test, CI)
+// a missing prerequisite fails the test.
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob("*.sh")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no bench/*.sh (%v)", err)
+	}
+	for _, f := range files {
+		t.Run(f, func(t *testing.T) {
+			s, ok := scripts[f]
+			if !ok {
+				t.Fatalf("bench/%s is not run here: add it to scripts in bench_test.go with its smallest repetition count", f)
+			}
+			requireAll(t, s.needs)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+			defer cancel()
+			// The scripts run from the repository root.
+			cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join("bench", f)}, s.args...)...)
+			cmd.Dir = ".."
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			start := time.Now()
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("bench/%s %s: %v\nstdout:\n%s\nstderr:\n%s", f, strings.Join(s.args, " "), err, out.String(), tail(errb.String(), 40))
+			}
+			t.Logf("bench/%s %s: %.0f s\n%s", f, strings.Join(s.args, " "), time.Since(start).Seconds(), out.String())
+			for _, re := range s.want {
+				if !re.Match(out.Bytes()) {
+					t.Errorf("report lacks a line matching %s", re)
+				}
+			}
+		})
+	}
+}
+
+func requireAll(t *testing.T, needs []string) {
+	t.Helper()
+	var missing []string
+	for _, n := range needs {
+		if n == "root" {
+			if os.Geteuid() != 0 {
+				missing = append(missing, "root")
+			}
+			continue
+		}
+		if _, err := exec.LookPath(n); err != nil {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	msg := "missing " + strings.Join(missing, ", ") + " (make deps installs them)"
+	if os.Getenv("BOOTBENCH_E2E") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg + "; BOOTBENCH_E2E=1 makes this a failure")
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
