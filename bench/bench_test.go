@@ -33,6 +33,16 @@ var scripts = map[string]struct {
 			regexp.MustCompile(`(?m)^B dnsmasq \(TFTP\) +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.00x$`),
 		},
 	},
+	"realbench-vs-virtual.sh": {
+		args:  []string{"-n", "1"},
+		needs: []string{"root", "qemu-system-x86_64", "ip", "go", "socat"},
+		want: []*regexp.Regexp{
+			regexp.MustCompile(`(?m)^rep 1/1  A virtual qemu-x86_64 +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^rep 1/1  B simulated bench, pc1 +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^A virtual qemu-x86_64 +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.00x$`),
+			regexp.MustCompile(`(?m)^B simulated bench, pc1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
+		},
+	},
 	"speed-vs-openssl.sh": {
 		args:  []string{"-s", "1"},
 		needs: []string{"openssl", "go"},
