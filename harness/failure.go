@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -44,6 +45,9 @@ func fail(kind FailKind, err error) error {
 	var f *Failure
 	if errors.As(err, &f) || errors.Is(err, ErrInterrupted) {
 		return err // already classified
+	}
+	if errors.Is(err, context.Canceled) {
+		return ErrInterrupted
 	}
 	return &Failure{Kind: kind, Err: err}
 }

@@ -69,6 +69,20 @@ type Options struct {
 
 	Store    *results.Store
 	Progress io.Writer // one line per stage; nil for silence
+	// Events, when set, gets every progress step as it happens, for
+	// displays other than Progress's line log.
+	Events func(Event)
+}
+
+// Event is one progress step of a run.
+type Event struct {
+	Time  time.Time
+	Board string
+	Run   results.RunID
+	Stage string // "image", "dhcp", "kernel", "bench", "stored", ...
+	Msg   string
+	// Took is the time since the run started.
+	Took time.Duration
 }
 
 // Operator is the person at the bench (power.Operator has this shape).
@@ -157,10 +171,14 @@ func runOnce(ctx context.Context, o Options) (*results.Run, error) {
 }
 
 func (r *run) say(stage, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if r.o.Events != nil {
+		r.o.Events(Event{Time: time.Now(), Board: r.o.Board.Name, Run: r.rec.ID, Stage: stage, Msg: msg, Took: time.Since(r.start)})
+	}
 	if r.o.Progress == nil {
 		return
 	}
-	fmt.Fprintf(r.o.Progress, "[%6.1fs] %-8s %s\n", time.Since(r.start).Seconds(), stage, fmt.Sprintf(format, args...))
+	fmt.Fprintf(r.o.Progress, "[%6.1fs] %-8s %s\n", time.Since(r.start).Seconds(), stage, msg)
 }
 
 // enter closes the current stage's timing and opens the next.
@@ -225,7 +243,7 @@ func (r *run) boot(ctx context.Context) error {
 		}
 		return fail(FailSetup, fmt.Errorf("power on: %w", err))
 	}
-	return r.watch(ctx, con, events)
+	return r.watch(ctx, con.Lines(), events)
 }
 
 func consoleName(o Options) string {
@@ -319,12 +337,16 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 	switch {
 	case err == nil:
 		rec.Status = results.StatusOK
-	case errors.Is(err, ErrInterrupted) || ctx.Err() != nil:
-		rec.Status, err = results.StatusInterrupted, ErrInterrupted
 	case errors.As(err, &f) && f.Kind == FailCorrupt:
 		rec.Status = results.StatusCorrupt
 	case errors.As(err, &f) && f.Kind == FailClockMismatch:
 		rec.Status = results.StatusClockMismatch
+	case errors.As(err, &f):
+		// Classified even if the run was then cancelled: a board that
+		// booted again ends its last run this way.
+		rec.Status = results.StatusFailed
+	case errors.Is(err, ErrInterrupted) || ctx.Err() != nil:
+		rec.Status, err = results.StatusInterrupted, ErrInterrupted
 	default:
 		rec.Status = results.StatusFailed
 	}

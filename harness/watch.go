@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ type watcher struct {
 
 // watch follows the boot until the board reports its result, fails, or
 // runs out of time, and says why in a classified error.
-func (r *run) watch(ctx context.Context, con *serialctl.Console, events <-chan netboot.Event) error {
+func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-chan netboot.Event) error {
 	w := &watcher{
 		r: r, col: serialctl.NewCollector(string(r.rec.ID)), lastAt: time.Now(),
 		kernel: r.stage == "kernel", banners: map[string]bool{}, ignored: map[string]bool{},
@@ -51,11 +52,10 @@ func (r *run) watch(ctx context.Context, con *serialctl.Console, events <-chan n
 		defer t.Stop()
 		poll = t.C
 	}
-	lines := con.Lines()
 	for {
 		select {
 		case <-ctx.Done():
-			return ErrInterrupted
+			return interruption(ctx)
 		case <-deadline.C:
 			return w.timedOut()
 		case <-poll:
@@ -222,7 +222,7 @@ func (w *watcher) afterPowerOff(ctx context.Context, lines <-chan serialctl.Line
 		case <-grace:
 			return w.poweredOff()
 		case <-ctx.Done():
-			return ErrInterrupted
+			return interruption(ctx)
 		}
 	}
 }
@@ -301,4 +301,14 @@ func (r *run) showProgress(out []byte) {
 			r.say("bench", "| %s", clip(line, 110))
 		}
 	}
+}
+
+// interruption is why ctx ended a watch: a classified failure its cause
+// names (the board booted again), else an interruption.
+func interruption(ctx context.Context) error {
+	var f *Failure
+	if errors.As(context.Cause(ctx), &f) {
+		return f
+	}
+	return ErrInterrupted
 }

@@ -30,6 +30,7 @@ type Client struct {
 	BOOTP       bool   // plain RFC 951 BOOTP: no DHCP message type
 	IPXE        bool   // user class "iPXE": already running iPXE, wants a script
 	VendorClass string // option 60, e.g. "PXEClient:Arch:00000", "Mips_boot"
+	ClientArch  string // option 93 as IANA names it, e.g. "Intel x86PC", "EFI x86-64"
 }
 
 // Offer is what a known client gets.
@@ -52,9 +53,11 @@ type Event struct {
 	Time time.Time
 	Kind string // "dhcp-offer", "dhcp-ack", "bootp-reply", "proxy-offer", "proxy-ack", "tftp-done", "tftp-error", "ignored"
 	MAC  net.HardwareAddr
-	// VendorClass is what a DHCP client said it is (option 60), so an
-	// unknown board can be told apart from a stray laptop.
+	// VendorClass and ClientArch are what a DHCP client said it is
+	// (options 60 and 93), so an unknown board can be told apart from a
+	// stray laptop.
 	VendorClass string
+	ClientArch  string
 	IP          net.IP
 	File        string
 	Bytes       int64
@@ -172,7 +175,7 @@ func ParseRequest(b []byte) (*dhcpv4.DHCPv4, error) {
 // event says what was decided either way.
 func Reply(req *dhcpv4.DHCPv4, plan Planner) (*dhcpv4.DHCPv4, Event) {
 	c := clientOf(req)
-	ev := Event{Kind: "ignored", MAC: c.MAC, VendorClass: c.VendorClass}
+	ev := Event{Kind: "ignored", MAC: c.MAC, VendorClass: c.VendorClass, ClientArch: c.ClientArch}
 	offer, ok := plan.Plan(c)
 	if !ok {
 		return nil, ev
@@ -245,6 +248,11 @@ func clientOf(req *dhcpv4.DHCPv4) Client {
 		BOOTP:       req.MessageType() == dhcpv4.MessageTypeNone,
 		VendorClass: req.ClassIdentifier(),
 	}
+	var arch []string
+	for _, a := range req.ClientArch() {
+		arch = append(arch, a.String())
+	}
+	c.ClientArch = strings.Join(arch, ", ")
 	for _, uc := range req.UserClass() {
 		if uc == "iPXE" {
 			c.IPXE = true
@@ -264,7 +272,7 @@ const pxeClient = "PXEClient"
 // file from siaddr, skip boot server discovery" (PXE discovery control bit 3).
 func ProxyReply(req *dhcpv4.DHCPv4, plan Planner) (*dhcpv4.DHCPv4, Event) {
 	c := clientOf(req)
-	ev := Event{Kind: "ignored", MAC: c.MAC, VendorClass: c.VendorClass}
+	ev := Event{Kind: "ignored", MAC: c.MAC, VendorClass: c.VendorClass, ClientArch: c.ClientArch}
 	if !strings.HasPrefix(c.VendorClass, pxeClient) {
 		return nil, ev
 	}

@@ -817,3 +817,26 @@ func optText(n *number, decimals int) string {
 	}
 	return strconv.FormatFloat(float64(*n), 'f', decimals, 64)
 }
+
+// CompareRuns compares every metric that both pools of runs measured, base
+// being the baseline: medians, ratio and, from 4 runs a side, the
+// Mann-Whitney p-value and the ratio's interval. The caller pools like with
+// like (one board, clock and benchmark a side).
+func CompareRuns(base, cand []Run) ([]MetricCompare, error) {
+	c, err := compareSides(base, cand, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	return c.Metrics, nil
+}
+
+// MinStatRuns is how many runs a side a comparison needs for statistics.
+const MinStatRuns = minStatRuns
+
+// Float is a rounded figure of a comparison as a float64; ok is false for null.
+func (n *number) Float() (v float64, ok bool) {
+	if n == nil {
+		return 0, false
+	}
+	return float64(*n), true
+}

@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -293,4 +294,44 @@ func digitRun(s string) int {
 		i++
 	}
 	return i
+}
+
+// ReadJSON reads what WriteJSON wrote (a `results export --format json`
+// file): the runs with their identity, status, clock and metrics. A file
+// that is not such an export is an error saying what is wrong.
+func ReadJSON(r io.Reader) ([]Run, error) {
+	var in struct {
+		Runs *[]jsonRun `json:"runs"`
+	}
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&in); err != nil {
+		return nil, fmt.Errorf("not a bootbench JSON export: %w", err)
+	}
+	if in.Runs == nil {
+		return nil, errors.New(`not a bootbench JSON export: no "runs" list`)
+	}
+	runs := make([]Run, 0, len(*in.Runs))
+	for i, jr := range *in.Runs {
+		if jr.ID == "" || jr.Board == "" || !validStatus(jr.Status) {
+			return nil, fmt.Errorf("run %d of the export lacks an id, a board or a known status", i+1)
+		}
+		r := Run{
+			ID: jr.ID, Board: jr.Board, ClockMHz: jr.ClockMHz, Status: jr.Status, Rep: jr.Rep,
+			Reason: jr.Reason, Bench: jr.Bench, Tool: jr.Tool, ToolVersion: jr.ToolVersion,
+			Kernel: jr.Kernel, ImageDigest: jr.ImageDigest, Hello: jr.Hello,
+			ClockReportedMHz: jr.ClockReportedMHz, ClockCheck: jr.ClockCheck,
+		}
+		var err error
+		if r.Started, err = parseTime(jr.Started); err != nil {
+			return nil, fmt.Errorf("run %s: started: %w", r.ID, err)
+		}
+		for _, m := range jr.Metrics {
+			if m.Name == "" || m.Unit == "" {
+				return nil, fmt.Errorf("run %s: a metric lacks a name or unit", r.ID)
+			}
+			r.Metrics = append(r.Metrics, Metric{Name: m.Name, Unit: m.Unit, Value: float64(m.Value)})
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
 }

@@ -259,6 +259,25 @@ func (c *Console) Transcript() []byte {
 	return bytes.Clone(c.transcript.Bytes())
 }
 
+// Offset is how many bytes the transcript holds so far: a mark to take one
+// boot's transcript from, on a console that stays open across boots.
+func (c *Console) Offset() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.transcript.Len()
+}
+
+// TranscriptFrom returns a copy of the transcript from offset off on.
+func (c *Console) TranscriptFrom(off int) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := c.transcript.Bytes()
+	if off > len(b) {
+		off = len(b)
+	}
+	return bytes.Clone(b[off:])
+}
+
 // Err reports why reading stopped, if not at end of file or Close.
 func (c *Console) Err() error {
 	c.mu.Lock()

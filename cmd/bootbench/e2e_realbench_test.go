@@ -31,9 +31,9 @@ type simBench struct {
 	uart  string // the board's end
 	mac   string
 	socat *exec.Cmd
-	// topology: "tap" (the board is cabled straight to bench0) or
-	// "switch" (bench0, the board and other hosts on a bridge).
-	iface string
+	sw    string // the switch's namespace, when the segment has one
+	iface string // the bench NIC, as the inventory names it
+	tap   string // the board's cable: bench0 itself, or a switch port
 }
 
 const (
@@ -80,7 +80,7 @@ func sh(t *testing.T, args ...string) string {
 // newSimBench makes the bench host with a tap bench0 that the board's QEMU
 // attaches to, optionally already holding bootbench's address.
 func newSimBench(t *testing.T, withAddress bool) *simBench {
-	s := &simBench{t: t, ns: "bbsim-" + randomSuffix(), dir: simDir(t), mac: simMAC, iface: "bench0"}
+	s := &simBench{t: t, ns: "bbsim-" + randomSuffix(), dir: simDir(t), mac: simMAC, iface: "bench0", tap: "bench0"}
 	sh(t, "ip", "netns", "add", s.ns)
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", s.ns).Run() })
 	sh(t, "ip", "-n", s.ns, "link", "set", "lo", "up")
@@ -136,13 +136,10 @@ func (s *simBench) writePowerScripts(netns string) {
 	on := fmt.Sprintf(`#!/bin/sh
 # The board's power switch, on: a PC that netboots from its NIC.
 exec %s qemu-system-x86_64 -accel tcg -M pc -cpu qemu64 -m 512 -display none -vga none \
-  -netdev tap,id=n0,ifname=board0,script=no,downscript=no -device virtio-net-pci,netdev=n0,mac=%s \
+  -netdev tap,id=n0,ifname=%s,script=no,downscript=no -device virtio-net-pci,netdev=n0,mac=%s \
   -chardev tty,id=s0,path=%s -serial chardev:s0 -boot n \
   -fw_cfg name=etc/sercon-port,file=%s -daemonize -pidfile %s
-`, netns, s.mac, s.uart, sercon, pid)
-	if s.iface == "bench0" {
-		on = strings.Replace(on, "ifname=board0", "ifname=bench0", 1)
-	}
+`, netns, s.tap, s.mac, s.uart, sercon, pid)
 	off := fmt.Sprintf(`#!/bin/sh
 # The board's power switch, off.
 [ -f %[1]s ] || exit 0
@@ -394,10 +391,10 @@ func startPDUDaemon(t *testing.T, s *simBench) string {
 // own DHCP server, each in its own namespace, all on one bridge. A rival
 // server must be on the wire, not on bootbench's host: what bootbench sends
 // out of bench0 reaches it only through the switch.
-func newSwitchedBench(t *testing.T) *simBench {
+func newSwitchedBench(t *testing.T, withRival bool) *simBench {
 	sfx := randomSuffix()
-	s := &simBench{t: t, ns: "bbsim-" + sfx, dir: simDir(t), mac: simMAC, iface: "bench0"}
-	sw, rival := "bbsw-"+sfx, "bbrv-"+sfx
+	s := &simBench{t: t, ns: "bbsim-" + sfx, dir: simDir(t), mac: simMAC, iface: "bench0", tap: "board0", sw: "bbsw-" + sfx}
+	sw, rival := s.sw, "bbrv-"+sfx
 	for _, ns := range []string{s.ns, sw, rival} {
 		sh(t, "ip", "netns", "add", ns)
 		ns := ns
@@ -413,15 +410,28 @@ func newSwitchedBench(t *testing.T) *simBench {
 	}
 	cable("sw-host", "bench0", s.ns)
 	cable("sw-rival", "rival0", rival)
-	sh(t, "ip", "-n", sw, "tuntap", "add", "dev", "board0", "mode", "tap")
-	sh(t, "ip", "-n", sw, "link", "set", "board0", "master", "br0", "up")
 	sh(t, "ip", "-n", rival, "addr", "add", "198.18.5.2/24", "dev", "rival0")
-	s.startRival(rival)
-	s.startAdapter()
-	s.iface = "board0" // where the power switch cables the board
-	s.writePowerScripts("ip netns exec " + sw)
-	s.iface = "bench0"
+	if withRival {
+		s.startRival(rival)
+	}
+	s.cableBoard()
 	return s
+}
+
+// cableBoard plugs s's board into the switch: a tap port on the bridge,
+// its serial adapter and its power switch.
+func (s *simBench) cableBoard() {
+	sh(s.t, "ip", "-n", s.sw, "tuntap", "add", "dev", s.tap, "mode", "tap")
+	sh(s.t, "ip", "-n", s.sw, "link", "set", s.tap, "master", "br0", "up")
+	s.startAdapter()
+	s.writePowerScripts("ip netns exec " + s.sw)
+}
+
+// addBoard is another board on s's switch, with its own adapter and power.
+func (s *simBench) addBoard(n int, mac string) *simBench {
+	b := &simBench{t: s.t, ns: s.ns, sw: s.sw, dir: simDir(s.t), mac: mac, iface: s.iface, tap: fmt.Sprintf("board%d", n)}
+	b.cableBoard()
+	return b
 }
 
 // startRival runs dnsmasq as the segment's DHCP server in namespace ns.
@@ -450,7 +460,7 @@ func (s *simBench) startRival(ns string) {
 // while that server hands out the address.
 func TestE2ERivalDHCP(t *testing.T) {
 	requireSimBench(t)
-	s := newSwitchedBench(t)
+	s := newSwitchedBench(t, true)
 	inv := s.inventory(s.commandPower())
 	db := filepath.Join(t.TempDir(), "results.db")
 

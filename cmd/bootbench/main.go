@@ -18,6 +18,8 @@ const usage = `bootbench — netboot a board, run only the benchmark, keep the n
 
 Usage:
   bootbench run     [--board NAME] [--clock MHZ[,MHZ...]] [--reps N] [--bench speed|openssl] [--db PATH] ...
+  bootbench serve   [--inventory FILE] [--db PATH] [--proxy] [--once BOARD] [--log text|json]   # the bench daemon
+  bootbench ci      --board NAME --baseline FILE.json|board=B,clock=MHZ --max-regression PCT [--reps N] [--junit FILE]
   bootbench console BOARD [--inventory FILE] [--write]   # a board's serial console, live
   bootbench import  --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd]
                     [--table N] [--tool-version V] [--rep N] [--force] FILE...
@@ -85,6 +87,10 @@ func dispatch(ctx context.Context, args []string) error {
 		return cmdResults(ctx, args[1:])
 	case "import":
 		return cmdImport(ctx, args[1:])
+	case "ci":
+		return cmdCI(ctx, args[1:])
+	case "serve":
+		return cmdServe(ctx, args[1:])
 	case "console":
 		return cmdConsole(ctx, args[1:])
 	case "boards":
@@ -97,5 +103,5 @@ func dispatch(ctx context.Context, args []string) error {
 		fmt.Print(usage)
 		return nil
 	}
-	return usageErr("unknown command %q (commands: run, console, import, results, boards, image, speed; see 'bootbench help')", args[0])
+	return usageErr("unknown command %q (commands: run, serve, ci, console, import, results, boards, image, speed; see 'bootbench help')", args[0])
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -13,78 +14,120 @@ import (
 	"github.com/bootbench/bootbench/results"
 )
 
+const runHelp = "Netboots the board with bootbench's own DHCP, TFTP and HTTP, runs the benchmark with\n" +
+	"nothing else running on it, reads the result off the serial console and stores it.\n" +
+	"With several clocks and repetitions the settings are interleaved (A B A B ...)\n" +
+	"so that drift does not look like a difference.\n\n" +
+	"A board on a real bench comes from the inventory (bench.yaml: the bench NIC, and each\n" +
+	"board's profile, MAC, address, serial console and power switch); the virtual qemu-*\n" +
+	"boards need none. On a bench segment that has its own DHCP server, --proxy answers\n" +
+	"only the boot and lets that server hand out the addresses."
+
 func cmdRun(ctx context.Context, args []string) error {
-	fs := newFlags("run", "run [--board NAME] [--inventory FILE] [--clock MHZ[,MHZ...]] [--reps N] [flags]\n\n"+
-		"Netboots the board with bootbench's own DHCP, TFTP and HTTP, runs the benchmark with\n"+
-		"nothing else running on it, reads the result off the serial console and stores it.\n"+
-		"With several clocks and repetitions the settings are interleaved (A B A B ...)\n"+
-		"so that drift does not look like a difference.\n\n"+
-		"A board on a real bench comes from the inventory (bench.yaml: the bench NIC, and each\n"+
-		"board's profile, MAC, address, serial console and power switch); the virtual qemu-*\n"+
-		"boards need none. On a bench segment that has its own DHCP server, --proxy answers\n"+
-		"only the boot and lets that server hand out the addresses.")
-	board := fs.String("board", boards.Default, "board: one from the inventory, or a virtual qemu-* board (see 'bootbench boards list')")
-	inventory := fs.String("inventory", "", "bench inventory (default $BOOTBENCH_INVENTORY, else $XDG_CONFIG_HOME/bootbench/bench.yaml when it exists)")
-	proxy := fs.Bool("proxy", false, "serve as proxyDHCP: the bench segment's own DHCP server hands out addresses, bootbench only the boot")
-	clocks := fs.String("clock", "", "clock settings in MHz, comma separated (default: the board's default)")
-	reps := fs.Int("reps", 1, "repetitions of each clock setting")
-	bench := fs.String("bench", "speed", "benchmark: speed (built in, pure Go) or openssl (the host's openssl speed, for a board of the host's arch)")
-	seconds := fs.Float64("seconds", 0.3, "seconds per algorithm and block size")
-	algs := fs.String("algs", "", "algorithms, comma separated (default: the suite's default set)")
-	kernel := fs.String("kernel", "", "kernel image (default: the inventory's, else the board's Debian kernel, fetched into the cache)")
-	transport := fs.String("transport", "http", "how iPXE loads kernel and image from bootbench: http or tftp")
-	appendArgs := fs.String("append", "", "extra kernel command line parameters")
-	bootTimeout := fs.Duration("boot-timeout", 0, "time allowed from power-on to the board's hello (default: the profile's)")
-	runTimeout := fs.Duration("run-timeout", 0, "time allowed from hello to the result (default: the profile's)")
-	retries := fs.Int("retries", 1, "boot again this many times when the board never reported or its frames went corrupt (every attempt is stored)")
-	db := dbFlag(fs)
+	fs := newFlags("run", "run [--board NAME] [--inventory FILE] [--clock MHZ[,MHZ...]] [--reps N] [flags]\n\n"+runHelp)
+	rf := addRunFlags(fs, 1)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErr("run: unexpected argument %q", fs.Arg(0))
 	}
-	switch {
-	case *retries < 0:
-		return usageErr("run: --retries must be 0 or more")
-	case *reps < 1:
-		return usageErr("run: --reps must be at least 1")
-	case *transport != "http" && *transport != "tftp":
-		return usageErr("run: --transport must be http or tftp")
-	case *bench != "speed" && *bench != "openssl":
-		return usageErr("run: unknown benchmark %q (speed or openssl)", *bench)
-	}
-	b, inv, err := loadBoard(*board, *inventory)
+	job, err := rf.prepare("run")
 	if err != nil {
 		return err
 	}
-	settings, err := clockSettings(b.Profile, *clocks)
-	if err != nil {
-		return err
-	}
-	src, err := initramfs.FindSource()
-	if err != nil {
-		return err
-	}
-	store, dbPath, err := openStore(*db)
+	store, dbPath, err := openStore(*rf.db)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-
-	rig, err := openRig(ctx, b, inv, *proxy, os.Stderr)
+	base, closeRig, err := job.open(ctx, store)
 	if err != nil {
 		return err
 	}
-	defer rig.close()
-	base := harness.Options{
-		Board: rig.board, Target: rig.target, Bench: rig.bench, Operator: rig.operator,
-		Benchmark: *bench, Seconds: time.Duration(*seconds * float64(time.Second)), Algs: splitList(*algs),
-		Kernel: *kernel, Kernels: debianKernel(src), Source: src, CacheDir: cacheDir(),
-		Append: *appendArgs, Transport: *transport, BootTimeout: *bootTimeout, RunTimeout: *runTimeout,
-		Retries: *retries, Store: store, Progress: os.Stderr,
+	defer closeRig()
+	return runSettings(ctx, base, job.settings, *rf.reps, dbPath)
+}
+
+// runFlags are the flags of the commands that run boards (run, ci).
+type runFlags struct {
+	board, inventory, clocks, bench, algs, kernel, transport, appendArgs, db *string
+	proxy                                                                    *bool
+	reps, retries                                                            *int
+	seconds                                                                  *float64
+	bootTimeout, runTimeout                                                  *time.Duration
+}
+
+func addRunFlags(fs *flag.FlagSet, reps int) *runFlags {
+	return &runFlags{
+		board:       fs.String("board", boards.Default, "board: one from the inventory, or a virtual qemu-* board (see 'bootbench boards list')"),
+		inventory:   fs.String("inventory", "", "bench inventory (default $BOOTBENCH_INVENTORY, else $XDG_CONFIG_HOME/bootbench/bench.yaml when it exists)"),
+		proxy:       fs.Bool("proxy", false, "serve as proxyDHCP: the bench segment's own DHCP server hands out addresses, bootbench only the boot"),
+		clocks:      fs.String("clock", "", "clock settings in MHz, comma separated (default: the board's default)"),
+		reps:        fs.Int("reps", reps, "repetitions of each clock setting"),
+		bench:       fs.String("bench", "speed", "benchmark: speed (built in, pure Go) or openssl (the host's openssl speed, for a board of the host's arch)"),
+		seconds:     fs.Float64("seconds", 0.3, "seconds per algorithm and block size"),
+		algs:        fs.String("algs", "", "algorithms, comma separated (default: the suite's default set)"),
+		kernel:      fs.String("kernel", "", "kernel image (default: the inventory's, else the board's Debian kernel, fetched into the cache)"),
+		transport:   fs.String("transport", "http", "how iPXE loads kernel and image from bootbench: http or tftp"),
+		appendArgs:  fs.String("append", "", "extra kernel command line parameters"),
+		bootTimeout: fs.Duration("boot-timeout", 0, "time allowed from power-on to the board's hello (default: the profile's)"),
+		runTimeout:  fs.Duration("run-timeout", 0, "time allowed from hello to the result (default: the profile's)"),
+		retries:     fs.Int("retries", 1, "boot again this many times when the board never reported or its frames went corrupt (every attempt is stored)"),
+		db:          dbFlag(fs),
 	}
-	return runSettings(ctx, base, settings, *reps, dbPath)
+}
+
+// runJob is what the run flags asked for, checked.
+type runJob struct {
+	rf       *runFlags
+	board    boards.Board
+	inv      *boards.Inventory
+	settings []boards.MHz
+	src      string
+}
+
+// prepare checks the flags and finds the board, before anything is touched.
+func (rf *runFlags) prepare(cmd string) (*runJob, error) {
+	switch {
+	case *rf.retries < 0:
+		return nil, usageErr("%s: --retries must be 0 or more", cmd)
+	case *rf.reps < 1:
+		return nil, usageErr("%s: --reps must be at least 1", cmd)
+	case *rf.transport != "http" && *rf.transport != "tftp":
+		return nil, usageErr("%s: --transport must be http or tftp", cmd)
+	case *rf.bench != "speed" && *rf.bench != "openssl":
+		return nil, usageErr("%s: unknown benchmark %q (speed or openssl)", cmd, *rf.bench)
+	}
+	b, inv, err := loadBoard(*rf.board, *rf.inventory)
+	if err != nil {
+		return nil, err
+	}
+	settings, err := clockSettings(b.Profile, *rf.clocks)
+	if err != nil {
+		return nil, err
+	}
+	src, err := initramfs.FindSource()
+	if err != nil {
+		return nil, err
+	}
+	return &runJob{rf: rf, board: b, inv: inv, settings: settings, src: src}, nil
+}
+
+// open readies the board's rig and returns the options every run shares.
+func (j *runJob) open(ctx context.Context, store *results.Store) (harness.Options, func(), error) {
+	rf := j.rf
+	rig, err := openRig(ctx, j.board, j.inv, *rf.proxy, os.Stderr)
+	if err != nil {
+		return harness.Options{}, nil, err
+	}
+	return harness.Options{
+		Board: rig.board, Target: rig.target, Bench: rig.bench, Operator: rig.operator,
+		Benchmark: *rf.bench, Seconds: time.Duration(*rf.seconds * float64(time.Second)), Algs: splitList(*rf.algs),
+		Kernel: *rf.kernel, Kernels: debianKernel(j.src), Source: j.src, CacheDir: cacheDir(),
+		Append: *rf.appendArgs, Transport: *rf.transport, BootTimeout: *rf.bootTimeout, RunTimeout: *rf.runTimeout,
+		Retries: *rf.retries, Store: store, Progress: os.Stderr,
+	}, rig.close, nil
 }
 
 // clockSettings reads --clock against what the board model offers.
@@ -111,33 +154,58 @@ func clockSettings(p boards.Profile, flag string) ([]boards.MHz, error) {
 func runSettings(ctx context.Context, base harness.Options, settings []boards.MHz, reps int, dbPath string) error {
 	var failed []string
 	total := reps * len(settings)
-	for rep := 1; rep <= reps; rep++ {
-		for _, mhz := range settings {
-			o := base
-			o.Clock, o.Rep = mhz, rep
-			rec, err := harness.Run(ctx, o)
-			if errors.Is(err, harness.ErrInterrupted) {
-				return &exitError{code: 130, err: fmt.Errorf("interrupted; everything the run started is stopped (store: %s)", dbPath)}
-			}
-			if rec == nil {
-				return err
-			}
-			if err != nil && total == 1 {
-				return fmt.Errorf("run %s failed: %w", rec.ID, err)
-			}
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "bootbench: run %s failed: %v\n", rec.ID, err)
-				failed = append(failed, string(rec.ID))
-				continue
-			}
+	err := runPlan(ctx, base, settings, reps, func(rec *results.Run, rep int, err error) error {
+		switch {
+		case err != nil && total == 1:
+			return fmt.Errorf("run %s failed: %w", rec.ID, err)
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "bootbench: run %s failed: %v\n", rec.ID, err)
+			failed = append(failed, string(rec.ID))
+		default:
 			printRun(rec, rep)
 		}
+		return nil
+	})
+	if err != nil {
+		return interrupted(err, dbPath)
 	}
 	fmt.Printf("\nstored in %s\n", dbPath)
 	if len(failed) > 0 {
 		return fmt.Errorf("%d of %d runs failed (see 'bootbench results show %s')", len(failed), total, failed[0])
 	}
 	return nil
+}
+
+// runPlan runs every clock setting reps times, interleaved (A B A B ...)
+// so drift does not look like a difference, and hands each stored run to
+// done. It stops at the first error done returns, on an interruption, or
+// when a run could not be stored at all.
+func runPlan(ctx context.Context, base harness.Options, settings []boards.MHz, reps int, done func(rec *results.Run, rep int, err error) error) error {
+	for rep := 1; rep <= reps; rep++ {
+		for _, mhz := range settings {
+			o := base
+			o.Clock, o.Rep = mhz, rep
+			rec, err := harness.Run(ctx, o)
+			if errors.Is(err, harness.ErrInterrupted) {
+				return err
+			}
+			if rec == nil {
+				return err
+			}
+			if err := done(rec, rep, err); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// interrupted turns an interruption into exit status 130.
+func interrupted(err error, dbPath string) error {
+	if errors.Is(err, harness.ErrInterrupted) {
+		return &exitError{code: 130, err: fmt.Errorf("interrupted; everything the run started is stopped (store: %s)", dbPath)}
+	}
+	return err
 }
 
 func printRun(rec *results.Run, rep int) {

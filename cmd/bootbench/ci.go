@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/gate"
+)
+
+const ciSynopsis = "ci --board NAME --baseline REF --max-regression PCT [--reps N] [--metrics GLOB,...] [--junit FILE] [--summary FILE] [flags]\n\n" +
+	"Runs the board N times (default 5) and compares the results with a baseline, metric by\n" +
+	"metric: a metric slower than the baseline by more than PCT, with p < 0.05 (Mann-Whitney,\n" +
+	"from 4 runs a side), fails the job, as does a run that gives no result. With fewer than 4\n" +
+	"runs a side, a metric slower than PCT fails without a p-value and the summary says so.\n\n" +
+	"REF is a JSON export ('bootbench results export --format json --board B --clock MHZ >\n" +
+	"base.json') or a selector of stored runs: board=NAME,clock=MHZ[,bench=B][,since=DATE].\n\n" +
+	"Exit status: 0 pass, 1 a regression or a failed run, 2 bad usage or baseline."
+
+func cmdCI(ctx context.Context, args []string) error {
+	fs := newFlags("ci", ciSynopsis)
+	rf := addRunFlags(fs, 5)
+	baselineRef := fs.String("baseline", "", "the baseline: a JSON export file, or board=NAME,clock=MHZ[,bench=B][,since=YYYY-MM-DD]")
+	maxRegression := fs.String("max-regression", "", "how much slower than the baseline a metric may be, e.g. 3%")
+	metrics := fs.String("metrics", "", "metrics to judge, comma-separated globs (default: every metric both sides have)")
+	junit := fs.String("junit", "", "write JUnit XML here (one testsuite per board, one testcase per metric)")
+	summary := fs.String("summary", "", "write a Markdown summary here, for the job's page")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs, ciSynopsis); err != nil {
+		return err
+	}
+	maxReg, err := parsePercent(*maxRegression)
+	if err != nil {
+		return err
+	}
+	if len(splitList(*rf.clocks)) > 1 {
+		return usageErr("ci: one --clock at a time: a baseline is one setting")
+	}
+	job, err := rf.prepare("ci")
+	if err != nil {
+		return err
+	}
+	store, dbPath, err := openStore(*rf.db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	base, err := loadBaseline(ctx, store, *baselineRef, job.board.Name)
+	if err != nil {
+		return err
+	}
+	opts := gate.Options{MaxRegression: maxReg, Metrics: splitList(*metrics), BaselineName: *baselineRef}
+	// Check the baseline and the metrics against themselves before any boot.
+	if _, err := gate.Judge(base, base, opts); err != nil {
+		return usageErr("ci: baseline %s: %v", *baselineRef, err)
+	}
+
+	cand, err := runCandidates(ctx, job, store)
+	if err != nil {
+		return interrupted(err, dbPath)
+	}
+	rep, err := gate.Judge(base, cand, opts)
+	if err != nil {
+		return usageErr("ci: %v", err)
+	}
+	if err := writeCIReports(rep, *junit, *summary); err != nil {
+		return err
+	}
+	if err := gate.WriteMarkdown(os.Stdout, rep); err != nil {
+		return err
+	}
+	if rep.Regressed() {
+		return fmt.Errorf("ci: %s failed: %d metric(s) regressed, %d run(s) failed (stored in %s)", rep.Board, len(rep.Regressions()), len(rep.Failed), dbPath)
+	}
+	return nil
+}
+
+// runCandidates runs the board --reps times and returns every stored run.
+func runCandidates(ctx context.Context, job *runJob, store *results.Store) ([]results.Run, error) {
+	opts, closeRig, err := job.open(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	defer closeRig()
+	var cand []results.Run
+	err = runPlan(ctx, opts, job.settings, *job.rf.reps, func(rec *results.Run, rep int, err error) error {
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bootbench: run %s failed: %v\n", rec.ID, err)
+		}
+		cand = append(cand, *rec)
+		return nil
+	})
+	return cand, err
+}
+
+func writeCIReports(rep *gate.Report, junit, summary string) error {
+	write := func(path string, fn func(*os.File) error) error {
+		if path == "" {
+			return nil
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("ci: %w", err)
+		}
+		if err := fn(f); err != nil {
+			f.Close()
+			return fmt.Errorf("ci: write %s: %w", path, err)
+		}
+		return f.Close()
+	}
+	if err := write(junit, func(f *os.File) error { return gate.WriteJUnit(f, rep) }); err != nil {
+		return err
+	}
+	return write(summary, func(f *os.File) error { return gate.WriteMarkdown(f, rep) })
+}
+
+// parsePercent reads "3%", "3" or "2.5 %" as a fraction.
+func parsePercent(s string) (float64, error) {
+	if s == "" {
+		return 0, usageErr("ci: --max-regression is required, e.g. --max-regression 3%%")
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
+	if err != nil || v < 0 || v >= 100 {
+		return 0, usageErr("ci: --max-regression %q: give a percentage from 0 to 100, e.g. 3%%", s)
+	}
+	return v / 100, nil
+}
+
+// loadBaseline reads the baseline runs REF names: a JSON export file, or
+// a selector of stored runs. Runs of other boards in an export are left
+// out; an export of just one other board is taken as it is (a board of the
+// same model on another bench, say).
+func loadBaseline(ctx context.Context, store *results.Store, ref, board string) ([]results.Run, error) {
+	if ref == "" {
+		return nil, usageErr("ci: --baseline is required: a JSON export file, or board=NAME,clock=MHZ")
+	}
+	if st, err := os.Stat(ref); err == nil && !st.IsDir() {
+		return baselineFile(ref, board)
+	}
+	if !strings.Contains(ref, "=") {
+		return nil, usageErr("ci: baseline %q: no such file, and not a selector board=NAME,clock=MHZ[,bench=B][,since=DATE]", ref)
+	}
+	sel, err := parseSelector(ref)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := store.Runs(ctx, results.Filter{Board: sel.board, ClockMHz: sel.clock, Status: results.StatusOK})
+	if err != nil {
+		return nil, err
+	}
+	var out []results.Run
+	for _, r := range runs {
+		if (sel.bench == "" || r.Bench == sel.bench) && !r.Started.Before(sel.since) {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usageErr("ci: baseline %q selects no ok runs in the store", ref)
+	}
+	return out, nil
+}
+
+func baselineFile(path, board string) ([]results.Run, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageErr("ci: baseline: %v", err)
+	}
+	defer f.Close()
+	runs, err := results.ReadJSON(f)
+	if err != nil {
+		return nil, usageErr("ci: baseline %s: %v", path, err)
+	}
+	boardsIn := map[string]bool{}
+	var mine []results.Run
+	for _, r := range runs {
+		boardsIn[r.Board] = true
+		if r.Board == board {
+			mine = append(mine, r)
+		}
+	}
+	switch {
+	case len(runs) == 0:
+		return nil, usageErr("ci: baseline %s holds no runs", path)
+	case len(mine) > 0:
+		return mine, nil
+	case len(boardsIn) == 1:
+		return runs, nil
+	}
+	return nil, usageErr("ci: baseline %s holds no runs of %s, and several other boards: export one board (--board)", path, board)
+}
+
+type selector struct {
+	board, bench string
+	clock        int
+	since        time.Time
+}
+
+func parseSelector(ref string) (selector, error) {
+	var s selector
+	for _, kv := range strings.Split(ref, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return s, usageErr("ci: baseline selector %q: %q is not key=value", ref, kv)
+		}
+		var err error
+		switch k {
+		case "board":
+			s.board = v
+		case "clock":
+			s.clock, err = strconv.Atoi(strings.TrimSuffix(v, "MHz"))
+		case "bench":
+			s.bench = v
+		case "since":
+			s.since, err = time.Parse("2006-01-02", v)
+		default:
+			err = errors.New("unknown key (board, clock, bench, since)")
+		}
+		if err != nil {
+			return s, usageErr("ci: baseline selector %q: %s: %v", ref, k, err)
+		}
+	}
+	if s.board == "" || s.clock == 0 {
+		return s, usageErr("ci: baseline selector %q needs board=NAME and clock=MHZ", ref)
+	}
+	return s, nil
+}

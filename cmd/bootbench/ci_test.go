@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bootbench/bootbench/internal/junitxsd"
+)
+
+// TestCIBadBaseline: a baseline that cannot be used stops ci with exit 2
+// and one line, before any board is booted.
+func TestCIBadBaseline(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	malformed := filepath.Join(dir, "malformed.json")
+	os.WriteFile(malformed, []byte(`{"runs": [{"id": "x"`), 0o644)
+	notExport := filepath.Join(dir, "other.json")
+	os.WriteFile(notExport, []byte(`{"hello": 1}`), 0o644)
+	empty := filepath.Join(dir, "empty.json")
+	os.WriteFile(empty, []byte(`{"runs": []}`), 0o644)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-regression", "3%"}, "--baseline is required"},
+		{[]string{"--baseline", filepath.Join(dir, "missing.json"), "--max-regression", "3%"}, "no such file, and not a selector"},
+		{[]string{"--baseline", malformed, "--max-regression", "3%"}, "not a bootbench JSON export"},
+		{[]string{"--baseline", notExport, "--max-regression", "3%"}, `no "runs" list`},
+		{[]string{"--baseline", empty, "--max-regression", "3%"}, "holds no runs"},
+		{[]string{"--baseline", "board=qemu-x86_64", "--max-regression", "3%"}, "needs board=NAME and clock=MHZ"},
+		{[]string{"--baseline", "board=qemu-x86_64,clock=1000,colour=red", "--max-regression", "3%"}, "unknown key"},
+		{[]string{"--baseline", "board=qemu-x86_64,clock=1000", "--max-regression", "3%"}, "selects no ok runs in the store"},
+		{[]string{"--baseline", empty}, "--max-regression is required"},
+		{[]string{"--baseline", empty, "--max-regression", "lots"}, `--max-regression "lots"`},
+		{[]string{"--baseline", empty, "--max-regression", "3%", "--clock", "1000,500"}, "one --clock at a time"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := bootbench(t, db, append([]string{"ci", "--board", "qemu-x86_64"}, tt.args...)...)
+			if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", r.code, r.stderr, tt.want)
+			}
+			if strings.Contains(r.stderr, "power ") {
+				t.Error("a board was booted")
+			}
+		})
+	}
+}
+
+// TestE2ECI is the CI job on an attached board: a baseline of 4 runs, then
+// ci at the same clock passes and at half the clock fails, naming every
+// metric in valid JUnit.
+func TestE2ECI(t *testing.T) {
+	requireBench(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "results.db")
+	if r := bootbench(t, db, "run", "--board", "qemu-x86_64", "--reps", "4"); r.code != 0 {
+		t.Fatalf("baseline runs: exit %d\n%s", r.code, r.stderr)
+	}
+	exp := bootbench(t, db, "results", "export", "--format", "json", "--board", "qemu-x86_64", "--clock", "1000")
+	base := filepath.Join(dir, "base.json")
+	if exp.code != 0 || os.WriteFile(base, []byte(exp.stdout), 0o644) != nil {
+		t.Fatalf("export: %d %s", exp.code, exp.stderr)
+	}
+
+	pass := filepath.Join(dir, "pass.xml")
+	r := bootbench(t, db, "ci", "--board", "qemu-x86_64", "--reps", "4", "--baseline", base, "--max-regression", "3%", "--junit", pass)
+	if r.code != 0 {
+		t.Fatalf("ci at the baseline's clock: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	checkJUnit(t, pass, 0)
+
+	fail := filepath.Join(dir, "fail.xml")
+	summary := filepath.Join(dir, "summary.md")
+	r = bootbench(t, db, "ci", "--board", "qemu-x86_64", "--reps", "4", "--baseline", base, "--max-regression", "3%", "--clock", "500", "--junit", fail, "--summary", summary)
+	if r.code != 1 {
+		t.Fatalf("ci at half the clock: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	failed := checkJUnit(t, fail, 30)
+	// Every throughput metric of the suite halves with the clock.
+	var throughput []string
+	for _, l := range strings.Split(exp.stdout, "\n") {
+		if strings.Contains(l, `"name": "`) && strings.Contains(l, "@") {
+			throughput = append(throughput, strings.Split(l, `"`)[3])
+		}
+	}
+	for _, name := range throughput {
+		if !failed[name] {
+			t.Errorf("JUnit has no failure for %s", name)
+		}
+	}
+	md, _ := os.ReadFile(summary)
+	if !bytes.Contains(md, []byte("**failed**")) || !bytes.Contains(md, []byte("metrics regressed")) {
+		t.Errorf("summary:\n%s", md)
+	}
+
+	// The store selector is the same baseline.
+	r = bootbench(t, db, "ci", "--board", "qemu-x86_64", "--reps", "1", "--baseline", "board=qemu-x86_64,clock=1000,bench=speed", "--max-regression", "3%", "--metrics", "sha256@*")
+	if r.code != 0 || !strings.Contains(r.stdout, "without a p-value") {
+		t.Errorf("ci against the store with 1 run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// checkJUnit validates a JUnit file against the schema (junitxsd) and
+// returns the testcases that failed; it wants at least minFailures.
+func checkJUnit(t *testing.T, path string, minFailures int) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Suites []struct {
+			Name     string `xml:"name,attr"`
+			Failures int    `xml:"failures,attr"`
+			Cases    []struct {
+				Name    string    `xml:"name,attr"`
+				Failure *struct{} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := junitxsd.Check(b); err != nil {
+		t.Errorf("%s is not valid JUnit: %v", path, err)
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	failed := map[string]bool{}
+	if len(doc.Suites) != 1 || doc.Suites[0].Name != "qemu-x86_64" {
+		t.Fatalf("%s: suites %+v", path, doc.Suites)
+	}
+	for _, c := range doc.Suites[0].Cases {
+		if c.Failure != nil {
+			failed[c.Name] = true
+		}
+	}
+	if len(failed) < minFailures || (minFailures == 0 && len(failed) > 0) || doc.Suites[0].Failures != len(failed) {
+		t.Errorf("%s: %d failures (attribute %d), want at least %d:\n%s", path, len(failed), doc.Suites[0].Failures, minFailures, b)
+	}
+	return failed
+}

@@ -1,0 +1,369 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/harness"
+	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/internal/benchnic"
+	"github.com/bootbench/bootbench/results"
+)
+
+const serveSynopsis = "serve [--inventory FILE] [--db PATH] [--proxy] [--once BOARD] [--log text|json]\n\n" +
+	"The bench daemon: serves every board of the inventory at once and keeps their consoles\n" +
+	"open. Plug a board in or power-cycle it: when it asks to boot, it gets its image with a\n" +
+	"new run id, its console is watched, and the result is stored. Each board runs its\n" +
+	"inventory job (bench, clock, seconds, algs; default the speed suite at its default\n" +
+	"clock), one boot after another; several boards run at once.\n\n" +
+	"On a terminal, one status line per board; otherwise a line per event (--log json for\n" +
+	"JSON lines). A MAC not in the inventory gets no answer and a ready-to-paste entry.\n" +
+	"Ctrl-C stops answering, lets running benchmarks finish and stores them; a second\n" +
+	"Ctrl-C stops at once (runs stored as interrupted). --once BOARD serves that board until\n" +
+	"it has stored one result, then exits 0 (ok) or 1."
+
+func cmdServe(ctx context.Context, args []string) error {
+	fs := newFlags("serve", serveSynopsis)
+	inventory := fs.String("inventory", "", "bench inventory (default $BOOTBENCH_INVENTORY, else $XDG_CONFIG_HOME/bootbench/bench.yaml when it exists)")
+	proxy := fs.Bool("proxy", false, "serve as proxyDHCP: the bench segment's own DHCP server hands out addresses")
+	once := fs.String("once", "", "serve only this board, until it has stored one result")
+	logFormat := fs.String("log", "", "text or json: one line per event (default: status lines on a terminal, text otherwise)")
+	db := dbFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs, serveSynopsis); err != nil {
+		return err
+	}
+	if *logFormat != "" && *logFormat != "text" && *logFormat != "json" {
+		return usageErr("serve: --log %q: text or json", *logFormat)
+	}
+	inv, served, err := servedBoards(*inventory, *once)
+	if err != nil {
+		return err
+	}
+	src, err := initramfs.FindSource()
+	if err != nil {
+		return err
+	}
+	store, dbPath, err := openStore(*db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	// The signals are serve's own: the first stops answering, the second
+	// stops the runs in progress.
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHard()
+	stop, cancelStop := context.WithCancel(hard)
+	defer cancelStop()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	show := newServeDisplay(os.Stdout, *logFormat, served)
+	defer show.close()
+	go func() {
+		for n := 0; ; n++ {
+			select {
+			case <-sigs:
+			case <-hard.Done():
+				return
+			}
+			if n == 0 {
+				show.note("stopping: no more boots are answered; runs in progress finish (Ctrl-C again to stop them now)")
+				cancelStop()
+			} else {
+				show.note("stopping now: runs in progress are stored as interrupted")
+				cancelHard()
+				return
+			}
+		}
+	}()
+
+	nic, closeNIC, err := openServeNIC(ctx, inv, *proxy, show)
+	if err != nil {
+		return err
+	}
+	defer closeNIC()
+	var onceErr error
+	o := harness.ServeOptions{
+		Net: nic, Proxy: *proxy, Boards: served,
+		Base: harness.Options{
+			Kernels: debianKernel(src), Source: src, CacheDir: cacheDir(), Transport: "http",
+			Store: store, Events: show.event,
+		},
+		Done: func(rec *results.Run, err error) {
+			show.done(rec, err)
+			if *once != "" {
+				onceErr = err
+				cancelStop()
+			}
+		},
+		Unknown: func(u harness.UnknownBoard) { show.note(unknownHint(u, inv)) },
+	}
+	show.note(fmt.Sprintf("serving %d board(s) on %s (%s); results go to %s", len(served), nic.Interface(), nic.Addr(), dbPath))
+	if err := harness.Serve(hard, stop, o); err != nil {
+		return err
+	}
+	if hard.Err() != nil && *once == "" {
+		return &exitError{code: 130, err: fmt.Errorf("interrupted; runs in progress were stored as interrupted (store: %s)", dbPath)}
+	}
+	if *once != "" && onceErr != nil {
+		return fmt.Errorf("serve --once %s: %w", *once, onceErr)
+	}
+	return nil
+}
+
+// servedBoards are the inventory's boards (or the one --once names), each
+// with its console.
+func servedBoards(inventoryFlag, once string) (*boards.Inventory, []harness.Served, error) {
+	path := boards.InventoryPath(inventoryFlag)
+	if path == "" {
+		return nil, nil, usageErr("serve: no inventory: serve runs the boards of a real bench (--inventory FILE, or $BOOTBENCH_INVENTORY); virtual boards are run with 'bootbench run'")
+	}
+	inv, err := boards.LoadInventory(path)
+	if err != nil {
+		return nil, nil, usageErr("%v", err)
+	}
+	var served []harness.Served
+	for _, b := range inv.Boards {
+		if once != "" && b.Name != once {
+			continue
+		}
+		served = append(served, harness.Served{Board: b, Target: &harness.Wired{Port: b.Console, Baud: b.Baud}, Job: b.Job})
+	}
+	if len(served) == 0 {
+		return nil, nil, usageErr("serve --once: no board %q in %s", once, path)
+	}
+	return inv, served, nil
+}
+
+// openServeNIC readies the bench NIC, refusing a segment with its own DHCP
+// server unless serving as proxyDHCP.
+func openServeNIC(ctx context.Context, inv *boards.Inventory, proxy bool, show *serveDisplay) (*benchnic.NIC, func(), error) {
+	cache := cacheDir()
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("cache: %w", err)
+	}
+	for _, s := range benchnic.Sweep(cache) {
+		show.note("removed bench address " + s + " left by a bootbench that was killed")
+	}
+	nic, err := benchnic.Open(ctx, inv.Bench.Interface, inv.Bench.Address, cache)
+	if err != nil {
+		return nil, nil, err
+	}
+	closeNIC := func() {
+		if nic.Added() {
+			if err := nic.Close(); err != nil {
+				show.note(err.Error())
+			} else {
+				show.note(fmt.Sprintf("removed %s from %s", nic.Addr(), nic.Interface()))
+			}
+		}
+	}
+	if nic.Added() {
+		show.note(fmt.Sprintf("added %s to %s; it is removed when serve ends", nic.Addr(), nic.Interface()))
+	}
+	if !proxy {
+		if err := probeRival(ctx, nic.Interface(), io.Discard); err != nil {
+			closeNIC()
+			return nil, nil, err
+		}
+	}
+	return nic, closeNIC, nil
+}
+
+// unknownHint is what to paste into bench.yaml for a board that asked to
+// boot and is not there.
+func unknownHint(u harness.UnknownBoard, inv *boards.Inventory) string {
+	profile := "pc-x86_64"
+	switch {
+	case strings.HasPrefix(u.VendorClass, "Mips_boot"):
+		profile = "rb450g # a MikroTik RouterBOARD: see 'bootbench boards list'"
+	case strings.HasPrefix(u.VendorClass, "U-Boot"):
+		profile = "qemu-arm64 # a U-Boot board: pick its model in 'bootbench boards list'"
+	}
+	what := strings.TrimSpace(strings.Join([]string{u.VendorClass, u.ClientArch}, ", "))
+	if what == "" || what == "," {
+		what = "no vendor class"
+	}
+	return fmt.Sprintf("%s asked to boot and is not in %s (%s); it gets no answer. To serve it, add:\n"+
+		"  board%d:\n    profile: %s\n    mac: \"%s\"\n    address: %s\n    console: /dev/serial/by-id/...   # its serial adapter\n    power: {driver: manual}",
+		u.MAC, inv.Path, what, len(inv.Boards)+1, profile, u.MAC, freeAddress(inv))
+}
+
+// freeAddress is the first address of the bench subnet no board has.
+func freeAddress(inv *boards.Inventory) netip.Addr {
+	used := map[netip.Addr]bool{inv.Bench.Address.Addr(): true}
+	for _, b := range inv.Boards {
+		used[b.Address] = true
+	}
+	a := inv.Bench.Address.Masked().Addr().Next()
+	for used[a] && inv.Bench.Address.Contains(a.Next()) {
+		a = a.Next()
+	}
+	return a
+}
+
+// serveDisplay shows what serve does: one status line per board, redrawn,
+// on a terminal; else a line per event (text or JSON).
+type serveDisplay struct {
+	mu     sync.Mutex
+	w      io.Writer
+	format string // "status", "text" or "json"
+	names  []string
+	status map[string]*boardStatus
+	drawn  int // status lines on screen
+	ticker *time.Ticker
+	quit   chan struct{}
+}
+
+type boardStatus struct {
+	run   results.RunID
+	stage string
+	since time.Time
+	last  string
+}
+
+func newServeDisplay(w io.Writer, format string, served []harness.Served) *serveDisplay {
+	d := &serveDisplay{w: w, format: format, status: map[string]*boardStatus{}, quit: make(chan struct{})}
+	if d.format == "" {
+		d.format = "text"
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			d.format = "status"
+		}
+	}
+	for _, s := range served {
+		d.names = append(d.names, s.Board.Name)
+		d.status[s.Board.Name] = &boardStatus{stage: "waiting for a boot", last: "-"}
+	}
+	sort.Strings(d.names)
+	if d.format == "status" {
+		d.ticker = time.NewTicker(time.Second)
+		go func() {
+			for {
+				select {
+				case <-d.ticker.C:
+					d.mu.Lock()
+					d.redraw()
+					d.mu.Unlock()
+				case <-d.quit:
+					return
+				}
+			}
+		}()
+	}
+	return d
+}
+
+func (d *serveDisplay) close() {
+	if d.ticker != nil {
+		d.ticker.Stop()
+		close(d.quit)
+	}
+}
+
+// event is a run's progress.
+func (d *serveDisplay) event(e harness.Event) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if st := d.status[e.Board]; st != nil {
+		if st.run != e.Run {
+			st.run, st.since = e.Run, e.Time
+		}
+		st.stage = e.Stage
+	}
+	switch d.format {
+	case "json":
+		json.NewEncoder(d.w).Encode(map[string]any{"time": e.Time.UTC().Format(time.RFC3339Nano), "board": e.Board, "run": e.Run, "event": e.Stage, "detail": e.Msg})
+	case "text":
+		fmt.Fprintf(d.w, "%s %-10s %-8s %s\n", e.Time.Format("15:04:05"), e.Board, e.Stage, e.Msg)
+	default:
+		d.redraw()
+	}
+}
+
+// done is a stored run.
+func (d *serveDisplay) done(rec *results.Run, err error) {
+	if rec == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	last := fmt.Sprintf("%s %s, %d metrics", rec.ID, rec.Status, len(rec.Metrics))
+	if rec.Reason != "" {
+		last += ": " + rec.Reason
+	}
+	if st := d.status[rec.Board]; st != nil {
+		st.stage, st.last, st.run = "waiting for a boot", last, ""
+	}
+	switch d.format {
+	case "json":
+		json.NewEncoder(d.w).Encode(map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "board": rec.Board, "run": rec.ID, "event": "result", "status": rec.Status, "metrics": len(rec.Metrics), "reason": rec.Reason})
+	case "text":
+		fmt.Fprintf(d.w, "%s %-10s %-8s %s\n", time.Now().Format("15:04:05"), rec.Board, "result", last)
+	default:
+		d.redraw()
+	}
+}
+
+// note is a message about the bench rather than one board.
+func (d *serveDisplay) note(msg string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch d.format {
+	case "json":
+		json.NewEncoder(d.w).Encode(map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "event": "note", "detail": msg})
+	case "status":
+		d.clear()
+		fmt.Fprintln(d.w, msg)
+		d.redraw()
+	default:
+		fmt.Fprintf(d.w, "%s %s\n", time.Now().Format("15:04:05"), msg)
+	}
+}
+
+// redraw rewrites the status lines in place.
+func (d *serveDisplay) redraw() {
+	if d.format != "status" {
+		return
+	}
+	d.clear()
+	for _, n := range d.names {
+		st := d.status[n]
+		elapsed := ""
+		if st.run != "" {
+			elapsed = fmt.Sprintf("%5.0fs", time.Since(st.since).Seconds())
+		}
+		fmt.Fprintf(d.w, "%-12s %-20s %6s  last: %s\n", n, st.stage, elapsed, clipText(st.last, 80))
+	}
+	d.drawn = len(d.names)
+}
+
+func (d *serveDisplay) clear() {
+	for ; d.drawn > 0; d.drawn-- {
+		fmt.Fprint(d.w, "\x1b[1A\x1b[2K")
+	}
+}
+
+func clipText(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

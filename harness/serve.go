@@ -1,0 +1,383 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/netboot"
+	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/serialctl"
+)
+
+// ServeOptions describe a bench served as a daemon: every board of the
+// inventory at once, each run starting when the board asks to boot (someone
+// plugged it in or power-cycled it), not when bootbench powers it on.
+type ServeOptions struct {
+	Net    Network
+	Proxy  bool
+	Boards []Served
+
+	// Base holds what every run shares: store, cache, kernels, image
+	// builder, transport, progress. Its Board, Target, Bench, Clock,
+	// Benchmark, Seconds and Algs are set per run from each Served.
+	Base Options
+
+	// Done gets every stored run, as it is stored.
+	Done func(*results.Run, error)
+	// Unknown gets a MAC that is not in the inventory and asked to boot,
+	// once per MAC. It gets no answer.
+	Unknown func(UnknownBoard)
+}
+
+// Served is one board of a served bench.
+type Served struct {
+	Board boards.Board
+	// Target gives the board's console, open for the whole session;
+	// serve never switches its power.
+	Target Target
+	Job    boards.Job
+}
+
+// UnknownBoard is a machine the inventory does not know that asked to boot.
+type UnknownBoard struct {
+	MAC         net.HardwareAddr
+	VendorClass string // DHCP option 60
+	ClientArch  string // DHCP option 93, e.g. "x86 BIOS", "EFI x86-64"
+}
+
+// errBootedAgain ends a run whose board asked to boot again.
+var errBootedAgain = &Failure{Kind: FailReset, Err: errors.New("the board booted again before its result (it asked DHCP for a new boot)")}
+
+// Serve answers the boards' boots until stop is done, then lets the runs in
+// progress finish (each within its timeouts), stores them, and returns.
+// Cancelling ctx ends those runs at once, stored as interrupted. Nothing it
+// started (servers, consoles) outlives it.
+func Serve(ctx, stop context.Context, o ServeOptions) error {
+	root, err := os.MkdirTemp(o.Base.CacheDir, "serve-")
+	if err != nil {
+		return fmt.Errorf("serve directory: %w", err)
+	}
+	defer os.RemoveAll(root)
+	sweepStale(o.Base.CacheDir)
+	if err := writeOwner(root); err != nil {
+		return fmt.Errorf("serve directory: %w", err)
+	}
+	s := &server{o: o, ctx: ctx, stop: stop, root: root, byMAC: map[string]*servedBoard{}, unknown: map[string]bool{}}
+	defer s.closeBoards()
+	for _, sv := range o.Boards {
+		b, err := s.prepare(ctx, sv)
+		if err != nil {
+			return err
+		}
+		s.byMAC[sv.Board.MAC.String()] = b
+	}
+	plan := &servePlan{s: s}
+	stopServers, err := startServers(ctx, o.Net, o.Proxy, root, plan, s.report)
+	if err != nil {
+		return err
+	}
+	defer stopServers()
+	select {
+	case <-stop.Done():
+	case <-ctx.Done():
+	}
+	s.wait()
+	return nil
+}
+
+// server is one serve session.
+type server struct {
+	o     ServeOptions
+	ctx   context.Context // ends runs at once
+	stop  context.Context // ends answering
+	root  string
+	byMAC map[string]*servedBoard
+
+	mu      sync.Mutex
+	unknown map[string]bool
+	runs    sync.WaitGroup
+}
+
+// servedBoard is one board, its console open for the session.
+type servedBoard struct {
+	s          *server
+	sv         Served
+	con        *serialctl.Console
+	kernel     string
+	image      *initramfs.Image
+	dir        string // its files under the served root: <root>/<board>/
+	forwarding sync.WaitGroup
+
+	mu     sync.Mutex
+	active *servedRun
+	next   int // how many boots the job's plan has handed out
+}
+
+// servedRun is one boot of a served board.
+type servedRun struct {
+	r        *run
+	file     string // the boot file its DHCP answer names
+	lines    chan serialctl.Line
+	events   chan netboot.Event
+	cancel   context.CancelCauseFunc
+	done     chan struct{}
+	startOff int // where its transcript starts in the console's
+}
+
+// prepare builds the board's image, finds its kernel, opens its console
+// and starts reading it.
+func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
+	switch sv.Board.Profile.Boot {
+	case boards.BootIPXE, boards.BootUBootDHCP:
+	default:
+		return nil, fmt.Errorf("board %s: boot method %s cannot be served yet (ipxe, uboot-dhcp)", sv.Board.Name, sv.Board.Profile.Boot)
+	}
+	b := &servedBoard{s: s, sv: sv, dir: filepath.Join(s.root, sv.Board.Name)}
+	o := s.runOptions(sv, 0)
+	o.Progress, o.Events = nil, nil
+	prep := &run{o: o, start: time.Now(), rec: &results.Run{}}
+	img, kernel, err := prep.prepare(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("board %s: %w", sv.Board.Name, err)
+	}
+	b.image, b.kernel = img, kernel
+	if err := os.Mkdir(b.dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := copyFile(img.Path, filepath.Join(b.dir, "initramfs.cpio")); err != nil {
+		return nil, fmt.Errorf("board %s: stage image: %w", sv.Board.Name, err)
+	}
+	kname := "vmlinuz"
+	if sv.Board.Profile.Boot == boards.BootUBootDHCP {
+		kname = "Image"
+	}
+	if err := copyFile(kernel, filepath.Join(b.dir, kname)); err != nil {
+		return nil, fmt.Errorf("board %s: stage kernel: %w", sv.Board.Name, err)
+	}
+	if b.con, err = sv.Target.Console(ctx); err != nil {
+		return nil, fmt.Errorf("board %s: %w", sv.Board.Name, err)
+	}
+	b.forwarding.Add(1)
+	go b.forward()
+	return b, nil
+}
+
+// runOptions are the options of the board's nth boot: the job's plan, its
+// clock settings interleaved, over and over.
+func (s *server) runOptions(sv Served, n int) Options {
+	o := s.o.Base
+	o.Board, o.Target, o.Bench = sv.Board, nil, nil
+	j := sv.Job
+	o.Benchmark = j.Bench
+	o.Seconds = time.Duration(j.Seconds * float64(time.Second))
+	o.Algs = j.Algs
+	if len(j.Clocks) > 0 {
+		o.Clock = j.Clocks[n%len(j.Clocks)]
+	}
+	o.Rep = n/max(len(j.Clocks), 1) + 1
+	_ = o.fill()
+	return o
+}
+
+// forward hands console lines to the run in progress; between runs they
+// only go to the console's transcript.
+func (b *servedBoard) forward() {
+	defer b.forwarding.Done()
+	for l := range b.con.Lines() {
+		b.mu.Lock()
+		a := b.active
+		b.mu.Unlock()
+		if a == nil {
+			continue
+		}
+		select {
+		case a.lines <- l:
+		case <-a.done:
+		}
+	}
+}
+
+// boot is the board asking to boot: the run in progress goes on if it is
+// still netbooting (a PXE ROM and then iPXE both ask), else a new run
+// starts. It returns the boot file to name.
+func (b *servedBoard) boot(ctx context.Context) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if a := b.active; a != nil {
+		if !a.r.pastNetboot() {
+			return a.file, nil
+		}
+		a.cancel(errBootedAgain)
+		b.mu.Unlock()
+		<-a.done
+		b.mu.Lock()
+	}
+	o := b.s.runOptions(b.sv, b.next)
+	b.next++
+	now := time.Now()
+	r := &run{o: o, start: now, rec: &results.Run{
+		ID: results.NewRunID(), Board: o.Board.Name, ClockMHz: int(o.Clock), Rep: o.Rep,
+		Bench: o.Benchmark, Started: now, Kernel: filepath.Base(b.kernel), ImageDigest: "sha256:" + b.image.Digest,
+	}}
+	file, err := b.stageBoot(r)
+	if err != nil {
+		return "", err
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	a := &servedRun{r: r, file: file, lines: make(chan serialctl.Line, 1024), events: make(chan netboot.Event, 64),
+		cancel: cancel, done: make(chan struct{}), startOff: b.con.Offset()}
+	b.active = a
+	b.s.runs.Add(1)
+	go b.watchRun(rctx, a)
+	return file, nil
+}
+
+// stageBoot writes the board's boot script for this run: its run id and
+// clock go on the kernel command line.
+func (b *servedBoard) stageBoot(r *run) (string, error) {
+	r.say("run", "%s: %s asked to boot; at %s, bench %s", r.rec.ID, r.o.Board.Name, r.o.Clock, r.o.Benchmark)
+	if err := r.applyClock(context.Background()); err != nil {
+		return "", err
+	}
+	name := r.o.Board.Name
+	server := net.IP(b.s.o.Net.Addr().Addr().AsSlice())
+	if r.o.Board.Profile.Boot == boards.BootUBootDHCP {
+		// U-Boot fetches what its script names, by TFTP, relative to the root.
+		script := strings.ReplaceAll(UBootScript(r.cmdline()), " Image", " "+name+"/Image")
+		script = strings.ReplaceAll(script, " initramfs.cpio", " "+name+"/initramfs.cpio")
+		scr, err := initramfs.UBootScript(script)
+		if err != nil {
+			return "", err
+		}
+		return name + "/boot.scr.uimg", os.WriteFile(filepath.Join(b.dir, "boot.scr.uimg"), scr, 0o644)
+	}
+	script := IPXEScript(r.o.Transport, server, string(r.rec.ID), r.cmdline())
+	script = strings.ReplaceAll(script, "/vmlinuz", "/"+name+"/vmlinuz")
+	script = strings.ReplaceAll(script, "/initramfs.cpio", "/"+name+"/initramfs.cpio")
+	return name + "/boot.ipxe", os.WriteFile(filepath.Join(b.dir, "boot.ipxe"), []byte(script), 0o644)
+}
+
+// watchRun follows one boot to its stored result.
+func (b *servedBoard) watchRun(ctx context.Context, a *servedRun) {
+	defer b.s.runs.Done()
+	r := a.r
+	r.enter("netboot")
+	err := r.watch(ctx, a.lines, a.events)
+	r.rec.Transcript = b.con.TranscriptFrom(a.startOff)
+	rec, err := r.finish(ctx, err)
+	b.mu.Lock()
+	if b.active == a {
+		b.active = nil
+	}
+	b.mu.Unlock()
+	close(a.done)
+	a.cancel(nil)
+	if b.s.o.Done != nil {
+		b.s.o.Done(rec, err)
+	}
+}
+
+// event routes a server's event to the run of the board it concerns.
+func (b *servedBoard) event(e netboot.Event) {
+	b.mu.Lock()
+	a := b.active
+	b.mu.Unlock()
+	if a == nil {
+		return
+	}
+	select {
+	case a.events <- e:
+	default:
+	}
+}
+
+// pastNetboot reports whether the board got beyond fetching its boot: a
+// DHCP request now means it booted again.
+func (r *run) pastNetboot() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stage == "kernel" || r.stage == "bench"
+}
+
+// report routes the servers' events: DHCP by MAC, files by the board's
+// directory.
+func (s *server) report(e netboot.Event) {
+	if e.Kind == "ignored" {
+		s.ignored(e)
+		return
+	}
+	if e.MAC != nil {
+		if b := s.byMAC[e.MAC.String()]; b != nil {
+			b.event(e)
+		}
+		return
+	}
+	if name, file, ok := strings.Cut(e.File, "/"); ok {
+		for _, b := range s.byMAC {
+			if b.sv.Board.Name == name {
+				e.File = file
+				b.event(e)
+			}
+		}
+	}
+}
+
+// ignored tells about a MAC the inventory lacks, once.
+func (s *server) ignored(e netboot.Event) {
+	if e.MAC == nil || s.byMAC[e.MAC.String()] != nil || s.o.Unknown == nil {
+		return
+	}
+	s.mu.Lock()
+	seen := s.unknown[e.MAC.String()]
+	s.unknown[e.MAC.String()] = true
+	s.mu.Unlock()
+	if !seen {
+		s.o.Unknown(UnknownBoard{MAC: e.MAC, VendorClass: e.VendorClass, ClientArch: e.ClientArch})
+	}
+}
+
+// wait lets the runs in progress finish.
+func (s *server) wait() { s.runs.Wait() }
+
+func (s *server) closeBoards() {
+	for _, b := range s.byMAC {
+		if b.con != nil {
+			b.con.Close()
+			b.forwarding.Wait()
+		}
+	}
+}
+
+// servePlan answers DHCP for a served bench: a known board's request
+// starts (or continues) its run; nothing is answered once serving stops.
+type servePlan struct{ s *server }
+
+// Plan implements netboot.Planner.
+func (p *servePlan) Plan(c netboot.Client) (netboot.Offer, bool) {
+	s := p.s
+	b := s.byMAC[c.MAC.String()]
+	if b == nil || s.stop.Err() != nil {
+		return netboot.Offer{}, false
+	}
+	file, err := b.boot(s.ctx)
+	if err != nil {
+		if s.o.Base.Progress != nil {
+			fmt.Fprintf(s.o.Base.Progress, "bootbench: %s: %v\n", b.sv.Board.Name, err)
+		}
+		return netboot.Offer{}, false
+	}
+	n := s.o.Net.Addr()
+	return netboot.Offer{
+		IP: addrIP(b.sv.Board.Address), Mask: net.CIDRMask(n.Bits(), 32),
+		Server: net.IP(n.Addr().AsSlice()), BootFile: file,
+	}, true
+}

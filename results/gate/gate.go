@@ -1,0 +1,246 @@
+// Package gate decides whether a board's new runs regressed against a
+// baseline, the way a CI job on attached hardware needs it decided: per
+// metric, slower than the baseline by more than the allowed fraction, and
+// significantly so (Mann-Whitney p < 0.05 from 4 runs a side; with fewer,
+// the fraction alone decides and the report says so). It writes the
+// verdict as JUnit XML (one testsuite per board, one testcase per metric)
+// and as a Markdown summary for a job page.
+//
+//	rep, err := gate.Judge(baseline, candidate, gate.Options{MaxRegression: 0.03})
+//	rep.WriteJUnit(f)
+//	if rep.Regressed() { os.Exit(1) }
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/bootbench/bootbench/results"
+)
+
+// Alpha is the significance a regression needs, as benchstat's.
+const Alpha = 0.05
+
+// Options say what counts as a regression.
+type Options struct {
+	// MaxRegression is how much slower than the baseline a metric may be,
+	// as a fraction (0.03 = 3 %).
+	MaxRegression float64
+	// Metrics are globs (path.Match) selecting the metrics judged; none
+	// means every metric both sides measured.
+	Metrics []string
+	// BaselineName says where the baseline came from, for the reports.
+	BaselineName string
+}
+
+// Verdict is one metric's judgement.
+type Verdict struct {
+	results.MetricCompare
+	Regressed bool
+	// Why says what decided: "49.8 % slower (p=0.029)", or why not.
+	Why string
+}
+
+// Report is the judgement of one board's runs.
+type Report struct {
+	Board     string
+	Options   Options
+	Baseline  Side
+	Candidate Side
+	Verdicts  []Verdict
+	// Failed are candidate runs that gave no result: a CI job must fail
+	// on them as on a regression.
+	Failed []results.Run
+	// NoStatistics is set when either side has fewer than 4 runs: the
+	// verdicts then rest on the fraction alone, without a p-value.
+	NoStatistics bool
+}
+
+// Side describes one side's runs.
+type Side struct {
+	Runs     int
+	ClockMHz int
+	Bench    string
+	Tool     string // tool and version
+}
+
+// ErrNoBaseline is a baseline without runs to compare with.
+var ErrNoBaseline = errors.New("the baseline has no ok runs")
+
+// Judge compares candidate runs with baseline runs of one board. Only ok
+// runs are compared; failed candidates are kept in the report. Both sides
+// must be one benchmark and tool version: comparing the built-in suite
+// with openssl would judge nothing.
+func Judge(baseline, candidate []results.Run, o Options) (*Report, error) {
+	base, cand, failed := okRuns(baseline), okRuns(candidate), notOK(candidate)
+	if len(base) == 0 {
+		return nil, ErrNoBaseline
+	}
+	rep := &Report{Options: o, Failed: failed, Baseline: sideOf(base), Board: base[0].Board}
+	if err := oneBench(base, "baseline"); err != nil {
+		return nil, err
+	}
+	if len(cand) == 0 {
+		return rep, nil
+	}
+	rep.Candidate = sideOf(cand)
+	rep.Board = cand[0].Board
+	if err := oneBench(cand, "candidate"); err != nil {
+		return nil, err
+	}
+	if rep.Baseline.Bench != rep.Candidate.Bench || rep.Baseline.Tool != rep.Candidate.Tool {
+		return nil, fmt.Errorf("the baseline ran %s (%s) and these runs %s (%s): compare like with like", rep.Baseline.Bench, rep.Baseline.Tool, rep.Candidate.Bench, rep.Candidate.Tool)
+	}
+	ms, err := results.CompareRuns(base, cand)
+	if err != nil {
+		return nil, err
+	}
+	if ms, err = selectMetrics(ms, o.Metrics); err != nil {
+		return nil, err
+	}
+	rep.NoStatistics = len(base) < results.MinStatRuns || len(cand) < results.MinStatRuns
+	for _, m := range ms {
+		rep.Verdicts = append(rep.Verdicts, judge(m, o.MaxRegression))
+	}
+	return rep, nil
+}
+
+// judge decides one metric. Ratio is candidate / baseline for metrics
+// where more is better, which every bootbench metric is.
+func judge(m results.MetricCompare, maxRegression float64) Verdict {
+	v := Verdict{MetricCompare: m}
+	ratio, ok := m.Ratio.Float()
+	if !ok {
+		v.Why = "no ratio (the baseline is 0)"
+		return v
+	}
+	slower := 1 - ratio
+	p, haveP := m.PValue.Float()
+	switch {
+	case slower <= maxRegression:
+		v.Why = fmt.Sprintf("within %s (%s)", pct(maxRegression), change(ratio))
+	case !haveP:
+		v.Regressed = true
+		v.Why = fmt.Sprintf("%s, more than %s (no p-value: %d vs %d runs, statistics need %d a side)", change(ratio), pct(maxRegression), m.NBaseline, m.NCandidate, results.MinStatRuns)
+	case p < Alpha:
+		v.Regressed = true
+		v.Why = fmt.Sprintf("%s, more than %s (p=%.3g)", change(ratio), pct(maxRegression), p)
+	default:
+		v.Why = fmt.Sprintf("%s but not significant (p=%.3g)", change(ratio), p)
+	}
+	return v
+}
+
+// Regressed reports whether the CI job should fail: a metric regressed or
+// a run failed.
+func (r *Report) Regressed() bool {
+	return len(r.Failed) > 0 || len(r.Regressions()) > 0 || r.Candidate.Runs == 0
+}
+
+// Regressions are the verdicts that failed.
+func (r *Report) Regressions() []Verdict {
+	var out []Verdict
+	for _, v := range r.Verdicts {
+		if v.Regressed {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func selectMetrics(ms []results.MetricCompare, globs []string) ([]results.MetricCompare, error) {
+	if len(globs) == 0 {
+		return ms, nil
+	}
+	var out []results.MetricCompare
+	for _, g := range globs {
+		if _, err := path.Match(g, ""); err != nil {
+			return nil, fmt.Errorf("--metrics %q: %w", g, err)
+		}
+		n := 0
+		for _, m := range ms {
+			if ok, _ := path.Match(g, m.Name); ok {
+				n++
+				if !slices.ContainsFunc(out, func(x results.MetricCompare) bool { return x.Name == m.Name }) {
+					out = append(out, m)
+				}
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("--metrics %q matches no metric both sides measured (%s)", g, names(ms))
+		}
+	}
+	slices.SortFunc(out, func(a, b results.MetricCompare) int {
+		if results.MetricLess(a.Name, b.Name) {
+			return -1
+		}
+		return 1
+	})
+	return out, nil
+}
+
+func names(ms []results.MetricCompare) string {
+	var n []string
+	for _, m := range ms {
+		n = append(n, m.Name)
+	}
+	if len(n) > 6 {
+		n = append(n[:6], "…")
+	}
+	return strings.Join(n, ", ")
+}
+
+func okRuns(runs []results.Run) []results.Run {
+	var out []results.Run
+	for _, r := range runs {
+		if r.Status == results.StatusOK {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func notOK(runs []results.Run) []results.Run {
+	var out []results.Run
+	for _, r := range runs {
+		if r.Status != results.StatusOK {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func sideOf(runs []results.Run) Side {
+	r := runs[0]
+	return Side{Runs: len(runs), ClockMHz: r.ClockMHz, Bench: r.Bench, Tool: strings.TrimSpace(r.Tool + " " + r.ToolVersion)}
+}
+
+// oneBench refuses a side that pools boards, clocks or benchmarks.
+func oneBench(runs []results.Run, what string) error {
+	first := runs[0]
+	for _, r := range runs[1:] {
+		switch {
+		case r.Board != first.Board:
+			return fmt.Errorf("the %s holds boards %s and %s: name one (board=NAME)", what, first.Board, r.Board)
+		case r.ClockMHz != first.ClockMHz:
+			return fmt.Errorf("the %s holds clocks %d and %d MHz: name one (clock=MHZ)", what, first.ClockMHz, r.ClockMHz)
+		case r.Bench != first.Bench || r.Tool != first.Tool || r.ToolVersion != first.ToolVersion:
+			return fmt.Errorf("the %s holds %s (%s %s) and %s (%s %s) runs: name one (bench=NAME)", what, first.Bench, first.Tool, first.ToolVersion, r.Bench, r.Tool, r.ToolVersion)
+		}
+	}
+	return nil
+}
+
+func pct(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f*100), "0"), ".") + " %"
+}
+
+func change(ratio float64) string {
+	if ratio < 1 {
+		return fmt.Sprintf("%.1f %% slower", (1-ratio)*100)
+	}
+	return fmt.Sprintf("%.1f %% faster", (ratio-1)*100)
+}
