@@ -22,7 +22,7 @@ func TestE2EBoards(t *testing.T) {
 			[]string{"dhcp-offer to 52:54:00:bb:00:02", "tftp     boot.scr.uimg", "tftp     Image", "tftp     initramfs.cpio"},
 			[]string{"U-Boot", "bootbench: loading from 198.18.0.1"}},
 		{"qemu-mipsel", "qemu-system-mipsel", "mipsle",
-			[]string{"kernel and image in one ELF", "booting vmlinuz"},
+			[]string{"kernel and image in one ELF", "kernel   [    0.000000] Linux version"},
 			[]string{"Welcome to u-root"}},
 	}
 	for _, tt := range tests {
