@@ -115,10 +115,16 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 
 // fill checks o and puts in the defaults.
 func (o *Options) fill() error {
-	p := o.Board.Profile
 	if o.Target == nil {
 		return fmt.Errorf("board %s: no target to run on", o.Board.Name)
 	}
+	return o.settle()
+}
+
+// settle checks the run's settings and puts in the defaults, for a run
+// bootbench powers on and for one the board starts itself (serve).
+func (o *Options) settle() error {
+	p := o.Board.Profile
 	if err := p.CheckClock(o.Clock); err != nil {
 		return err
 	}

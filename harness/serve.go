@@ -172,7 +172,8 @@ func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
 }
 
 // runOptions are the options of the board's nth boot: the job's plan, its
-// clock settings interleaved, over and over.
+// clock settings interleaved, over and over. The inventory's job was
+// checked against the board's profile when it was read.
 func (s *server) runOptions(sv Served, n int) Options {
 	o := s.o.Base
 	o.Board, o.Target, o.Bench = sv.Board, nil, nil
@@ -184,7 +185,7 @@ func (s *server) runOptions(sv Served, n int) Options {
 		o.Clock = j.Clocks[n%len(j.Clocks)]
 	}
 	o.Rep = n/max(len(j.Clocks), 1) + 1
-	_ = o.fill()
+	o.settle()
 	return o
 }
 

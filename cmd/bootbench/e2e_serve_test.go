@@ -42,11 +42,15 @@ func startServe(t *testing.T, s *simBench, db string, args ...string) (*exec.Cmd
 	return cmd, &out, &errb
 }
 
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool, logs ...*lockedBuffer) {
+// waitFor waits until cond holds; logs are bootbench's stdout and stderr,
+// and an error or panic on stderr ends the wait at once.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool, stdout, stderr *lockedBuffer) {
 	t.Helper()
+	logs := []*lockedBuffer{stdout, stderr}
 	deadline := time.Now().Add(limit)
 	for !cond() {
-		if time.Now().After(deadline) {
+		dead := strings.Contains(stderr.String(), "panic:") || strings.Contains(stderr.String(), "bootbench: ")
+		if dead || time.Now().After(deadline) {
 			var l []string
 			for _, b := range logs {
 				l = append(l, b.String())
