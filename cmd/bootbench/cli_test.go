@@ -18,8 +18,8 @@ func TestCLIErrors(t *testing.T) {
 	}{
 		{[]string{}, 2, "no command given", ""},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`, ""},
-		{[]string{"run", "--board", "rb9999"}, 2, `unknown board "rb9999" (known: qemu-arm64, qemu-mipsel, qemu-x86_64)`, ""},
-		{[]string{"run", "--clock", "680"}, 2, `no clock setting "680"`, ""},
+		{[]string{"run", "--board", "rb9999"}, 2, `unknown board "rb9999" (known: pc-x86_64, qemu-arm64, qemu-mipsel, qemu-x86_64, rb1100, rb450`, ""},
+		{[]string{"run", "--clock", "680"}, 2, "no clock setting 680 MHz", ""},
 		{[]string{"run", "--reps", "0"}, 2, "--reps must be at least 1", ""},
 		{[]string{"run", "--transport", "nfs"}, 2, "--transport must be http or tftp", ""},
 		{[]string{"run", "--bogus"}, 2, "flag provided but not defined: -bogus", ""},
