@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
-	"runtime"
 	"text/tabwriter"
 
 	"github.com/bootbench/bootbench/boards"

@@ -68,9 +68,9 @@ func cmdRun(ctx context.Context, args []string) error {
 			settings = append(settings, mhz)
 		}
 	}
-	src, err := initramfs.FindSource()
-	if err != nil {
-		return err
+	src, _ := initramfs.FindSource() // none: images come from the prebuilt set
+	if err := checkBoard(ctx, p, *bench, *kernel, src); err != nil {
+		return err // before power-on: a model bootbench cannot run, or an image too big for its RAM
 	}
 	store, dbPath, err := openStore(*db)
 	if err != nil {
