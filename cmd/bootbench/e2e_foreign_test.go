@@ -62,7 +62,7 @@ func TestE2EForeignOpenSSL(t *testing.T) {
 func TestRunRefusedBeforePowerOn(t *testing.T) {
 	requireTools(t, "go", "apt-get", "dpkg-deb")
 	// A real kernel ELF for a small MIPS board's size: Debian's Malta one.
-	kernels, _ := filepath.Glob(filepath.Join(sharedCacheDir(), "kernels", "mipsel", "linux-image-*-4kc-malta", "boot", "vmlinux-*"))
+	kernels, _ := filepath.Glob(filepath.Join(sharedCacheDir(), "kernels", "mipsel", "linux-image-*-4kc-malta", "boot", "vmlinu[xz]-*"))
 	if len(kernels) == 0 {
 		requireBench(t)
 		t.Fatal("no Debian 4kc-malta kernel in the cache (make deps fetches it)")
@@ -89,7 +89,7 @@ func TestRunRefusedBeforePowerOn(t *testing.T) {
 					t.Errorf("refusal lacks %q:\n%s", w, r.stderr)
 				}
 			}
-			if strings.Contains(r.stderr, "power") || strings.Contains(r.stderr, "started") {
+			if strings.Contains(r.stderr, "] power") || strings.Contains(r.stderr, "started") {
 				t.Errorf("something was powered on:\n%s", r.stderr)
 			}
 			if _, err := os.Stat(db); err == nil {

@@ -26,7 +26,7 @@ import (
 // Package is one binary package as APT resolves it.
 type Package struct {
 	Name, Version, Arch string
-	Depends             string // the Depends field, for metapackages
+	Depends             string // Depends and Pre-Depends, comma separated
 }
 
 // apt runs APT commands for one architecture against the package lists
@@ -120,6 +120,49 @@ func (a *apt) resolve(ctx context.Context, names ...string) ([]Package, error) {
 	return pkgs, nil
 }
 
+// closure resolves names and, level by level, what they depend on.
+func (a *apt) closure(ctx context.Context, names []string) ([]Package, error) {
+	var all []Package
+	seen := map[string]bool{}
+	for len(names) > 0 {
+		var next []string
+		pkgs, err := a.resolve(ctx, names...)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pkgs {
+			seen[p.Name] = true
+			all = append(all, p)
+		}
+		for _, p := range pkgs {
+			for _, d := range dependencyNames(p.Depends) {
+				if !seen[d] {
+					seen[d] = true
+					next = append(next, d)
+				}
+			}
+		}
+		names = next
+	}
+	return all, nil
+}
+
+// dependencyNames reads a Depends field: the first of each group of
+// alternatives, without version or architecture qualifiers.
+func dependencyNames(depends string) []string {
+	var names []string
+	for _, d := range strings.Split(depends, ",") {
+		alt, _, _ := strings.Cut(d, "|")
+		name := strings.Fields(alt)
+		if len(name) == 0 {
+			continue
+		}
+		n, _, _ := strings.Cut(name[0], ":")
+		names = append(names, n)
+	}
+	return names
+}
+
 // download fetches p's .deb into dir and returns its path. Lists older
 // than the archive fail with 404; one update and a new resolution fix that.
 func (a *apt) download(ctx context.Context, dir string, p Package) (string, error) {
@@ -133,16 +176,18 @@ func (a *apt) download(ctx context.Context, dir string, p Package) (string, erro
 	return debs[0], nil
 }
 
-// Sysroot returns a directory holding the named packages of arch unpacked
-// together, as they would lie on a board running Debian. It is cached by
-// the resolved versions: a second call with the same lists is a lookup, and
-// a security update makes a new sysroot.
+// Sysroot returns a directory holding the named packages of arch and
+// everything they depend on, unpacked together as they would lie on a board
+// running Debian (libssl3 needs libatomic1 on some architectures, libc6
+// needs libgcc-s1). It is cached by the resolved versions: a second call
+// with the same lists is a lookup, and a security update makes a new
+// sysroot.
 func Sysroot(ctx context.Context, cacheDir, arch string, names ...string) (string, error) {
 	a, err := newAPT(cacheDir, arch)
 	if err != nil {
 		return "", err
 	}
-	pkgs, err := a.resolve(ctx, names...)
+	pkgs, err := a.closure(ctx, names)
 	if err != nil {
 		return "", err
 	}
@@ -174,6 +219,9 @@ func Sysroot(ctx context.Context, cacheDir, arch string, names ...string) (strin
 			return "", fmt.Errorf("unpack %s: %w: %s", filepath.Base(deb), err, out)
 		}
 	}
+	if err := ldSoConf(root); err != nil {
+		return "", err
+	}
 	if err := os.WriteFile(filepath.Join(root, ".complete"), []byte(strings.Join(ids, "\n")+"\n"), 0o644); err != nil {
 		return "", err
 	}
@@ -182,6 +230,22 @@ func Sysroot(ctx context.Context, cacheDir, arch string, names ...string) (strin
 		return "", fmt.Errorf("sysroot: %w", err)
 	}
 	return dest, nil
+}
+
+// ldSoConf writes the /etc/ld.so.conf a Debian system has (from
+// libc-bin, which a sysroot of libraries does not need otherwise): it
+// includes the multiarch directories libc6 lists in /etc/ld.so.conf.d,
+// where libssl3 and friends live, so a library search in the sysroot
+// finds what the board's loader finds.
+func ldSoConf(root string) error {
+	conf := filepath.Join(root, "etc", "ld.so.conf")
+	if _, err := os.Stat(conf); err == nil {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(root, "etc", "ld.so.conf.d")); err != nil {
+		return nil // no libc6 here: nothing to include
+	}
+	return os.WriteFile(conf, []byte("include /etc/ld.so.conf.d/*.conf\n"), 0o644)
 }
 
 // Kernel returns the kernel image of Debian's linux-image-<flavour> for
@@ -288,7 +352,10 @@ func parseControl(b []byte) []Package {
 			cur.Version = v
 		case "Architecture":
 			cur.Arch = v
-		case "Depends":
+		case "Depends", "Pre-Depends":
+			if cur.Depends != "" {
+				v = cur.Depends + ", " + v
+			}
 			cur.Depends = v
 		}
 	}
