@@ -62,9 +62,13 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, err := initramfs.FindSource()
-	if err != nil {
-		return err
+	src, _ := initramfs.FindSource() // none: images come from the prebuilt set
+	k := *kernel
+	if k == "" {
+		k = b.Kernel // the inventory's, if it names one
+	}
+	if err := checkBoard(ctx, b.Profile, *bench, k, src); err != nil {
+		return err // before power-on: a model bootbench cannot run, or an image too big for its RAM
 	}
 	store, dbPath, err := openStore(*db)
 	if err != nil {
