@@ -5,15 +5,28 @@ GO      ?= go
 BIN     := bin/bootbench
 BOARD   ?= qemu-x86_64
 
-.PHONY: all deps build demo test vet fmt-check clean
+.PHONY: all deps build release demo test vet fmt-check clean
 
 all: build
 
 deps:
 	scripts/deps.sh
 
+# A static binary (no cgo: the SQLite driver is pure Go), which runs on any
+# Linux of its architecture.
 build:
-	$(GO) build -o $(BIN) ./cmd/bootbench
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/bootbench
+
+# A release: the static binary with the prebuilt image set (u-root's init and
+# benchinit for every architecture) beside it, so 'image build' and 'run'
+# need neither the source tree nor Go: the binary finds bootbench-images
+# beside itself (or wherever BOOTBENCH_PREBUILT points).
+DIST    := dist/bootbench
+release: build
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	cp $(BIN) $(DIST)/bootbench
+	$(BIN) image prebuild -o $(DIST)/bootbench-images
+	tar -C dist -czf dist/bootbench-linux-$$($(GO) env GOARCH).tar.gz bootbench
 
 demo: deps build
 	$(BIN) run --board $(BOARD)
@@ -33,4 +46,4 @@ test: deps fmt-check vet
 	BOOTBENCH_E2E=1 $(GO) test -count=1 -p 1 -timeout 60m ./...
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

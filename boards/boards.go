@@ -6,6 +6,7 @@ package boards
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -53,7 +54,38 @@ type Profile struct {
 	// reports BogoMIPS of about 2/3 of its clock in MHz, for example.
 	BogoMIPSPerMHz float64  `yaml:"bogomips_per_mhz"`
 	Virtual        *Virtual `yaml:"virtual"`
+
+	// Tested says where this profile's path has run: required for every
+	// real board bootbench supports, so that nobody mistakes a profile for
+	// a proven one.
+	Tested Tested `yaml:"tested"`
+	// NotSupported, when set, is why bootbench cannot run this model
+	// (e.g. no Go port for its CPU): run refuses it with this reason and
+	// Works, before anything is built or powered.
+	NotSupported string `yaml:"not_supported"`
+	// Works lists what bootbench does for this model all the same.
+	Works []string `yaml:"works"`
 }
+
+// Tested records where a profile has been exercised.
+type Tested struct {
+	// Hardware lists runs on real boards of this model ("2026-05 RB450G
+	// rev. 2, bench of ..."); empty when none has run on one.
+	Hardware []string `yaml:"hardware"`
+	// Virtual lists the virtual boards whose runs go through part of this
+	// profile's path, and which part.
+	Virtual []VirtualTest `yaml:"virtual"`
+}
+
+// VirtualTest is one virtual board standing in for part of a real one.
+type VirtualTest struct {
+	Board  string `yaml:"board"`  // a virtual profile
+	Covers string `yaml:"covers"` // what of this profile's path it runs
+}
+
+// OnlyVirtual says whether a real board's profile has never run on
+// hardware.
+func (p Profile) OnlyVirtual() bool { return p.Virtual == nil && len(p.Tested.Hardware) == 0 }
 
 // DebianKernel names a Debian kernel package: linux-image-<abi>-<flavour>
 // for architecture debian_arch, fetched into the cache, never installed.
@@ -94,6 +126,9 @@ func All() ([]Profile, error) {
 		ps = append(ps, p)
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
+	if err := checkTested(ps); err != nil {
+		return nil, err
+	}
 	return ps, nil
 }
 
@@ -153,7 +188,49 @@ func Parse(b []byte) (Profile, error) {
 	if p.DefaultClock != 0 && len(p.Clocks) > 0 && !slices.Contains(p.Clocks, p.DefaultClock) {
 		return p, fmt.Errorf("profile %s: default clock %d MHz is not among its clocks %v", p.Name, p.DefaultClock, p.Clocks)
 	}
+	if p.Virtual == nil && p.NotSupported == "" && len(p.Tested.Hardware) == 0 && len(p.Tested.Virtual) == 0 {
+		return p, fmt.Errorf("profile %s: say where it was tested (tested.hardware, or tested.virtual with the virtual boards that stand in for it)", p.Name)
+	}
+	for _, v := range p.Tested.Virtual {
+		if v.Board == "" || v.Covers == "" {
+			return p, fmt.Errorf("profile %s: each tested.virtual entry needs board and covers", p.Name)
+		}
+	}
+	if p.NotSupported == "" && len(p.Works) > 0 {
+		return p, fmt.Errorf("profile %s: works lists what works despite not_supported; give not_supported too", p.Name)
+	}
 	return p, nil
+}
+
+// checkTested makes every tested.virtual entry name a virtual profile.
+func checkTested(ps []Profile) error {
+	virtual := map[string]bool{}
+	for _, p := range ps {
+		if p.Virtual != nil {
+			virtual[p.Name] = true
+		}
+	}
+	for _, p := range ps {
+		for _, v := range p.Tested.Virtual {
+			if !virtual[v.Board] {
+				return fmt.Errorf("profile %s: tested.virtual names %q, which is no virtual board", p.Name, v.Board)
+			}
+		}
+	}
+	return nil
+}
+
+// Unsupported returns the reason run refuses this model, with what works
+// instead, or nil.
+func (p Profile) Unsupported() error {
+	if p.NotSupported == "" {
+		return nil
+	}
+	msg := fmt.Sprintf("board model %s cannot be run by bootbench: %s", p.Name, p.NotSupported)
+	if len(p.Works) > 0 {
+		msg += "; what works: " + strings.Join(p.Works, "; ")
+	}
+	return errors.New(msg)
 }
 
 // CheckClock says whether the board can be run at mhz: one of its clocks,

@@ -1,6 +1,7 @@
 package boards
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -27,6 +28,63 @@ func TestShippedProfilesParse(t *testing.T) {
 	}
 }
 
+// TestSeedProfiles holds the shipped real boards to the facts their
+// sources give, and to saying what is tested where.
+func TestSeedProfiles(t *testing.T) {
+	tests := []struct {
+		name, arch, gomips string
+		ram                int
+		boot               BootMethod
+		format             ImageFormat
+		clocks             []MHz
+		unsupported        bool
+	}{
+		{"rb450", "mips", "softfloat", 32, BootRouterBOOT, FormatELF, nil, false},
+		{"rb450g", "mips", "softfloat", 256, BootRouterBOOT, FormatELF, []MHz{680, 800}, false},
+		{"rb750", "mips", "softfloat", 32, BootRouterBOOT, FormatELF, nil, false},
+		{"rb750g", "mips", "softfloat", 64, BootRouterBOOT, FormatELF, nil, false},
+		{"wrt54g-v3", "mipsle", "softfloat", 16, BootCFE, FormatELF, nil, false},
+		{"tl-mr3420", "mips", "softfloat", 32, BootUBootSerial, FormatUImage, nil, false},
+		{"rb1100", "ppc", "", 512, BootRouterBOOT, FormatELF, nil, true},
+		{"pc-x86_64", "amd64", "", 512, BootIPXE, FormatCPIO, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := Get(tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Arch != tt.arch || p.GOMIPS != tt.gomips || p.RAMMB != tt.ram || p.Boot != tt.boot || p.ImageFormat != tt.format || !slices.Equal(p.Clocks, tt.clocks) {
+				t.Errorf("got %s %s %d MB %s %s %v", p.Arch, p.GOMIPS, p.RAMMB, p.Boot, p.ImageFormat, p.Clocks)
+			}
+			if !p.OnlyVirtual() {
+				t.Errorf("%s claims a hardware run; none is recorded in this repository", p.Name)
+			}
+			err = p.Unsupported()
+			if (err != nil) != tt.unsupported {
+				t.Errorf("Unsupported() = %v", err)
+			}
+			if tt.unsupported && (!strings.Contains(err.Error(), "bootbench import") || !strings.Contains(err.Error(), "PowerPC")) {
+				t.Errorf("refusal does not say why and what works: %v", err)
+			}
+		})
+	}
+}
+
+func TestTestedNamesVirtualBoards(t *testing.T) {
+	ps := []Profile{
+		{Name: "qemu-mipsel", Virtual: &Virtual{}},
+		{Name: "rb", Tested: Tested{Virtual: []VirtualTest{{Board: "qemu-mipsel", Covers: "x"}}}},
+	}
+	if err := checkTested(ps); err != nil {
+		t.Fatal(err)
+	}
+	ps[1].Tested.Virtual[0].Board = "rb"
+	if err := checkTested(ps); err == nil || !strings.Contains(err.Error(), `"rb", which is no virtual board`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
 func TestGetUnknown(t *testing.T) {
 	_, err := Get("rb9999")
 	if err == nil || !strings.Contains(err.Error(), Default) {
@@ -46,6 +104,9 @@ func TestParseRejects(t *testing.T) {
 		{"unknown image format", "name: x\narch: arm\nboot: ipxe\nimage_format: zip\n", `unknown image format "zip"`},
 		{"clocks without method", "name: x\narch: arm\nboot: ipxe\nclocks: [680]\n", "no clock_method"},
 		{"cmdline without template", "name: x\narch: arm\nboot: ipxe\nclock_method: cmdline\n", "{mhz}"},
+		{"real board never tested", "name: x\narch: mips\nboot: cfe\n", "say where it was tested"},
+		{"virtual stand-in without covers", "name: x\narch: mips\nboot: cfe\ntested: {virtual: [{board: qemu-mipsel}]}\n", "needs board and covers"},
+		{"works without not_supported", "name: x\narch: ppc\nboot: cfe\nworks: [import]\ntested: {hardware: [one]}\n", "give not_supported too"},
 	}
 	for _, tt := range tests {
 		if _, err := Parse([]byte(tt.yaml)); err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -316,6 +316,7 @@ var elfTargets = map[string]elfTarget{
 	"mips64le": {elf.EM_MIPS, elf.ELFCLASS64, binary.LittleEndian},
 	"riscv64":  {elf.EM_RISCV, elf.ELFCLASS64, binary.LittleEndian},
 	"ppc64le":  {elf.EM_PPC64, elf.ELFCLASS64, binary.LittleEndian},
+	"s390x":    {elf.EM_S390, elf.ELFCLASS64, binary.BigEndian},
 }
 
 // elfInfo says whether the file at host is ELF, whether it is for arch, and

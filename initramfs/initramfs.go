@@ -12,7 +12,6 @@
 package initramfs
 
 import (
-	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -21,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path"
@@ -33,9 +31,6 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/internal/bootparam"
-	"github.com/u-root/gobusybox/src/pkg/golang"
-	"github.com/u-root/mkuimage/uimage"
-	"github.com/u-root/uio/llog"
 )
 
 // Module is the import path of the bootbench module.
@@ -69,6 +64,11 @@ type Spec struct {
 	// otherwise: the host's libraries cannot run on another architecture.
 	Sysroot string
 
+	// Prebuilt is the directory of a prebuilt image set, used when there is
+	// no source tree (Source empty) or no Go toolchain; empty means
+	// PrebuiltDir(cacheDir). It is no input: the set's images are.
+	Prebuilt string
+
 	// Progress, when set, is told each step of a build. It is no input.
 	Progress func(step string)
 }
@@ -80,11 +80,14 @@ type Image struct {
 	GzipSize int64  // what it would take compressed, for the fit on small boards
 	Digest   string // sha256 of the cpio, hex
 	Cached   bool
+	// Prebuilt names the bootbench build that made the prebuilt base image
+	// this one was made from; empty when it was built from the source.
+	Prebuilt string
 	Took     time.Duration
 }
 
 // Arches lists the architectures an image can be built for.
-var Arches = []string{"amd64", "386", "arm64", "arm", "mips", "mipsle", "mips64", "mips64le", "riscv64", "ppc64le"}
+var Arches = []string{"amd64", "386", "arm64", "arm", "mips", "mipsle", "mips64", "mips64le", "riscv64", "ppc64le", "s390x"}
 
 // DefaultGOARM is ARMv5: a GOARM=7 binary dies on the ARMv5 cores of many
 // routers and NAS boxes (Kirkwood, Orion), and the benchmarks are integer
@@ -184,9 +187,10 @@ type contents struct {
 	libs  int         // how many of files are interpreters and libraries
 }
 
-// gather resolves Add, the host's openssl for Bench "openssl", and the
-// libraries of every dynamic ELF file among them.
-func gather(ctx context.Context, s Spec) (*contents, error) {
+// gather resolves Add, the openssl for Bench "openssl" (the host's for the
+// host's architecture, Debian's for any other), and the libraries of every
+// dynamic ELF file among them.
+func gather(ctx context.Context, s Spec, cacheDir string) (*contents, error) {
 	c := &contents{}
 	byImg := map[string]*addedFile{}
 	add := func(host, img string, lib bool) error {
@@ -270,10 +274,9 @@ func gather(ctx context.Context, s Spec) (*contents, error) {
 		if len(argv) > 0 && strings.HasPrefix(argv[0], "/") && byImg[path.Clean(argv[0])[1:]] == nil {
 			return nil, fmt.Errorf("bench command runs %s, which nothing added puts in the image (add HOST:%s)", argv[0], argv[0])
 		}
-	case s.Bench == BenchOpenSSL:
-		if s.Arch != runtime.GOARCH || runtime.GOOS != "linux" || (s.Sysroot != "" && s.Sysroot != "/") {
-			return nil, fmt.Errorf("bench openssl takes the host's openssl, a %s/%s program: for %s, add an openssl built for it with the sysroot holding its libraries and give its command (--add /path/to/openssl:/bin/openssl --sysroot DIR --bench-cmd \"/bin/openssl speed -seconds {seconds} md5 ...\")", runtime.GOOS, runtime.GOARCH, s.Arch)
-		}
+	case s.Bench == BenchOpenSSL && s.Sysroot != "" && s.Sysroot != "/":
+		return nil, fmt.Errorf("bench openssl brings its own openssl and libraries (the host's, or Debian's for another architecture): to use one from %s, add it and give its command (--add %s/usr/bin/openssl:/bin/openssl --bench-cmd \"/bin/openssl speed -seconds {seconds} md5 ...\")", s.Sysroot, s.Sysroot)
+	case s.Bench == BenchOpenSSL && s.Arch == runtime.GOARCH && runtime.GOOS == "linux":
 		bin, err := exec.LookPath("openssl")
 		if err != nil {
 			return nil, fmt.Errorf("bench openssl: no openssl on this host: %w", err)
@@ -286,6 +289,26 @@ func gather(ctx context.Context, s Spec) (*contents, error) {
 			return nil, err
 		}
 		// Options go after the "speed" subcommand.
+		argv = append(append([]string{"/bin/openssl", OpenSSLArgs[0]}, pre...), OpenSSLArgs[1:]...)
+	case s.Bench == BenchOpenSSL:
+		// Another architecture: Debian's openssl for it, with its
+		// libraries from the same sysroot.
+		sysroot, bin, legacy, err := debianOpenSSL(ctx, s, cacheDir)
+		if err != nil {
+			return nil, err
+		}
+		s.Sysroot = sysroot // addELF resolves libraries in it
+		if err := addELF(bin, "bin/openssl"); err != nil {
+			return nil, err
+		}
+		var pre []string
+		if legacy != "" {
+			rel, _ := filepath.Rel(sysroot, legacy)
+			if err := addELF(legacy, filepath.ToSlash(rel)); err != nil {
+				return nil, err
+			}
+			pre = []string{"-provider", "legacy", "-provider", "default"}
+		}
 		argv = append(append([]string{"/bin/openssl", OpenSSLArgs[0]}, pre...), OpenSSLArgs[1:]...)
 	}
 	if argv != nil {
@@ -407,8 +430,10 @@ type specError struct{ error }
 func (e specError) Is(target error) bool { return target == ErrBadSpec }
 func (e specError) Unwrap() error        { return e.error }
 
-// Build returns the image for spec, from cacheDir when its inputs are
-// unchanged.
+// Build returns the image for spec: the base image of its target (u-root's
+// init and benchinit, from the cache, built from Spec.Source, or from a
+// prebuilt set) with the benchmark and libraries spec adds. Images are
+// cached by their inputs, so a second build of the same inputs is a lookup.
 func Build(ctx context.Context, spec Spec, cacheDir string) (*Image, error) {
 	start := time.Now()
 	spec, err := spec.normalize()
@@ -419,94 +444,45 @@ func Build(ctx context.Context, spec Spec, cacheDir string) (*Image, error) {
 	if say == nil {
 		say = func(string) {}
 	}
-	c, err := gather(ctx, spec)
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return nil, fmt.Errorf("image cache: %w", err)
+	}
+	c, err := gather(ctx, spec, cacheDir)
 	if err != nil {
+		if errors.Is(err, ErrBadSpec) {
+			return nil, err
+		}
+		var ee *exec.Error
+		if errors.As(err, &ee) || strings.Contains(err.Error(), "fetch Debian") {
+			return nil, err // a failed download is no bad input
+		}
 		return nil, specError{err}
 	}
 	if len(c.files) > 0 {
 		say(fmt.Sprintf("resolving libraries (%d files: %d added, %d libraries)", len(c.files), len(c.files)-c.libs, c.libs))
 	}
-	key, err := inputDigest(ctx, spec, c)
+	base, err := baseImage(ctx, spec, cacheDir, say)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return nil, fmt.Errorf("image cache: %w", err)
+	if len(c.files) == 0 && c.bench == nil {
+		base.Took = time.Since(start)
+		return base, nil
 	}
-	out := filepath.Join(cacheDir, fmt.Sprintf("initramfs-%s-%s.cpio", spec.Arch, key[:16]))
-	if _, err := os.Stat(out); err == nil {
-		img, err := describe(out)
-		if err != nil {
+	key := imageDigest(base, spec, c)
+	out := filepath.Join(cacheDir, fmt.Sprintf("initramfs-%s-%s.cpio", spec.variant(), key[:16]))
+	if _, err := os.Stat(out); err != nil {
+		say(fmt.Sprintf("adding %d files to the base image", len(c.files)))
+		if err := compose(base.Path, c, out); err != nil {
 			return nil, err
 		}
-		img.Cached, img.Took = true, time.Since(start)
-		return img, nil
-	}
-
-	tmp, err := os.MkdirTemp(cacheDir, ".build-")
-	if err != nil {
-		return nil, fmt.Errorf("image build dir: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-
-	// benchinit is built on its own, not in u-root's busybox binary: busybox
-	// mode turns inlining off, and the benchmark must run at full speed.
-	say("building benchinit")
-	benchinit := filepath.Join(tmp, "benchinit")
-	gobuild := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false",
-		"-ldflags=-s -w -buildid=", "-o", benchinit, "./cmd/benchinit")
-	gobuild.Dir = spec.Source
-	gobuild.Env = append(os.Environ(), spec.env()...)
-	if out, err := gobuild.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build benchinit for %s: %w\n%s", spec.Arch, err, out)
-	}
-	// Modes are part of the archive: do not let the umask choose them.
-	if err := os.Chmod(benchinit, 0o755); err != nil {
-		return nil, err
-	}
-	files := []string{benchinit + ":bin/benchinit"}
-	for _, f := range c.files {
-		files = append(files, f.host+":"+f.img)
-	}
-	if c.bench != nil {
-		p := filepath.Join(tmp, "bench.json")
-		if err := os.WriteFile(p, c.bench, 0o644); err != nil {
-			return nil, err
-		}
-		if err := os.Chmod(p, 0o644); err != nil {
-			return nil, err
-		}
-		files = append(files, p+":"+benchSpecImg)
-	}
-
-	say("building init and writing the cpio")
-	cpio := filepath.Join(tmp, "initramfs.cpio")
-	var logBuf bytes.Buffer
-	l := llog.New(slog.LevelWarn, llog.WritePrintf(&logBuf))
-	restore := setenv(spec) // u-root reads GOARM/GOMIPS from the process environment
-	err = uimage.Create(l,
-		uimage.WithReplaceEnv(golang.Default(golang.DisableCGO(), golang.WithGOARCH(spec.Arch), golang.WithWorkingDir(spec.Source))),
-		uimage.WithBaseArchive(uimage.DefaultRamfs()),
-		uimage.WithBusyboxCommands("github.com/u-root/u-root/cmds/core/init"),
-		uimage.WithInit("init"),
-		uimage.WithFiles(files...),
-		uimage.WithUinitCommand("/bin/benchinit"),
-		uimage.WithSkipLDD(), // gather resolved them, from the board's sysroot
-		uimage.WithTempDir(tmp),
-		uimage.WithCPIOOutput(cpio),
-	)
-	restore()
-	if err != nil {
-		return nil, fmt.Errorf("build initramfs for %s: %w\n%s", spec.Arch, err, logBuf.String())
-	}
-	if err := os.Rename(cpio, out); err != nil {
-		return nil, fmt.Errorf("store image in cache: %w", err)
+		base.Cached = false
 	}
 	img, err := describe(out)
 	if err != nil {
 		return nil, err
 	}
-	img.Took = time.Since(start)
+	img.Cached, img.Prebuilt, img.Took = base.Cached, base.Prebuilt, time.Since(start)
 	return img, nil
 }
 
@@ -550,40 +526,6 @@ func minRAM(used int64) int64 {
 	return (ram + 1<<20 - 1) &^ (1<<20 - 1)
 }
 
-// setenv sets GOARM/GOMIPS and the pinned levels for the duration of one
-// build and returns the function that puts the previous values back.
-func setenv(s Spec) func() {
-	type kv struct{ k, v string }
-	var old []kv
-	set := []kv{{"GOARM", s.GOARM}, {"GOMIPS", s.GOMIPS}}
-	for _, e := range pinnedEnv {
-		k, v, _ := strings.Cut(e, "=")
-		set = append(set, kv{k, v})
-	}
-	for _, e := range set {
-		prev, had := os.LookupEnv(e.k)
-		if had {
-			old = append(old, kv{e.k, prev})
-		} else {
-			old = append(old, kv{e.k, ""})
-		}
-		if e.v != "" {
-			os.Setenv(e.k, e.v)
-		} else {
-			os.Unsetenv(e.k)
-		}
-	}
-	return func() {
-		for _, e := range old {
-			if e.v == "" {
-				os.Unsetenv(e.k)
-			} else {
-				os.Setenv(e.k, e.v)
-			}
-		}
-	}
-}
-
 func describe(path string) (*Image, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -604,60 +546,6 @@ func describe(path string) (*Image, error) {
 type countWriter struct{ n int64 }
 
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
-
-// inputDigest hashes everything that decides the image's bytes: the target,
-// the benchmark and the added files, the toolchain, the module's requirements and the Go source of every package
-// of this module that benchinit is built from (go list -deps), so a change to
-// the host side does not rebuild the board's image.
-func inputDigest(ctx context.Context, spec Spec, c *contents) (string, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "bootbench-initramfs v2\n%s\n%s\n%s\n%q\n", spec.Arch, spec.GOARM, spec.GOMIPS, pinnedEnv)
-	// The added files by their place and bytes, not their host paths: the
-	// same libraries from another copy of a sysroot make the same image.
-	fmt.Fprintf(h, "bench %q %d\n%s", spec.Bench, len(c.bench), c.bench)
-	for _, f := range c.files {
-		fmt.Fprintf(h, "file %q %o %x\n", f.img, f.mode, f.sum)
-	}
-	// GOFLAGS and GOEXPERIMENT change the binaries too.
-	goenv := exec.CommandContext(ctx, "go", "env", "GOVERSION", "GOFLAGS", "GOEXPERIMENT")
-	goenv.Env = append(os.Environ(), spec.env()...)
-	gover, err := goenv.Output()
-	if err != nil {
-		return "", fmt.Errorf("find the Go toolchain (needed to build images): %w", err)
-	}
-	fmt.Fprintf(h, "%s", gover)
-	list := exec.CommandContext(ctx, "go", "list", "-deps", "-f", "{{if .Module}}{{if .Module.Main}}{{.Dir}}{{end}}{{end}}", "./cmd/benchinit")
-	list.Dir = spec.Source
-	list.Env = append(os.Environ(), spec.env()...)
-	out, err := list.Output()
-	if err != nil {
-		return "", fmt.Errorf("list benchinit's packages: %w", err)
-	}
-	files := []string{filepath.Join(spec.Source, "go.mod"), filepath.Join(spec.Source, "go.sum")}
-	for _, dir := range strings.Fields(string(out)) {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return "", fmt.Errorf("hash image inputs: %w", err)
-		}
-		for _, e := range ents {
-			name := e.Name()
-			if !e.IsDir() && !strings.HasSuffix(name, "_test.go") && (strings.HasSuffix(name, ".go") || !strings.HasPrefix(name, ".")) {
-				files = append(files, filepath.Join(dir, name)) // embedded files count too
-			}
-		}
-	}
-	sort.Strings(files)
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return "", fmt.Errorf("hash image inputs: %w", err)
-		}
-		rel, _ := filepath.Rel(spec.Source, f)
-		fmt.Fprintf(h, "%s %d\n", rel, len(b))
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
 
 // FindSource locates the bootbench module: $BOOTBENCH_SRC, else the first
 // directory at or above the working directory, or the executable's, whose

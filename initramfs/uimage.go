@@ -30,6 +30,7 @@ var uimageArches = map[string]uint8{
 	"arm64":    22, // IH_ARCH_ARM64
 	"amd64":    24, // IH_ARCH_X86_64
 	"riscv64":  26, // IH_ARCH_RISCV
+	"s390x":    9,  // IH_ARCH_S390
 }
 
 // IH_TYPE_* values.

@@ -51,7 +51,7 @@ func formatTables(sizes []int, tput []tputResult, pkeys []pkeyResult) string {
 		if a.family != family {
 			family = a.family
 			switch family {
-			case "rsa":
+			case "rsa", "dsa":
 				fmt.Fprintf(&b, "%18ssign    verify    sign/s verify/s\n", " ")
 			case "ecdh":
 				fmt.Fprintf(&b, "%30sop      op/s\n", " ")
@@ -62,6 +62,8 @@ func formatTables(sizes []int, tput []tputResult, pkeys []pkeyResult) string {
 		switch family {
 		case "rsa":
 			fmt.Fprintf(&b, "rsa %4d bits %8.6fs %8.6fs %8.1f %8.1f\n", a.bits, per(r.rates[0]), per(r.rates[1]), r.rates[0], r.rates[1])
+		case "dsa":
+			fmt.Fprintf(&b, "dsa %4d bits %8.6fs %8.6fs %8.1f %8.1f\n", a.bits, per(r.rates[0]), per(r.rates[1]), r.rates[0], r.rates[1])
 		case "ecdsa":
 			fmt.Fprintf(&b, "%4d bits ecdsa (%s) %8.4fs %8.4fs %8.1f %8.1f\n", a.bits, a.curve, per(r.rates[0]), per(r.rates[1]), r.rates[0], r.rates[1])
 		case "ecdh":

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"
 	"github.com/bootbench/bootbench/speed"
 )
@@ -38,6 +39,7 @@ func TestHostParsesEveryAlgorithm(t *testing.T) {
 		"rsa1024":           {"rsa1024-sign", "rsa1024-verify"},
 		"rsa2048":           {"rsa2048-sign", "rsa2048-verify"},
 		"rsa4096":           {"rsa4096-sign", "rsa4096-verify"},
+		"dsa2048":           {"dsa2048-sign", "dsa2048-verify"},
 		"ecdsap256":         {"ecdsa-p256-sign", "ecdsa-p256-verify"},
 		"ecdhp256":          {"ecdh-p256"},
 		"ed25519":           {"ed25519-sign", "ed25519-verify"},
@@ -91,5 +93,38 @@ func TestHostParsesEveryAlgorithm(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("output:\n%s", out.String())
+	}
+}
+
+// TestDefaultsFillTheOpenWrtRow runs the default set, as a board does when
+// the host names no algorithms, and writes it as an OpenWrt wiki row: every
+// column, single DES and DSA included, must hold a figure, not "-".
+func TestDefaultsFillTheOpenWrtRow(t *testing.T) {
+	var out bytes.Buffer
+	if err := speed.Run(context.Background(), &out, speed.Options{BlockSizes: []int{1024}, Duration: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := parse.Auto(out.Bytes())
+	if err != nil {
+		t.Fatalf("host parser rejects the output: %v\n%s", err, out.String())
+	}
+	run := results.Run{Board: "b", ClockMHz: 1, Status: results.StatusOK, Tool: res.Tool, ToolVersion: res.Version}
+	for _, m := range res.Metrics {
+		run.Metrics = append(run.Metrics, results.Metric{Name: m.Name, Unit: m.Unit, Value: m.Value})
+	}
+	var row bytes.Buffer
+	if err := results.WriteOpenWrt(&row, []results.Run{run}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(row.String()), "\n")
+	last := lines[len(lines)-1]
+	cells := strings.Split(strings.Trim(last, "| "), "|")
+	if len(cells) != 16 {
+		t.Fatalf("row %q has %d cells, want 16", last, len(cells))
+	}
+	for i, c := range cells {
+		if strings.TrimSpace(c) == "-" {
+			t.Errorf("column %d of %q is empty", i+1, last)
+		}
 	}
 }

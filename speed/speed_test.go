@@ -50,6 +50,7 @@ func TestFormatTables(t *testing.T) {
 	}
 	pkeys := []pkeyResult{
 		{alg: findPkey("rsa2048"), rates: []float64{2930.5, 51867}},
+		{alg: findPkey("dsa2048"), rates: []float64{2578.8, 2646.9}},
 		{alg: findPkey("ecdsap256"), rates: []float64{45741.5, 16430.2}},
 		{alg: findPkey("ecdhp256"), rates: []float64{19567.4}},
 		{alg: findPkey("ed25519"), rates: []float64{21135.4, 9966}},
@@ -164,11 +165,13 @@ func throughputRows() []string {
 	return names
 }
 
-// TestRSATestKeys checks each shipped key has the size its row claims:
-// the progress lines print the key's size, the table the algorithm's.
-func TestRSATestKeys(t *testing.T) {
+// TestShippedTestKeys checks each shipped key has the size its row claims
+// (the progress lines print the key's size, the table the algorithm's) and
+// that its operations work.
+func TestShippedTestKeys(t *testing.T) {
+	first := map[string]string{"rsa": "Doing %d bits private rsa's", "dsa": "Doing %d bits sign dsa's"}
 	for _, a := range pkeyAlgs {
-		if a.family != "rsa" {
+		if first[a.family] == "" {
 			continue
 		}
 		t.Run(a.name, func(t *testing.T) {
@@ -176,7 +179,7 @@ func TestRSATestKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := fmt.Sprintf("Doing %d bits private rsa's", a.bits)
+			want := fmt.Sprintf(first[a.family], a.bits)
 			if len(ops) != 2 || ops[0].doing != want {
 				t.Fatalf("first operation %q, want %q", ops[0].doing, want)
 			}

@@ -2,10 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/initramfs"
 )
 
 func cmdBoards(args []string) error {
@@ -13,7 +18,7 @@ func cmdBoards(args []string) error {
 	case len(args) == 0 || (args[0] == "list" && len(args) == 1):
 		return listBoards()
 	case args[0] == "show" && len(args) == 2:
-		return showBoard(args[1])
+		return showBoardNamed(args[1])
 	case args[0] == "list":
 		return usageErr("boards list: unexpected argument %q (usage: bootbench boards list)", args[1])
 	case args[0] == "show":
@@ -28,25 +33,106 @@ func listBoards() error {
 		return err
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "BOARD\tARCH\tBOOT\tCLOCKS (MHz)\tDESCRIPTION")
+	fmt.Fprintln(tw, "BOARD\tARCH\tBOOT\tCLOCKS (MHz)\tTESTED\tDESCRIPTION")
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\n", p.Name, p.Arch, p.Boot, p.Clocks, p.Description)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Arch, p.Boot, clockList(p.Clocks), testedShort(p), p.Description)
 	}
 	return tw.Flush()
 }
 
-func showBoard(name string) error {
+func showBoardNamed(name string) error {
 	p, err := boards.Get(name)
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	fmt.Printf("name          %s\ndescription   %s\narch          %s\nram           %d MiB\nboot          %s\nimage format  %s\nconsole       %s at %d baud\nclocks        %v MHz (default %d, applied by %s)\ntimeouts      boot %s, run %s\n",
-		p.Name, p.Description, p.Arch, p.RAMMB, p.Boot, p.ImageFormat, p.Console, p.Baud, p.Clocks, p.DefaultClock, p.ClockMethod, p.BootTimeout, p.RunTimeout)
+	showBoard(os.Stdout, p)
+	return nil
+}
+
+func showBoard(w io.Writer, p boards.Profile) {
+	fmt.Fprintf(w, "name          %s\ndescription   %s\narch          %s\nram           %d MiB\nboot          %s\nimage format  %s\nconsole       %s at %d baud\n",
+		p.Name, p.Description, archLine(p), p.RAMMB, p.Boot, p.ImageFormat, p.Console, p.Baud)
+	switch {
+	case p.ClockMethod == "":
+		fmt.Fprintf(w, "clocks        one clock, no setting\n")
+	case len(p.Clocks) == 0:
+		fmt.Fprintf(w, "clocks        any setting, applied by %s\n", p.ClockMethod)
+	default:
+		fmt.Fprintf(w, "clocks        %s MHz (default %d, applied by %s)\n", clockList(p.Clocks), p.DefaultClock, p.ClockMethod)
+	}
+	fmt.Fprintf(w, "timeouts      boot %s, run %s\n", p.BootTimeout, p.RunTimeout)
 	if v := p.Virtual; v != nil {
-		fmt.Printf("virtual       %s %v, NIC %s, MAC %s\n", v.QEMU, v.Args, v.NIC, v.MAC)
+		fmt.Fprintf(w, "virtual       %s %v, NIC %s, MAC %s\n", v.QEMU, v.Args, v.NIC, v.MAC)
 	}
 	if k := p.Kernel; k.Flavour != "" {
-		fmt.Printf("kernel        Debian linux-image-*-%s (%s)\n", k.Flavour, k.DebianArch)
+		fmt.Fprintf(w, "kernel        Debian linux-image-*-%s (%s)\n", k.Flavour, k.DebianArch)
+	} else if p.Virtual == nil {
+		fmt.Fprintf(w, "kernel        none shipped: the bench inventory names one (kernel:)\n")
 	}
-	return nil
+	if p.NotSupported != "" {
+		fmt.Fprintf(w, "NOT SUPPORTED %s\n", p.NotSupported)
+		for _, s := range p.Works {
+			fmt.Fprintf(w, "works         %s\n", s)
+		}
+		fmt.Fprintf(w, "tested        import, compare and export by the tests, with recorded openssl outputs; nothing runs on the board\n")
+		return
+	}
+	spec := initramfs.Spec{Arch: p.Arch, GOARM: p.GOARM, GOMIPS: p.GOMIPS}
+	fmt.Fprintf(w, "bench speed   supported: the built-in suite, in the image's benchinit\n")
+	if p.Arch == runtime.GOARCH {
+		fmt.Fprintf(w, "bench openssl supported: this host's openssl and its libraries\n")
+	} else if deb, err := initramfs.DebianArch(spec); err != nil {
+		fmt.Fprintf(w, "bench openssl NOT SUPPORTED as is: %v\n", err)
+	} else {
+		fmt.Fprintf(w, "bench openssl supported: Debian 12's openssl 3.0 for %s, fetched into the cache\n", deb)
+	}
+	if p.RAMMB > 0 {
+		fmt.Fprintf(w, "ram check     run refuses, before power-on, an image that cannot boot in %d MiB (the numbers say why)\n", p.RAMMB)
+	}
+	switch {
+	case p.Virtual != nil:
+		fmt.Fprintf(w, "tested        a virtual board: the end-to-end tests boot it\n")
+	case len(p.Tested.Hardware) > 0:
+		for _, h := range p.Tested.Hardware {
+			fmt.Fprintf(w, "tested        on hardware: %s\n", h)
+		}
+	default:
+		fmt.Fprintf(w, "tested        ONLY ON VIRTUAL BOARDS: no run on a real %s yet; what stands in for it:\n", p.Name)
+	}
+	for _, v := range p.Tested.Virtual {
+		fmt.Fprintf(w, "              %s: %s\n", v.Board, v.Covers)
+	}
+}
+
+func archLine(p boards.Profile) string {
+	switch {
+	case p.GOMIPS != "":
+		return p.Arch + " (GOMIPS=" + p.GOMIPS + ")"
+	case p.GOARM != "":
+		return p.Arch + " (GOARM=" + p.GOARM + ")"
+	}
+	return p.Arch
+}
+
+func testedShort(p boards.Profile) string {
+	switch {
+	case p.NotSupported != "":
+		return "not supported"
+	case p.Virtual != nil:
+		return "virtual board"
+	case p.OnlyVirtual():
+		return "virtual only"
+	}
+	return "hardware"
+}
+
+func clockList(cs []boards.MHz) string {
+	if len(cs) == 0 {
+		return "-"
+	}
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = strconv.Itoa(int(c))
+	}
+	return strings.Join(s, ",")
 }

@@ -43,7 +43,7 @@ func cmdCI(ctx context.Context, args []string) error {
 	if len(splitList(*rf.clocks)) > 1 {
 		return usageErr("ci: one --clock at a time: a baseline is one setting")
 	}
-	job, err := rf.prepare("ci")
+	job, err := rf.prepare(ctx, "ci")
 	if err != nil {
 		return err
 	}

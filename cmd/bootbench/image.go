@@ -29,18 +29,23 @@ func (r *repeated) String() string     { return strings.Join(*r, " ") }
 func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 func cmdImage(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "prebuild" {
+		return cmdPrebuild(ctx, args[1:])
+	}
 	if len(args) == 0 || args[0] != "build" {
-		return usageErr("image: say build (see 'bootbench image build --help')")
+		return usageErr("image: say build or prebuild (see 'bootbench image build --help')")
 	}
 	fs := newFlags("image build", "image build --arch GOARCH [--goarm N] [--gomips softfloat|hardfloat]\n"+
 		"    [--bench speed|openssl|NAME] [--bench-cmd \"CMD ARGS\"] [--add HOST:IMG]... [--sysroot DIR]\n"+
 		"    [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--compress gz|xz|none] [--kernel FILE] [--ram MIB] [-o OUT]\n\n"+
 		"Builds the initramfs a board boots: u-root's init with benchinit as its only job,\n"+
-		"and optionally an external benchmark with the libraries it needs.")
-	arch := fs.String("arch", "", "target architecture: "+strings.Join(initramfs.Arches, ", "))
+		"and optionally an external benchmark with the libraries it needs. Without the\n"+
+		"source tree or Go it starts from the prebuilt set ('image prebuild').")
+	arch := fs.String("arch", "", "target architecture: "+strings.Join(initramfs.Arches, ", ")+", or Debian's name (armhf, armel, i386, mipsel, mips64el, ppc64el)")
+	prebuilt := fs.String("prebuilt", "", "prebuilt image set to start from when there is no source tree or Go (default: the cache's)")
 	goarm := fs.String("goarm", "", "for arm: 5, 6 or 7 (default "+initramfs.DefaultGOARM+": runs on every ARM core)")
 	gomips := fs.String("gomips", "", "for mips/mipsle: softfloat or hardfloat (default "+initramfs.DefaultGOMIPS+": router kernels have no FPU emulation)")
-	bench := fs.String("bench", "speed", "benchmark the image carries: speed (built in), openssl (the host's, for the host's arch) or a NAME with --bench-cmd")
+	bench := fs.String("bench", "speed", "benchmark the image carries: speed (built in), openssl (the host's for the host's arch, Debian's for another) or a NAME with --bench-cmd")
 	benchCmd := fs.String("bench-cmd", "", `command the board runs for --bench, e.g. "/bin/openssl speed -seconds {seconds} md5" (quotes group words; no shell)`)
 	var add repeated
 	fs.Var(&add, "add", "put host file HOST at IMG in the image (repeatable); dynamic ELF files bring their libraries")
@@ -76,16 +81,20 @@ func cmdImage(ctx context.Context, args []string) error {
 		}
 		kernelBytes = b
 	}
-	src, err := initramfs.FindSource()
-	if err != nil {
-		return err
+	if a, goarmFor := initramfs.ParseArch(*arch); a != *arch {
+		if *goarm != "" && *goarm != goarmFor {
+			return usageErr("image build: --arch %s means GOARM %s, not --goarm %s", *arch, goarmFor, *goarm)
+		}
+		*arch, *goarm = a, goarmFor
 	}
+	// Without the source tree the image starts from the prebuilt set.
+	src, _ := initramfs.FindSource()
 	if *out == "" {
 		*out = "initramfs-" + *arch + "." + *format
 	}
 	spec := initramfs.Spec{
 		Arch: *arch, GOARM: *goarm, GOMIPS: *gomips, Source: src,
-		Bench: *bench, BenchCmd: *benchCmd, Add: add, Sysroot: *sysroot,
+		Bench: *bench, BenchCmd: *benchCmd, Add: add, Sysroot: *sysroot, Prebuilt: *prebuilt,
 		Progress: func(step string) { fmt.Fprintf(os.Stderr, "%s\n", step) },
 	}
 	start := time.Now()
@@ -122,6 +131,9 @@ func cmdImage(ctx context.Context, args []string) error {
 	how := "built"
 	if img.Cached {
 		how = "cached"
+	}
+	if img.Prebuilt != "" {
+		how += " from the prebuilt set of bootbench " + img.Prebuilt
 	}
 	fmt.Fprintf(os.Stderr, "%s: %d bytes (cpio %d), sha256 %s, %.1fs, %s\n", *out, len(data), img.Size, hex.EncodeToString(sum[:]), time.Since(start).Seconds(), how)
 	if note != "" {
@@ -187,4 +199,46 @@ func cachedCompress(cpio []byte, digest, format, cache string) ([]byte, error) {
 		_ = os.Rename(tmp, p) // a cache that cannot be written is only slower
 	}
 	return b, nil
+}
+
+// cmdPrebuild writes the base images (u-root's init and benchinit) for
+// every target into a prebuilt set, from which a bootbench binary without
+// the source tree or Go builds its images.
+func cmdPrebuild(ctx context.Context, args []string) error {
+	fs := newFlags("image prebuild", "image prebuild [--arch A,B,...] [-o DIR]\n\n"+
+		"Builds u-root's init and benchinit for each architecture from the source tree\n"+
+		"and writes them, with a manifest, where 'image build' and 'run' find them when\n"+
+		"there is no source tree or no Go: the cache's prebuilt set by default. A release\n"+
+		"carries such a set.")
+	arches := fs.String("arch", "", "targets, comma separated, GOARCH or Debian names (default: every architecture, and armhf)")
+	out := fs.String("o", "", "directory of the set (default: the cache's, "+initramfs.PrebuiltDir(filepath.Join(cacheDir(), "images"))+")")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	src, err := initramfs.FindSource()
+	if err != nil {
+		return usageErr("image prebuild: %v", err)
+	}
+	cache := filepath.Join(cacheDir(), "images")
+	if *out == "" {
+		*out = initramfs.PrebuiltDir(cache)
+	}
+	targets := initramfs.DefaultTargets()
+	if *arches != "" {
+		targets = nil
+		for _, a := range splitList(*arches) {
+			arch, goarm := initramfs.ParseArch(a)
+			targets = append(targets, initramfs.Spec{Arch: arch, GOARM: goarm})
+		}
+	}
+	start := time.Now()
+	m, err := initramfs.Prebuild(ctx, targets, src, cache, *out, func(s string) { fmt.Fprintln(os.Stderr, s) })
+	if errors.Is(err, initramfs.ErrBadSpec) {
+		return usageErr("image prebuild: %v", err)
+	}
+	if err != nil {
+		return fmt.Errorf("image prebuild: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "%s: %d images by bootbench %s, %.1fs\n", *out, len(m.Images), m.MadeBy, time.Since(start).Seconds())
+	return nil
 }

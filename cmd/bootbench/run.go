@@ -32,7 +32,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErr("run: unexpected argument %q", fs.Arg(0))
 	}
-	job, err := rf.prepare("run")
+	job, err := rf.prepare(ctx, "run")
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ type runJob struct {
 }
 
 // prepare checks the flags and finds the board, before anything is touched.
-func (rf *runFlags) prepare(cmd string) (*runJob, error) {
+func (rf *runFlags) prepare(ctx context.Context, cmd string) (*runJob, error) {
 	switch {
 	case *rf.retries < 0:
 		return nil, usageErr("%s: --retries must be 0 or more", cmd)
@@ -107,8 +107,14 @@ func (rf *runFlags) prepare(cmd string) (*runJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := initramfs.FindSource()
-	if err != nil {
+	src, _ := initramfs.FindSource() // none: images come from the prebuilt set
+	k := *rf.kernel
+	if k == "" {
+		k = b.Kernel // the inventory's, if it names one
+	}
+	// Before power-on: a model bootbench cannot run, or an image too big
+	// for the board's RAM.
+	if err := checkBoard(ctx, b.Profile, *rf.bench, k, src); err != nil {
 		return nil, err
 	}
 	return &runJob{rf: rf, board: b, inv: inv, settings: settings, src: src}, nil

@@ -6,32 +6,25 @@ package kernels
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/bootbench/bootbench/internal/debpkg"
 )
 
 // Debian returns a Debian kernel image from the cache
 // (cacheDir/kernels/<debianArch>/linux-image-*-<flavour>/boot/vmlinu[xz]-*),
-// fetching it with scripts/fetch-kernel.sh from the source tree when the cache
-// has none. Kernels are unpacked from the .deb, never installed.
+// fetching it with debpkg when the cache has none. Kernels are unpacked from
+// the .deb, never installed. source is unused: the fetch needs no source
+// tree, so a bootbench binary on its own can run the virtual boards.
 func Debian(ctx context.Context, cacheDir, source, debianArch, flavour string) (string, error) {
 	if k := cachedKernel(cacheDir, debianArch, flavour); k != "" {
 		return k, nil
 	}
-	script := filepath.Join(source, "scripts", "fetch-kernel.sh")
-	cmd := exec.CommandContext(ctx, script, debianArch, flavour)
-	cmd.Env = append(os.Environ(), "BOOTBENCH_CACHE="+cacheDir)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	k, err := debpkg.Kernel(ctx, cacheDir, debianArch, flavour)
 	if err != nil {
-		return "", fmt.Errorf("fetch Debian %s kernel (%s): %w", flavour, script, err)
-	}
-	k := strings.TrimSpace(string(out))
-	if _, err := os.Stat(k); err != nil {
-		return "", fmt.Errorf("fetch Debian %s kernel: %q: %w", flavour, k, err)
+		return "", fmt.Errorf("fetch Debian %s kernel: %w", flavour, err)
 	}
 	return k, nil
 }

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBoardsShow: every profile shows, and each says plainly what works on
+// it, what does not, and where it has been tested.
+func TestBoardsShow(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	tests := []struct {
+		board string
+		want  []string
+	}{
+		{"rb1100", []string{"NOT SUPPORTED its CPU is 32-bit PowerPC", "gccgo", "works         bootbench import --board rb1100", "nothing runs on the board"}},
+		{"rb450", []string{"arch          mips (GOMIPS=softfloat)", "bench speed   supported", "bench openssl NOT SUPPORTED as is: Debian dropped big-endian MIPS", "ram check", "32 MiB", "ONLY ON VIRTUAL BOARDS", "qemu-mipsel: one ELF"}},
+		{"rb450g", []string{"clocks        680,800 MHz (default 680, applied by manual)", "ONLY ON VIRTUAL BOARDS"}},
+		{"wrt54g-v3", []string{"bench openssl supported: Debian 12's openssl 3.0 for mipsel", "ONLY ON VIRTUAL BOARDS"}},
+		{"tl-mr3420", []string{"boot          uboot-serial", "qemu-arm64: U-Boot"}},
+		{"rb750", []string{"ram           32 MiB"}},
+		{"rb750g", []string{"ram           64 MiB"}},
+		{"pc-x86_64", []string{"qemu-x86_64: the same iPXE netboot"}},
+		{"qemu-mipsel", []string{"tested        a virtual board"}},
+	}
+	list := bootbench(t, db, "boards", "list")
+	for _, tt := range tests {
+		t.Run(tt.board, func(t *testing.T) {
+			if !strings.Contains(list.stdout, "\n"+tt.board+" ") {
+				t.Errorf("boards list lacks %s:\n%s", tt.board, list.stdout)
+			}
+			r := bootbench(t, db, "boards", "show", tt.board)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.stdout, w) {
+					t.Errorf("boards show %s lacks %q:\n%s", tt.board, w, r.stdout)
+				}
+			}
+		})
+	}
+}
