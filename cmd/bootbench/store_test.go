@@ -330,7 +330,14 @@ func TestStoreReadOnly(t *testing.T) {
 		}
 	}
 	list := invocation{args: []string{"results", "list", "--db", db}}.run(t)
-	runID := strings.Fields(strings.Split(list.stdout, "\n")[1])[0]
+	// Imports start when their file was written; a fresh checkout may give
+	// all three the same time, so find the rb450 run by its board.
+	var runID string
+	for _, l := range strings.Split(list.stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[1] == "rb450" {
+			runID = f[0]
+		}
+	}
 	raw, _ := os.ReadFile(rb450Fixture)
 
 	readers := []struct {
