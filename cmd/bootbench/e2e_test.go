@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,7 +57,11 @@ func TestMain(m *testing.M) {
 	code = m.Run()
 }
 
-// shareCache makes a cache at dir whose images and kernels are the user's.
+// sharedCache are the parts of the cache that are expensive to make and
+// that every bootbench shares: images, Debian kernels and sysroots.
+var sharedCache = []string{"images", "kernels", "sysroots", "prebuilt"}
+
+// shareCache makes a cache at dir whose shared parts are the user's.
 func shareCache(dir string) (string, error) {
 	user := os.Getenv("BOOTBENCH_CACHE")
 	if user == "" {
@@ -69,7 +74,7 @@ func shareCache(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	for _, sub := range []string{"images", "kernels"} {
+	for _, sub := range sharedCache {
 		if err := os.MkdirAll(filepath.Join(user, sub), 0o755); err != nil {
 			return "", err
 		}
@@ -163,7 +168,7 @@ func assertNothingLeft(t *testing.T, stderr string) {
 	}
 	ents, _ := os.ReadDir(testCache)
 	for _, e := range ents {
-		if e.Name() != "images" && e.Name() != "kernels" {
+		if !slices.Contains(sharedCache, e.Name()) {
 			t.Errorf("left in the cache: %s", e.Name())
 		}
 	}

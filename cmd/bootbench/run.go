@@ -99,15 +99,22 @@ func (rf *runFlags) prepare(ctx context.Context, cmd string) (*runJob, error) {
 	case *rf.bench != "speed" && *rf.bench != "openssl":
 		return nil, usageErr("%s: unknown benchmark %q (speed or openssl)", cmd, *rf.bench)
 	}
+	src, _ := initramfs.FindSource() // none: images come from the prebuilt set
 	b, inv, err := loadBoard(*rf.board, *rf.inventory)
 	if err != nil {
+		// A board model named where a board belongs: say first if the
+		// model cannot be run at all, before asking for an inventory.
+		if p, perr := boards.Get(*rf.board); perr == nil && p.Virtual == nil {
+			if cerr := checkBoard(ctx, p, *rf.bench, *rf.kernel, src); cerr != nil {
+				return nil, cerr
+			}
+		}
 		return nil, err
 	}
 	settings, err := clockSettings(b.Profile, *rf.clocks)
 	if err != nil {
 		return nil, err
 	}
-	src, _ := initramfs.FindSource() // none: images come from the prebuilt set
 	k := *rf.kernel
 	if k == "" {
 		k = b.Kernel // the inventory's, if it names one
