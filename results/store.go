@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"modernc.org/sqlite" // pure Go driver, so the host binary cross-compiles without cgo
 	sqlite3 "modernc.org/sqlite/lib"
@@ -299,7 +300,7 @@ func (s *Store) SaveRun(ctx context.Context, r *Run) error {
 	if err := r.validate(); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	err := s.saveRun(ctx, r)
+	err := s.saveRun(ctx, storable(r))
 	if err == nil {
 		return nil
 	}
@@ -411,6 +412,39 @@ func (s *Store) saveRun(ctx context.Context, r *Run) (err error) {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
 	return nil
+}
+
+// storable is r as the store keeps it: its text valid UTF-8 without NUL
+// bytes. A board's console can put any byte into a failure reason or a
+// kernel name; PostgreSQL refuses such text outright, so both engines
+// store the same readable text (invalid bytes as U+FFFD), and the exact
+// bytes stay in the transcript and raw output, which are kept as bytes.
+func storable(r *Run) *Run {
+	c := *r
+	for _, p := range []*string{&c.Board, &c.Status, &c.Reason, &c.Bench, &c.Tool, &c.ToolVersion,
+		&c.ImageDigest, &c.Kernel, &c.Source, &c.InputSHA256, &c.ClockCheck} {
+		*p = cleanText(*p)
+	}
+	c.ID = RunID(cleanText(string(c.ID)))
+	if c.Hello != nil {
+		c.Hello = json.RawMessage(cleanText(string(c.Hello)))
+	}
+	c.Stages = make([]Stage, len(r.Stages))
+	for i, st := range r.Stages {
+		c.Stages[i] = Stage{cleanText(st.Name), st.Duration}
+	}
+	c.Metrics = make([]Metric, len(r.Metrics))
+	for i, m := range r.Metrics {
+		c.Metrics[i] = Metric{cleanText(m.Name), cleanText(m.Unit), m.Value}
+	}
+	return &c
+}
+
+func cleanText(s string) string {
+	if utf8.ValidString(s) && !strings.Contains(s, "\x00") {
+		return s
+	}
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
 }
 
 // rowsPerInsert bounds one multi-row insert well inside both databases'

@@ -495,3 +495,29 @@ func TestSaveRunRace(t *testing.T) {
 		}
 	})
 }
+
+// TestSaveRunText: text a board's console put into a run (any byte, NUL
+// included) is stored by every engine, the same way: valid UTF-8 with
+// U+FFFD for what was not. The transcript keeps the exact bytes.
+func TestSaveRunText(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		s, _ := e.open(t)
+		in := sampleRun("noisy", t0)
+		in.Reason = "kernel-panic: \xff\xfeVFS: Unable to mount root\x00fs"
+		in.Kernel = "6.1.0-\xc3"
+		in.Hello = json.RawMessage("{\"cpu\":\"MIPS \xe9 24Kc\"}")
+		in.Transcript = []byte("\x00\xff\xfe raw bytes \r\n")
+		if err := s.SaveRun(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Run(ctx, "noisy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Reason != "kernel-panic: \uFFFDVFS: Unable to mount root\uFFFDfs" || got.Kernel != "6.1.0-\uFFFD" ||
+			string(got.Hello) != "{\"cpu\":\"MIPS \uFFFD 24Kc\"}" || string(got.Transcript) != string(in.Transcript) {
+			t.Errorf("stored reason %q kernel %q hello %s transcript %q", got.Reason, got.Kernel, got.Hello, got.Transcript)
+		}
+	})
+}
