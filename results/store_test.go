@@ -521,3 +521,29 @@ func TestSaveRunText(t *testing.T) {
 		}
 	})
 }
+
+// TestRunsOrderBytewise: runs that started together are listed by id
+// byte by byte, whatever the database's locale would say (the test
+// cluster's databases sort "a" before "B").
+func TestRunsOrderBytewise(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		s, _ := e.open(t)
+		for _, id := range []string{"a-2", "_x", "B-10", "a-10", "Z"} {
+			if err := s.SaveRun(ctx, sampleRun(id, t0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runs, err := s.Runs(ctx, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range runs {
+			ids = append(ids, string(r.ID))
+		}
+		if want := []string{"B-10", "Z", "_x", "a-10", "a-2"}; !reflect.DeepEqual(ids, want) {
+			t.Errorf("order %v, want %v", ids, want)
+		}
+	})
+}
