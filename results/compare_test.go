@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -341,6 +343,60 @@ func TestRatioInterval(t *testing.T) {
 				t.Errorf("ratioInterval = %v, %v, %v; want %v, %v, %v", lo, hi, ok, tt.lo, tt.hi, tt.ok)
 			}
 		})
+	}
+}
+
+// TestRatioIntervalPairs: the interval's bounds are the order statistics
+// of the pairwise ratios, found without forming them, for samples with and
+// without ties, below and above the exact U distribution's limit; and a
+// store's worth of runs a side takes moments, not hours.
+func TestRatioIntervalPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, size := range [][2]int{{4, 4}, {4, 9}, {7, 5}, {12, 12}, {30, 17}, {50, 50}, {51, 60}, {300, 400}} {
+		for _, ties := range []bool{false, true} {
+			n1, n2 := size[0], size[1]
+			draw := func(n int, center float64) []float64 {
+				v := make([]float64, n)
+				for i := range v {
+					v[i] = center * (1 + rng.NormFloat64()/50)
+					if ties {
+						v[i] = math.Round(v[i]/20) * 20 // a few distinct figures
+					}
+				}
+				return v
+			}
+			base, cand := draw(n1, 1000), draw(n2, 1150)
+			k := uCritical(n1, n2, 0.05)
+			var ratios []float64
+			for _, b := range base {
+				for _, c := range cand {
+					ratios = append(ratios, c/b)
+				}
+			}
+			sort.Float64s(ratios)
+			lo, hi, ok := ratioInterval(base, cand, 0.05)
+			if !ok || k == 0 || lo != ratios[k-1] || hi != ratios[len(ratios)-k] || lo > 1.15 || hi < 1.15 {
+				t.Errorf("%dx%d ties %v: interval %v–%v (%v), want ratios %d and %d of %d: %v–%v",
+					n1, n2, ties, lo, hi, ok, k, len(ratios)-k+1, len(ratios), ratios[k-1], ratios[len(ratios)-k])
+			}
+		}
+	}
+	// The exact distribution's critical value and the normal
+	// approximation's agree where one hands over to the other.
+	if exact, approx := uCritical(50, 50, 0.05), normalCritical(50, 50, 0.05); exact < approx-3 || exact > approx+3 {
+		t.Errorf("critical value at 50+50: exact %d, normal approximation %d", exact, approx)
+	}
+
+	big := make([]float64, 5000)
+	for i := range big {
+		big[i] = 1000 + float64(i%97)
+	}
+	start := time.Now()
+	if _, _, ok := ratioInterval(big, big, 0.05); !ok {
+		t.Error("no interval for 5000+5000 runs")
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("5000+5000 runs took %v", d)
 	}
 }
 
