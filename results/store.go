@@ -311,6 +311,9 @@ func (s *Store) SaveRun(ctx context.Context, r *Run) error {
 		// Another writer committed the same input since the check in
 		// saveRun; name its run as that check would have.
 		prev, _ := s.RunByInputSHA256(ctx, r.InputSHA256)
+		if prev == r.ID {
+			return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
+		}
 		return fmt.Errorf("results: save run %s: %w as run %s", r.ID, ErrDuplicateInput, prev)
 	}
 	return err
@@ -373,8 +376,12 @@ func (s *Store) saveRun(ctx context.Context, r *Run) (err error) {
 		sum = r.InputSHA256
 		// Checked inside the transaction like the id, for a message that
 		// names the earlier run rather than a constraint failure.
-		var prev string
+		var prev RunID
 		switch err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT id FROM runs WHERE input_sha256 = ?`), sum).Scan(&prev); {
+		case err == nil && prev == r.ID:
+			// Committed by another writer since the id was checked
+			// (PostgreSQL's transactions see each commit).
+			return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
 		case err == nil:
 			return fmt.Errorf("results: save run %s: %w as run %s", r.ID, ErrDuplicateInput, prev)
 		case !errors.Is(err, sql.ErrNoRows):
