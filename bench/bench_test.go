@@ -20,7 +20,7 @@ import (
 // short as it can be, what each needs, and lines its report must hold.
 var scripts = map[string]struct {
 	args  []string
-	needs []string // commands; "root" for root
+	needs []string // commands; "root" for root; a path (a glob) for a file
 	want  []*regexp.Regexp
 }{
 	"netboot-vs-dnsmasq.sh": {
@@ -41,6 +41,19 @@ var scripts = map[string]struct {
 			regexp.MustCompile(`(?m)^rep 1/1  B simulated bench, pc1 +[0-9.]+ s$`),
 			regexp.MustCompile(`(?m)^A virtual qemu-x86_64 +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.00x$`),
 			regexp.MustCompile(`(?m)^B simulated bench, pc1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
+		},
+	},
+	"store-sqlite-vs-postgres.sh": {
+		args:  []string{"-i", "20", "-r", "40", "-k", "1"},
+		needs: []string{"go", "/usr/lib/postgresql/*/bin/initdb"},
+		want: []*regexp.Regexp{
+			regexp.MustCompile(`(?m)^import of 20 openssl speed outputs, one bootbench import$`),
+			regexp.MustCompile(`(?m)^sqlite +[0-9.]+ +[0-9.]+$`),
+			regexp.MustCompile(`(?m)^postgres +[0-9.]+ +[0-9.]+$`),
+			regexp.MustCompile(`(?m)^results push of 40 runs, SQLite to PostgreSQL: [0-9.]+ s, [0-9.]+ runs/s$`),
+			regexp.MustCompile(`(?m)^results compare --by clock over 40 runs \(20 at each of 2 clocks\), 1 times$`),
+			regexp.MustCompile(`(?m)^sqlite +[0-9.]+ +[0-9.]+ +[0-9.]+$`),
+			regexp.MustCompile(`(?m)^postgres +[0-9.]+ +[0-9.]+ +[0-9.]+$`),
 		},
 	},
 	"speed-vs-openssl.sh": {
@@ -96,6 +109,12 @@ func requireAll(t *testing.T, needs []string) {
 		if n == "root" {
 			if os.Geteuid() != 0 {
 				missing = append(missing, "root")
+			}
+			continue
+		}
+		if strings.HasPrefix(n, "/") {
+			if found, _ := filepath.Glob(n); len(found) == 0 {
+				missing = append(missing, n)
 			}
 			continue
 		}

@@ -17,8 +17,12 @@ type CheckReport struct {
 // Check runs SQLite's integrity check and the foreign key check over the
 // store at path, read-only, without upgrading or otherwise writing it. A
 // path that holds no store, or not ours, gives a *StoreError; problems in a
-// store are in the report.
+// store are in the report. A store in PostgreSQL gets the store's own
+// consistency checks (checkPostgres).
 func Check(ctx context.Context, path string) (*CheckReport, error) {
+	if IsURL(path) {
+		return checkPostgres(ctx, path)
+	}
 	state, err := inspect(path)
 	if err != nil {
 		return nil, err
@@ -31,7 +35,7 @@ func Check(ctx context.Context, path string) (*CheckReport, error) {
 		return nil, err
 	}
 	defer db.Close()
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, eng: sqliteEngine{}, path: path}
 	rep := &CheckReport{Path: path, Runs: -1}
 	if rep.Version, err = s.SchemaVersion(ctx); err != nil {
 		return nil, s.describe(err)

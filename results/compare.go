@@ -618,31 +618,102 @@ func compareMetric(name, unit string, base, cand []float64, clockRatio float64, 
 // c_j/b_i. It is used rather than combining the two sides' median intervals
 // from benchmath because it is the interval of the ratio itself, exists
 // from 4 runs a side where a 95 % median interval needs 6, and agrees with
-// the U test's verdict. The critical value comes from the exact U
-// distribution (go-moremath, which benchmath's U test is built on).
+// the U test's verdict. The critical value comes from the U distribution
+// as go-moremath's U test, which benchmath's is, computes it: exact up to
+// stats.MannWhitneyExactLimit runs a side, its normal approximation above.
+//
+// A shared store holds thousands of runs a setting: the order statistics
+// are found without forming the n1·n2 ratios (selectRatio), so a compare
+// over 5000 runs a side takes milliseconds a metric, not hours.
 func ratioInterval(base, cand []float64, alpha float64) (lo, hi float64, ok bool) {
-	n1, n2 := len(base), len(cand)
-	ratios := make([]float64, 0, n1*n2)
 	for _, b := range base {
 		if b <= 0 {
 			return 0, 0, false // ratios of non-positive figures mean nothing
 		}
-		for _, c := range cand {
-			ratios = append(ratios, c/b)
-		}
 	}
-	sort.Float64s(ratios)
-	// k is the largest count with P(U < k) <= alpha/2: the interval drops
-	// the k-1 smallest and k-1 largest pairwise ratios.
-	d := stats.UDist{N1: n1, N2: n2}
-	k := 0
-	for k < len(ratios)/2 && d.CDF(float64(k)) <= alpha/2 {
-		k++
-	}
+	n1, n2 := len(base), len(cand)
+	// The interval drops the k-1 smallest and k-1 largest pairwise ratios.
+	k := uCritical(n1, n2, alpha)
 	if k == 0 {
 		return 0, 0, false // too few runs for this level
 	}
-	return ratios[k-1], ratios[len(ratios)-k], true
+	b, c := slices.Sorted(slices.Values(base)), slices.Sorted(slices.Values(cand))
+	return selectRatio(b, c, k), selectRatio(b, c, n1*n2-k+1), true
+}
+
+// uCritical is 1 + the largest u with P(U ≤ u) ≤ alpha/2 for the U
+// statistic of samples of n1 and n2, at most n1·n2/2; 0 when there is
+// none.
+func uCritical(n1, n2 int, alpha float64) int {
+	limit := n1 * n2 / 2
+	if n1 <= stats.MannWhitneyExactLimit && n2 <= stats.MannWhitneyExactLimit {
+		d := stats.UDist{N1: n1, N2: n2}
+		// The CDF rises with u: search rather than walk, as each
+		// evaluation costs more the further out it is.
+		return sort.Search(limit, func(u int) bool { return d.CDF(float64(u)) > alpha/2 })
+	}
+	return normalCritical(n1, n2, alpha)
+}
+
+// normalCritical is uCritical from the U distribution's normal
+// approximation.
+func normalCritical(n1, n2 int, alpha float64) int {
+	mu := float64(n1) * float64(n2) / 2
+	sigma := math.Sqrt(float64(n1) * float64(n2) * float64(n1+n2+1) / 12)
+	// With the continuity correction, P(U ≤ u) ≈ Φ((u + ½ − μ)/σ).
+	u := math.Floor(stats.NormalDist{Mu: mu, Sigma: sigma}.InvCDF(alpha/2) - 0.5)
+	return min(max(int(u)+1, 0), n1*n2/2)
+}
+
+// selectRatio returns the k-th smallest (from 1) of the ratios c_j/b_i,
+// given b (all positive) and c sorted ascending. It searches the ordered
+// float64s for the least x with at least k ratios ≤ x, which is that
+// ratio itself; counting them takes one pass over b and c.
+func selectRatio(b, c []float64, k int) float64 {
+	lo, hi := orderedKey(c[0]/b[len(b)-1]), orderedKey(c[len(c)-1]/b[0])
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if countRatiosAtMost(b, c, fromOrderedKey(mid)) >= k {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if r := fromOrderedKey(lo); r != 0 {
+		return r
+	}
+	return 0 // not -0, which orders before it
+}
+
+// countRatiosAtMost counts the pairs with c_j/b_i ≤ x. For a larger b_i
+// every ratio is smaller (division by a positive number is monotone, in
+// floating point too), so the count of c_j over b_i only grows with i.
+func countRatiosAtMost(b, c []float64, x float64) int {
+	n, j := 0, 0
+	for _, bi := range b {
+		for j < len(c) && c[j]/bi <= x {
+			j++
+		}
+		n += j
+	}
+	return n
+}
+
+// orderedKey maps float64s to integers in the same order (negative
+// numbers included), so a binary search over keys visits every float.
+func orderedKey(x float64) uint64 {
+	u := math.Float64bits(x)
+	if u>>63 == 1 {
+		return ^u
+	}
+	return u | 1<<63
+}
+
+func fromOrderedKey(k uint64) float64 {
+	if k>>63 == 1 {
+		return math.Float64frombits(k &^ (1 << 63))
+	}
+	return math.Float64frombits(^k)
 }
 
 func round4(v float64) *number {

@@ -7,15 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 )
 
-// fillStore stores runs and returns the store.
-func fillStore(t *testing.T, runs []Run) *Store {
+// fillStore stores runs in a fresh store of engine e and returns it.
+func fillStore(t *testing.T, e engineKind, runs []Run) *Store {
 	t.Helper()
-	s, _ := openTemp(t)
+	s, _ := e.open(t)
 	for i := range runs {
 		if err := s.SaveRun(context.Background(), &runs[i]); err != nil {
 			t.Fatal(err)
@@ -91,79 +93,83 @@ func boardRuns() []Run {
 }
 
 func TestCompareGolden(t *testing.T) {
-	tests := []struct {
-		name string
-		runs []Run
-		opts CompareOptions
-	}{
-		{"design", designRuns(), CompareOptions{By: ByClock, Board: "rb450g"}},
-		{"stats", statRuns(), CompareOptions{By: ByClock, Board: "rb450g"}},
-		{"boards", boardRuns(), CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "rb493g"}}}},
-		// One board named: every other board is a candidate, alphabetically.
-		{"boards-all", boardRuns(), CompareOptions{By: ByBoard, Board: "rb493g"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := fillStore(t, tt.runs)
-			c, err := s.Compare(context.Background(), tt.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var js, txt bytes.Buffer
-			if err := WriteCompareJSON(&js, c); err != nil {
-				t.Fatal(err)
-			}
-			if err := WriteCompareText(&txt, c); err != nil {
-				t.Fatal(err)
-			}
-			golden(t, "compare-"+tt.name+".json", js.Bytes())
-			golden(t, "compare-"+tt.name+".txt", txt.Bytes())
-			for i, line := range strings.Split(txt.String(), "\n") {
-				if strings.TrimRight(line, " ") != line {
-					t.Errorf("text line %d has trailing blanks: %q", i+1, line)
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		tests := []struct {
+			name string
+			runs []Run
+			opts CompareOptions
+		}{
+			{"design", designRuns(), CompareOptions{By: ByClock, Board: "rb450g"}},
+			{"stats", statRuns(), CompareOptions{By: ByClock, Board: "rb450g"}},
+			{"boards", boardRuns(), CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "rb493g"}}}},
+			// One board named: every other board is a candidate, alphabetically.
+			{"boards-all", boardRuns(), CompareOptions{By: ByBoard, Board: "rb493g"}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				s := fillStore(t, e, tt.runs)
+				c, err := s.Compare(context.Background(), tt.opts)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
-	}
+				var js, txt bytes.Buffer
+				if err := WriteCompareJSON(&js, c); err != nil {
+					t.Fatal(err)
+				}
+				if err := WriteCompareText(&txt, c); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, "compare-"+tt.name+".json", js.Bytes())
+				golden(t, "compare-"+tt.name+".txt", txt.Bytes())
+				for i, line := range strings.Split(txt.String(), "\n") {
+					if strings.TrimRight(line, " ") != line {
+						t.Errorf("text line %d has trailing blanks: %q", i+1, line)
+					}
+				}
+			})
+		}
+	})
 }
 
 // TestCompareDesignExample reproduces DESIGN.md's compare JSON from the
 // published RB450G 680 → 800 MHz figures.
 func TestCompareDesignExample(t *testing.T) {
-	s := fillStore(t, designRuns())
-	c, err := s.Compare(context.Background(), CompareOptions{By: ByClock, Board: "rb450g"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteCompareJSON(&buf, c); err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
-		t.Fatal(err)
-	}
-	// DESIGN.md's example, with the verdict's explanation that follows
-	// the "n<4" token. The report carries more (what each side pooled);
-	// everything the example has must be there as it says.
-	const design = `{"board":"rb450g","by":"clock","baseline":{"clock_mhz":680},
- "comparisons":[{"candidate":{"clock_mhz":800},"clock_ratio":1.1765,
-   "metrics":[{"name":"aes-128-cbc@1024","unit":"B/s","baseline":8730280,"candidate":10272090,
-               "n_baseline":1,"n_candidate":1,"ratio":1.1766,"scaling_efficiency":1.0001,
-               "ci_low":null,"ci_high":null,"p_value":null,"verdict":"n<4"}]}]}`
-	var want map[string]any
-	if err := json.Unmarshal([]byte(design), &want); err != nil {
-		t.Fatal(err)
-	}
-	m := got["comparisons"].([]any)[0].(map[string]any)["metrics"].([]any)[0].(map[string]any)
-	verdict, _ := m["verdict"].(string)
-	if v, why, _ := strings.Cut(verdict, ": "); v != "n<4" || !strings.Contains(why, "1 vs 1 runs") {
-		t.Errorf("verdict %q: want n<4 saying there is 1 run a side", verdict)
-	}
-	m["verdict"] = "n<4"
-	for _, miss := range missingFrom(got, want, "") {
-		t.Errorf("compare JSON lacks DESIGN.md's %s\n%s", miss, buf.String())
-	}
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		s := fillStore(t, e, designRuns())
+		c, err := s.Compare(context.Background(), CompareOptions{By: ByClock, Board: "rb450g"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := WriteCompareJSON(&buf, c); err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		// DESIGN.md's example, with the verdict's explanation that follows
+		// the "n<4" token. The report carries more (what each side pooled);
+		// everything the example has must be there as it says.
+		const design = `{"board":"rb450g","by":"clock","baseline":{"clock_mhz":680},
+	 "comparisons":[{"candidate":{"clock_mhz":800},"clock_ratio":1.1765,
+	   "metrics":[{"name":"aes-128-cbc@1024","unit":"B/s","baseline":8730280,"candidate":10272090,
+	               "n_baseline":1,"n_candidate":1,"ratio":1.1766,"scaling_efficiency":1.0001,
+	               "ci_low":null,"ci_high":null,"p_value":null,"verdict":"n<4"}]}]}`
+		var want map[string]any
+		if err := json.Unmarshal([]byte(design), &want); err != nil {
+			t.Fatal(err)
+		}
+		m := got["comparisons"].([]any)[0].(map[string]any)["metrics"].([]any)[0].(map[string]any)
+		verdict, _ := m["verdict"].(string)
+		if v, why, _ := strings.Cut(verdict, ": "); v != "n<4" || !strings.Contains(why, "1 vs 1 runs") {
+			t.Errorf("verdict %q: want n<4 saying there is 1 run a side", verdict)
+		}
+		m["verdict"] = "n<4"
+		for _, miss := range missingFrom(got, want, "") {
+			t.Errorf("compare JSON lacks DESIGN.md's %s\n%s", miss, buf.String())
+		}
+	})
 }
 
 // missingFrom lists the paths in want whose values got does not hold.
@@ -202,110 +208,116 @@ func missingFrom(got, want any, path string) []string {
 }
 
 func TestCompareStatistics(t *testing.T) {
-	s := fillStore(t, statRuns())
-	c, err := s.Compare(context.Background(), CompareOptions{By: ByClock, Board: "rb450g"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(c.Comparisons) != 1 {
-		t.Fatalf("%d comparisons, want 1", len(c.Comparisons))
-	}
-	got := map[string]MetricCompare{}
-	for _, m := range c.Comparisons[0].Metrics {
-		got[m.Name] = m
-	}
-	tests := []struct {
-		metric      string
-		verdict     string
-		scaling     string
-		significant bool
-	}{
-		{"aes-128-cbc@1024", "faster", "", true},
-		{"sha256@1024", "~", "", false},
-		{"md5@1024", "faster", "superlinear", true},
-		{"rsa2048-verify", "slower", "sublinear", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.metric, func(t *testing.T) {
-			m, ok := got[tt.metric]
-			if !ok {
-				t.Fatal("metric not compared")
-			}
-			if m.NBaseline != 4 || m.NCandidate != 4 {
-				t.Errorf("n = %d vs %d, want 4 vs 4 (the failed run must not count)", m.NBaseline, m.NCandidate)
-			}
-			if m.Verdict != tt.verdict || m.Scaling != tt.scaling {
-				t.Errorf("verdict %q scaling %q, want %q %q", m.Verdict, m.Scaling, tt.verdict, tt.scaling)
-			}
-			if m.PValue == nil || m.CILow == nil || m.CIHigh == nil {
-				t.Fatalf("statistics missing with 4 runs a side: p %v ci %v–%v", m.PValue, m.CILow, m.CIHigh)
-			}
-			p, lo, hi, r := float64(*m.PValue), float64(*m.CILow), float64(*m.CIHigh), float64(*m.Ratio)
-			if (p < 0.05) != tt.significant {
-				t.Errorf("p = %v, want significant %v", p, tt.significant)
-			}
-			// The interval inverts the same test: it excludes 1 exactly
-			// when the difference is significant, and holds the ratio.
-			if excl := lo > 1 || hi < 1; excl != tt.significant {
-				t.Errorf("interval %v–%v excludes 1: %v, want %v", lo, hi, excl, tt.significant)
-			}
-			if r < lo || r > hi {
-				t.Errorf("ratio %v outside its interval %v–%v", r, lo, hi)
-			}
-		})
-	}
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		s := fillStore(t, e, statRuns())
+		c, err := s.Compare(context.Background(), CompareOptions{By: ByClock, Board: "rb450g"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Comparisons) != 1 {
+			t.Fatalf("%d comparisons, want 1", len(c.Comparisons))
+		}
+		got := map[string]MetricCompare{}
+		for _, m := range c.Comparisons[0].Metrics {
+			got[m.Name] = m
+		}
+		tests := []struct {
+			metric      string
+			verdict     string
+			scaling     string
+			significant bool
+		}{
+			{"aes-128-cbc@1024", "faster", "", true},
+			{"sha256@1024", "~", "", false},
+			{"md5@1024", "faster", "superlinear", true},
+			{"rsa2048-verify", "slower", "sublinear", true},
+		}
+		for _, tt := range tests {
+			t.Run(tt.metric, func(t *testing.T) {
+				m, ok := got[tt.metric]
+				if !ok {
+					t.Fatal("metric not compared")
+				}
+				if m.NBaseline != 4 || m.NCandidate != 4 {
+					t.Errorf("n = %d vs %d, want 4 vs 4 (the failed run must not count)", m.NBaseline, m.NCandidate)
+				}
+				if m.Verdict != tt.verdict || m.Scaling != tt.scaling {
+					t.Errorf("verdict %q scaling %q, want %q %q", m.Verdict, m.Scaling, tt.verdict, tt.scaling)
+				}
+				if m.PValue == nil || m.CILow == nil || m.CIHigh == nil {
+					t.Fatalf("statistics missing with 4 runs a side: p %v ci %v–%v", m.PValue, m.CILow, m.CIHigh)
+				}
+				p, lo, hi, r := float64(*m.PValue), float64(*m.CILow), float64(*m.CIHigh), float64(*m.Ratio)
+				if (p < 0.05) != tt.significant {
+					t.Errorf("p = %v, want significant %v", p, tt.significant)
+				}
+				// The interval inverts the same test: it excludes 1 exactly
+				// when the difference is significant, and holds the ratio.
+				if excl := lo > 1 || hi < 1; excl != tt.significant {
+					t.Errorf("interval %v–%v excludes 1: %v, want %v", lo, hi, excl, tt.significant)
+				}
+				if r < lo || r > hi {
+					t.Errorf("ratio %v outside its interval %v–%v", r, lo, hi)
+				}
+			})
+		}
+	})
 }
 
 func TestCompareErrors(t *testing.T) {
-	tests := []struct {
-		name    string
-		runs    []Run
-		opts    CompareOptions
-		nothing bool   // want ErrNothingToCompare
-		msg     string // the error says this
-	}{
-		{"one clock", designRuns()[:1], CompareOptions{By: ByClock, Board: "rb450g"}, true, "nothing to compare: openssl: only at 680 MHz"},
-		{"no runs", nil, CompareOptions{By: ByClock, Board: "rb450g"}, true, "nothing to compare: no ok runs"},
-		{"only failed runs", statRuns()[8:], CompareOptions{By: ByClock, Board: "rb450g"}, true, "nothing to compare: no ok runs"},
-		{"board at two clocks", designRuns(), CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "x"}}}, false, "680, 800 MHz; pick one"},
-		{"unknown board", boardRuns(), CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "nope"}}}, true, "nope has no ok runs"},
-		{"no other board", designRuns(), CompareOptions{By: ByBoard, Board: "rb450g", ClockMHz: 680}, true, "no other board"},
-		{"by what", designRuns(), CompareOptions{By: "rep", Board: "rb450g"}, false, `by "rep"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := fillStore(t, tt.runs)
-			_, err := s.Compare(context.Background(), tt.opts)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if errors.Is(err, ErrNothingToCompare) != tt.nothing || !strings.Contains(err.Error(), tt.msg) {
-				t.Errorf("error %q: want ErrNothingToCompare %v, containing %q", err, tt.nothing, tt.msg)
-			}
-		})
-	}
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		tests := []struct {
+			name    string
+			runs    []Run
+			opts    CompareOptions
+			nothing bool   // want ErrNothingToCompare
+			msg     string // the error says this
+		}{
+			{"one clock", designRuns()[:1], CompareOptions{By: ByClock, Board: "rb450g"}, true, "nothing to compare: openssl: only at 680 MHz"},
+			{"no runs", nil, CompareOptions{By: ByClock, Board: "rb450g"}, true, "nothing to compare: no ok runs"},
+			{"only failed runs", statRuns()[8:], CompareOptions{By: ByClock, Board: "rb450g"}, true, "nothing to compare: no ok runs"},
+			{"board at two clocks", designRuns(), CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "x"}}}, false, "680, 800 MHz; pick one"},
+			{"unknown board", boardRuns(), CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "nope"}}}, true, "nope has no ok runs"},
+			{"no other board", designRuns(), CompareOptions{By: ByBoard, Board: "rb450g", ClockMHz: 680}, true, "no other board"},
+			{"by what", designRuns(), CompareOptions{By: "rep", Board: "rb450g"}, false, `by "rep"`},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				s := fillStore(t, e, tt.runs)
+				_, err := s.Compare(context.Background(), tt.opts)
+				if err == nil {
+					t.Fatal("no error")
+				}
+				if errors.Is(err, ErrNothingToCompare) != tt.nothing || !strings.Contains(err.Error(), tt.msg) {
+					t.Errorf("error %q: want ErrNothingToCompare %v, containing %q", err, tt.nothing, tt.msg)
+				}
+			})
+		}
+	})
 }
 
 func TestCompareFewRuns(t *testing.T) {
-	names, units := []string{"sha256@1024"}, []string{"B/s"}
-	runs := series("b", 100, names, units, []float64{1}, []float64{2}, []float64{3})
-	runs = append(runs, series("b", 200, names, units, []float64{10}, []float64{20}, []float64{30}, []float64{40})...)
-	s := fillStore(t, runs)
-	c, err := s.Compare(context.Background(), CompareOptions{By: ByClock, Board: "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := c.Comparisons[0].Metrics[0]
-	if m.PValue != nil || m.CILow != nil || m.CIHigh != nil {
-		t.Errorf("statistics with 3 vs 4 runs: p %v ci %v–%v", m.PValue, m.CILow, m.CIHigh)
-	}
-	if want := "n<4: 3 vs 4 runs"; !strings.HasPrefix(m.Verdict, want) {
-		t.Errorf("verdict %q, want it to start %q", m.Verdict, want)
-	}
-	// Medians: 2 and 25.
-	if m.Baseline != 2 || m.Candidate != 25 || m.Ratio == nil || *m.Ratio != 12.5 {
-		t.Errorf("medians %v, %v ratio %v; want 2, 25, 12.5", m.Baseline, m.Candidate, m.Ratio)
-	}
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		names, units := []string{"sha256@1024"}, []string{"B/s"}
+		runs := series("b", 100, names, units, []float64{1}, []float64{2}, []float64{3})
+		runs = append(runs, series("b", 200, names, units, []float64{10}, []float64{20}, []float64{30}, []float64{40})...)
+		s := fillStore(t, e, runs)
+		c, err := s.Compare(context.Background(), CompareOptions{By: ByClock, Board: "b"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := c.Comparisons[0].Metrics[0]
+		if m.PValue != nil || m.CILow != nil || m.CIHigh != nil {
+			t.Errorf("statistics with 3 vs 4 runs: p %v ci %v–%v", m.PValue, m.CILow, m.CIHigh)
+		}
+		if want := "n<4: 3 vs 4 runs"; !strings.HasPrefix(m.Verdict, want) {
+			t.Errorf("verdict %q, want it to start %q", m.Verdict, want)
+		}
+		// Medians: 2 and 25.
+		if m.Baseline != 2 || m.Candidate != 25 || m.Ratio == nil || *m.Ratio != 12.5 {
+			t.Errorf("medians %v, %v ratio %v; want 2, 25, 12.5", m.Baseline, m.Candidate, m.Ratio)
+		}
+	})
 }
 
 func TestRatioInterval(t *testing.T) {
@@ -331,6 +343,60 @@ func TestRatioInterval(t *testing.T) {
 				t.Errorf("ratioInterval = %v, %v, %v; want %v, %v, %v", lo, hi, ok, tt.lo, tt.hi, tt.ok)
 			}
 		})
+	}
+}
+
+// TestRatioIntervalPairs: the interval's bounds are the order statistics
+// of the pairwise ratios, found without forming them, for samples with and
+// without ties, below and above the exact U distribution's limit; and a
+// store's worth of runs a side takes moments, not hours.
+func TestRatioIntervalPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, size := range [][2]int{{4, 4}, {4, 9}, {7, 5}, {12, 12}, {30, 17}, {50, 50}, {51, 60}, {300, 400}} {
+		for _, ties := range []bool{false, true} {
+			n1, n2 := size[0], size[1]
+			draw := func(n int, center float64) []float64 {
+				v := make([]float64, n)
+				for i := range v {
+					v[i] = center * (1 + rng.NormFloat64()/50)
+					if ties {
+						v[i] = math.Round(v[i]/20) * 20 // a few distinct figures
+					}
+				}
+				return v
+			}
+			base, cand := draw(n1, 1000), draw(n2, 1150)
+			k := uCritical(n1, n2, 0.05)
+			var ratios []float64
+			for _, b := range base {
+				for _, c := range cand {
+					ratios = append(ratios, c/b)
+				}
+			}
+			sort.Float64s(ratios)
+			lo, hi, ok := ratioInterval(base, cand, 0.05)
+			if !ok || k == 0 || lo != ratios[k-1] || hi != ratios[len(ratios)-k] || lo > 1.15 || hi < 1.15 {
+				t.Errorf("%dx%d ties %v: interval %v–%v (%v), want ratios %d and %d of %d: %v–%v",
+					n1, n2, ties, lo, hi, ok, k, len(ratios)-k+1, len(ratios), ratios[k-1], ratios[len(ratios)-k])
+			}
+		}
+	}
+	// The exact distribution's critical value and the normal
+	// approximation's agree where one hands over to the other.
+	if exact, approx := uCritical(50, 50, 0.05), normalCritical(50, 50, 0.05); exact < approx-3 || exact > approx+3 {
+		t.Errorf("critical value at 50+50: exact %d, normal approximation %d", exact, approx)
+	}
+
+	big := make([]float64, 5000)
+	for i := range big {
+		big[i] = 1000 + float64(i%97)
+	}
+	start := time.Now()
+	if _, _, ok := ratioInterval(big, big, 0.05); !ok {
+		t.Error("no interval for 5000+5000 runs")
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("5000+5000 runs took %v", d)
 	}
 }
 
@@ -363,49 +429,51 @@ func poolRuns() []Run {
 // built-in suite with openssl, nor one openssl version with another, and
 // says what each side pooled.
 func TestComparePools(t *testing.T) {
-	s := fillStore(t, poolRuns())
-	c, err := s.Compare(context.Background(), CompareOptions{By: ByClock, Board: "qemu"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	type want struct {
-		tool, version  string
-		base, cand     number
-		nBase, nCand   int
-		candImages     []ImageCount
-		baseImageCount int
-	}
-	wants := []want{
-		{"bootbench-speed", "0.1.0", 101, 202, 3, 3, []ImageCount{{"sha256:aaaaaaaaaaaaaaaa", 2}, {"sha256:bbbbbbbbbbbbbbbb", 1}}, 1},
-		{"openssl", "3.0.19", 900, 1800, 1, 1, []ImageCount{{"sha256:cccccccccccccccc", 1}}, 1},
-	}
-	if len(c.Comparisons) != len(wants) {
-		t.Fatalf("%d comparisons, want %d: %+v", len(c.Comparisons), len(wants), c.Comparisons)
-	}
-	for i, w := range wants {
-		cand := c.Comparisons[i]
-		m := cand.Metrics[0]
-		for _, st := range []Setting{cand.Baseline, cand.Candidate} {
-			if st.Tool != w.tool || st.ToolVersion != w.version {
-				t.Errorf("comparison %d side %+v: want %s %s", i, st, w.tool, w.version)
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		s := fillStore(t, e, poolRuns())
+		c, err := s.Compare(context.Background(), CompareOptions{By: ByClock, Board: "qemu"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		type want struct {
+			tool, version  string
+			base, cand     number
+			nBase, nCand   int
+			candImages     []ImageCount
+			baseImageCount int
+		}
+		wants := []want{
+			{"bootbench-speed", "0.1.0", 101, 202, 3, 3, []ImageCount{{"sha256:aaaaaaaaaaaaaaaa", 2}, {"sha256:bbbbbbbbbbbbbbbb", 1}}, 1},
+			{"openssl", "3.0.19", 900, 1800, 1, 1, []ImageCount{{"sha256:cccccccccccccccc", 1}}, 1},
+		}
+		if len(c.Comparisons) != len(wants) {
+			t.Fatalf("%d comparisons, want %d: %+v", len(c.Comparisons), len(wants), c.Comparisons)
+		}
+		for i, w := range wants {
+			cand := c.Comparisons[i]
+			m := cand.Metrics[0]
+			for _, st := range []Setting{cand.Baseline, cand.Candidate} {
+				if st.Tool != w.tool || st.ToolVersion != w.version {
+					t.Errorf("comparison %d side %+v: want %s %s", i, st, w.tool, w.version)
+				}
+			}
+			if m.Baseline != w.base || m.Candidate != w.cand || m.NBaseline != w.nBase || m.NCandidate != w.nCand {
+				t.Errorf("comparison %d: %v (%d runs) vs %v (%d runs); want %v (%d) vs %v (%d)",
+					i, m.Baseline, m.NBaseline, m.Candidate, m.NCandidate, w.base, w.nBase, w.cand, w.nCand)
+			}
+			if fmt.Sprint(cand.Candidate.Images) != fmt.Sprint(w.candImages) || len(cand.Baseline.Images) != w.baseImageCount {
+				t.Errorf("comparison %d images: baseline %v candidate %v; want candidate %v", i, cand.Baseline.Images, cand.Candidate.Images, w.candImages)
 			}
 		}
-		if m.Baseline != w.base || m.Candidate != w.cand || m.NBaseline != w.nBase || m.NCandidate != w.nCand {
-			t.Errorf("comparison %d: %v (%d runs) vs %v (%d runs); want %v (%d) vs %v (%d)",
-				i, m.Baseline, m.NBaseline, m.Candidate, m.NCandidate, w.base, w.nBase, w.cand, w.nCand)
+		if want := []string{"openssl 3.0.22: only at 1000 MHz"}; fmt.Sprint(c.Skipped) != fmt.Sprint(want) {
+			t.Errorf("skipped %q, want %q", c.Skipped, want)
 		}
-		if fmt.Sprint(cand.Candidate.Images) != fmt.Sprint(w.candImages) || len(cand.Baseline.Images) != w.baseImageCount {
-			t.Errorf("comparison %d images: baseline %v candidate %v; want candidate %v", i, cand.Baseline.Images, cand.Candidate.Images, w.candImages)
+		var txt bytes.Buffer
+		if err := WriteCompareText(&txt, c); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if want := []string{"openssl 3.0.22: only at 1000 MHz"}; fmt.Sprint(c.Skipped) != fmt.Sprint(want) {
-		t.Errorf("skipped %q, want %q", c.Skipped, want)
-	}
-	var txt bytes.Buffer
-	if err := WriteCompareText(&txt, c); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "compare-pools.txt", txt.Bytes())
+		golden(t, "compare-pools.txt", txt.Bytes())
+	})
 }
 
 // settingRuns are the seed thread's boards: the RB450 at 300 MHz and the
@@ -419,69 +487,71 @@ func settingRuns() []Run {
 // TestCompareSettings compares settings named board@clock, and baselines
 // named by --baseline.
 func TestCompareSettings(t *testing.T) {
-	pick := func(s string) Pick {
-		p, err := ParsePick(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	type side struct {
-		board string
-		clock int
-		value number
-	}
-	tests := []struct {
-		name       string
-		opts       CompareOptions
-		base       side
-		cands      []side
-		clockRatio string // of the first comparison; "" for none
-	}{
-		{"seed thread: rb450@300 against rb450g@680, not 800",
-			CompareOptions{By: ByBoard, Boards: []Pick{pick("rb450@300"), pick("rb450g@680")}},
-			side{"rb450", 300, 3849560}, []side{{"rb450g", 680, 8730280}}, ""},
-		{"--board and a setting",
-			CompareOptions{By: ByBoard, Board: "rb450", Boards: []Pick{pick("rb450g@800")}},
-			side{"rb450", 300, 3849560}, []side{{"rb450g", 800, 10272090}}, ""},
-		{"--clock for boards named without one",
-			CompareOptions{By: ByBoard, Boards: []Pick{pick("rb450g"), pick("rb450@300")}, ClockMHz: 800},
-			side{"rb450g", 800, 10272090}, []side{{"rb450", 300, 3849560}}, ""},
-		{"baseline named apart",
-			CompareOptions{By: ByBoard, Boards: []Pick{pick("rb450@300"), pick("rb450g@800")}, Baseline: ptr(pick("rb450g@680"))},
-			side{"rb450g", 680, 8730280}, []side{{"rb450", 300, 3849560}, {"rb450g", 800, 10272090}}, ""},
-		{"by clock, baseline the higher clock",
-			CompareOptions{By: ByClock, Board: "rb450g", Baseline: ptr(pick("800"))},
-			side{"", 800, 10272090}, []side{{"", 680, 8730280}}, "0.85"},
-		{"by clock, baseline as board@clock",
-			CompareOptions{By: ByClock, Board: "rb450g", Baseline: ptr(pick("rb450g@680"))},
-			side{"", 680, 8730280}, []side{{"", 800, 10272090}}, "1.1765"},
-	}
-	s := fillStore(t, settingRuns())
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, err := s.Compare(context.Background(), tt.opts)
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		pick := func(s string) Pick {
+			p, err := ParsePick(s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(c.Comparisons) != len(tt.cands) {
-				t.Fatalf("%d comparisons, want %d", len(c.Comparisons), len(tt.cands))
-			}
-			for i, w := range tt.cands {
-				cand := c.Comparisons[i]
-				b, k, m := cand.Baseline, cand.Candidate, cand.Metrics[0]
-				if got := (side{b.Board, b.ClockMHz, m.Baseline}); got != tt.base {
-					t.Errorf("comparison %d baseline %+v, want %+v", i, got, tt.base)
+			return p
+		}
+		type side struct {
+			board string
+			clock int
+			value number
+		}
+		tests := []struct {
+			name       string
+			opts       CompareOptions
+			base       side
+			cands      []side
+			clockRatio string // of the first comparison; "" for none
+		}{
+			{"seed thread: rb450@300 against rb450g@680, not 800",
+				CompareOptions{By: ByBoard, Boards: []Pick{pick("rb450@300"), pick("rb450g@680")}},
+				side{"rb450", 300, 3849560}, []side{{"rb450g", 680, 8730280}}, ""},
+			{"--board and a setting",
+				CompareOptions{By: ByBoard, Board: "rb450", Boards: []Pick{pick("rb450g@800")}},
+				side{"rb450", 300, 3849560}, []side{{"rb450g", 800, 10272090}}, ""},
+			{"--clock for boards named without one",
+				CompareOptions{By: ByBoard, Boards: []Pick{pick("rb450g"), pick("rb450@300")}, ClockMHz: 800},
+				side{"rb450g", 800, 10272090}, []side{{"rb450", 300, 3849560}}, ""},
+			{"baseline named apart",
+				CompareOptions{By: ByBoard, Boards: []Pick{pick("rb450@300"), pick("rb450g@800")}, Baseline: ptr(pick("rb450g@680"))},
+				side{"rb450g", 680, 8730280}, []side{{"rb450", 300, 3849560}, {"rb450g", 800, 10272090}}, ""},
+			{"by clock, baseline the higher clock",
+				CompareOptions{By: ByClock, Board: "rb450g", Baseline: ptr(pick("800"))},
+				side{"", 800, 10272090}, []side{{"", 680, 8730280}}, "0.85"},
+			{"by clock, baseline as board@clock",
+				CompareOptions{By: ByClock, Board: "rb450g", Baseline: ptr(pick("rb450g@680"))},
+				side{"", 680, 8730280}, []side{{"", 800, 10272090}}, "1.1765"},
+		}
+		s := fillStore(t, e, settingRuns())
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				c, err := s.Compare(context.Background(), tt.opts)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if got := (side{k.Board, k.ClockMHz, m.Candidate}); got != w {
-					t.Errorf("comparison %d candidate %+v, want %+v", i, got, w)
+				if len(c.Comparisons) != len(tt.cands) {
+					t.Fatalf("%d comparisons, want %d", len(c.Comparisons), len(tt.cands))
 				}
-			}
-			if got := optText(c.Comparisons[0].ClockRatio, 4); tt.clockRatio != "" && got != tt.clockRatio+strings.Repeat("0", 6-len(tt.clockRatio)) {
-				t.Errorf("clock ratio %s, want %s", got, tt.clockRatio)
-			}
-		})
-	}
+				for i, w := range tt.cands {
+					cand := c.Comparisons[i]
+					b, k, m := cand.Baseline, cand.Candidate, cand.Metrics[0]
+					if got := (side{b.Board, b.ClockMHz, m.Baseline}); got != tt.base {
+						t.Errorf("comparison %d baseline %+v, want %+v", i, got, tt.base)
+					}
+					if got := (side{k.Board, k.ClockMHz, m.Candidate}); got != w {
+						t.Errorf("comparison %d candidate %+v, want %+v", i, got, w)
+					}
+				}
+				if got := optText(c.Comparisons[0].ClockRatio, 4); tt.clockRatio != "" && got != tt.clockRatio+strings.Repeat("0", 6-len(tt.clockRatio)) {
+					t.Errorf("clock ratio %s, want %s", got, tt.clockRatio)
+				}
+			})
+		}
+	})
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -489,34 +559,36 @@ func ptr[T any](v T) *T { return &v }
 // TestCompareSettingErrors: settings that hold nothing, or baselines that
 // name no setting, say so.
 func TestCompareSettingErrors(t *testing.T) {
-	s := fillStore(t, settingRuns())
-	tests := []struct {
-		name    string
-		opts    CompareOptions
-		nothing bool
-		msg     string
-	}{
-		{"no runs at the named clock", CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450", ClockMHz: 300, HasClock: true}, {Board: "rb450g", ClockMHz: 1000, HasClock: true}}},
-			true, "rb450g has no ok runs at 1000 MHz"},
-		{"board at two clocks", CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450"}, {Board: "rb450g"}}},
-			false, "rb450g has runs at 680, 800 MHz; pick one clock setting, e.g. rb450g@680"},
-		{"baseline clock not held", CompareOptions{By: ByClock, Board: "rb450g", Baseline: &Pick{ClockMHz: 1000, HasClock: true}},
-			true, "openssl: no runs at the baseline 1000 MHz (only 680 MHz, 800 MHz)"},
-		{"by clock, baseline without a clock", CompareOptions{By: ByClock, Board: "rb450g", Baseline: &Pick{Board: "rb450g"}},
-			false, "baseline rb450g: name one of its clock settings"},
-		{"by clock, baseline of another board", CompareOptions{By: ByClock, Board: "rb450g", Baseline: &Pick{Board: "rb450", ClockMHz: 300, HasClock: true}},
-			false, "baseline rb450@300: name one of its clock settings"},
-		{"two baselines", CompareOptions{By: ByBoard, Board: "rb450", Boards: []Pick{{Board: "rb450g"}}, Baseline: &Pick{Board: "rb450g", ClockMHz: 680, HasClock: true}},
-			false, "--board rb450 and baseline rb450g@680 name two baselines"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := s.Compare(context.Background(), tt.opts)
-			if err == nil || errors.Is(err, ErrNothingToCompare) != tt.nothing || !strings.Contains(err.Error(), tt.msg) {
-				t.Errorf("err = %v; want ErrNothingToCompare %v, saying %q", err, tt.nothing, tt.msg)
-			}
-		})
-	}
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		s := fillStore(t, e, settingRuns())
+		tests := []struct {
+			name    string
+			opts    CompareOptions
+			nothing bool
+			msg     string
+		}{
+			{"no runs at the named clock", CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450", ClockMHz: 300, HasClock: true}, {Board: "rb450g", ClockMHz: 1000, HasClock: true}}},
+				true, "rb450g has no ok runs at 1000 MHz"},
+			{"board at two clocks", CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450"}, {Board: "rb450g"}}},
+				false, "rb450g has runs at 680, 800 MHz; pick one clock setting, e.g. rb450g@680"},
+			{"baseline clock not held", CompareOptions{By: ByClock, Board: "rb450g", Baseline: &Pick{ClockMHz: 1000, HasClock: true}},
+				true, "openssl: no runs at the baseline 1000 MHz (only 680 MHz, 800 MHz)"},
+			{"by clock, baseline without a clock", CompareOptions{By: ByClock, Board: "rb450g", Baseline: &Pick{Board: "rb450g"}},
+				false, "baseline rb450g: name one of its clock settings"},
+			{"by clock, baseline of another board", CompareOptions{By: ByClock, Board: "rb450g", Baseline: &Pick{Board: "rb450", ClockMHz: 300, HasClock: true}},
+				false, "baseline rb450@300: name one of its clock settings"},
+			{"two baselines", CompareOptions{By: ByBoard, Board: "rb450", Boards: []Pick{{Board: "rb450g"}}, Baseline: &Pick{Board: "rb450g", ClockMHz: 680, HasClock: true}},
+				false, "--board rb450 and baseline rb450g@680 name two baselines"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				_, err := s.Compare(context.Background(), tt.opts)
+				if err == nil || errors.Is(err, ErrNothingToCompare) != tt.nothing || !strings.Contains(err.Error(), tt.msg) {
+					t.Errorf("err = %v; want ErrNothingToCompare %v, saying %q", err, tt.nothing, tt.msg)
+				}
+			})
+		}
+	})
 }
 
 func TestParsePick(t *testing.T) {

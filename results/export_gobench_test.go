@@ -128,60 +128,62 @@ func containsFloat(vs []float64, v float64) bool {
 // TestGobenchBenchstat is the acceptance check: benchstat itself reads the
 // export of a two-clock run set and reports the difference.
 func TestGobenchBenchstat(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to run benchstat with")
-	}
-	s, _ := openTemp(t)
-	ctx := context.Background()
-	// Five runs a clock: the fewest for which benchstat's Mann-Whitney
-	// test can reach p < 0.05 with room to spare (four gives p = 0.029).
-	jitter := []float64{0.990, 1.004, 0.997, 1.010, 1.000}
-	for _, clock := range []int{680, 800} {
-		scale := float64(clock) / 680
-		for rep, j := range jitter {
-			r := &Run{
-				ID: RunID(fmt.Sprintf("rb450g-%d-%d", clock, rep)), Board: "rb450g", ClockMHz: clock, Rep: rep,
-				Status: StatusOK, Bench: "openssl", Tool: "openssl", ToolVersion: "3.0.13",
-				Started: t0.Add(time.Duration(clock*10+rep) * time.Second),
-				Metrics: []Metric{
-					{"aes-128-cbc@1024", "B/s", float64(int(8730280 * scale * j))},
-					{"rsa2048-sign", "ops/s", float64(int(181*scale*j)) / 10},
-				},
-			}
-			if err := s.SaveRun(ctx, r); err != nil {
-				t.Fatal(err)
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			t.Skip("no go command to run benchstat with")
+		}
+		s, _ := e.open(t)
+		ctx := context.Background()
+		// Five runs a clock: the fewest for which benchstat's Mann-Whitney
+		// test can reach p < 0.05 with room to spare (four gives p = 0.029).
+		jitter := []float64{0.990, 1.004, 0.997, 1.010, 1.000}
+		for _, clock := range []int{680, 800} {
+			scale := float64(clock) / 680
+			for rep, j := range jitter {
+				r := &Run{
+					ID: RunID(fmt.Sprintf("rb450g-%d-%d", clock, rep)), Board: "rb450g", ClockMHz: clock, Rep: rep,
+					Status: StatusOK, Bench: "openssl", Tool: "openssl", ToolVersion: "3.0.13",
+					Started: t0.Add(time.Duration(clock*10+rep) * time.Second),
+					Metrics: []Metric{
+						{"aes-128-cbc@1024", "B/s", float64(int(8730280 * scale * j))},
+						{"rsa2048-sign", "ops/s", float64(int(181*scale*j)) / 10},
+					},
+				}
+				if err := s.SaveRun(ctx, r); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-	}
-	runs, err := s.Runs(ctx, Filter{Board: "rb450g"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteGobench(&buf, runs); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "rb450g.txt")
-	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(goTool, "tool", "benchstat", "-col", "clock", file)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("benchstat: %v\n%s", err, out)
-	}
-	t.Logf("benchstat -col clock:\n%s", out)
-	text := string(out)
-	for _, want := range []string{"680MHz", "800MHz", "Aes128Cbc/block=1024", "Rsa2048Sign"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("benchstat output lacks %q", want)
+		runs, err := s.Runs(ctx, Filter{Board: "rb450g"})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	// 800/680 = +17.65 %; the jitter is the same at both clocks, so the
-	// ratio of medians is that within rounding.
-	delta := regexp.MustCompile(`(?m)^Aes128Cbc/block=1024 .* \+17\.6\d% \(p=0\.\d+ n=5\)`)
-	if !delta.MatchString(text) {
-		t.Errorf("no significant +17.6x%% delta for Aes128Cbc in benchstat output")
-	}
+		var buf bytes.Buffer
+		if err := WriteGobench(&buf, runs); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "rb450g.txt")
+		if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(goTool, "tool", "benchstat", "-col", "clock", file)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("benchstat: %v\n%s", err, out)
+		}
+		t.Logf("benchstat -col clock:\n%s", out)
+		text := string(out)
+		for _, want := range []string{"680MHz", "800MHz", "Aes128Cbc/block=1024", "Rsa2048Sign"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("benchstat output lacks %q", want)
+			}
+		}
+		// 800/680 = +17.65 %; the jitter is the same at both clocks, so the
+		// ratio of medians is that within rounding.
+		delta := regexp.MustCompile(`(?m)^Aes128Cbc/block=1024 .* \+17\.6\d% \(p=0\.\d+ n=5\)`)
+		if !delta.MatchString(text) {
+			t.Errorf("no significant +17.6x%% delta for Aes128Cbc in benchstat output")
+		}
+	})
 }

@@ -61,9 +61,9 @@ func htmlFixtureRuns() []*Run {
 
 // htmlFixtureStore stores htmlFixtureRuns and loads them back, so the
 // report is rendered from what the store returns.
-func htmlFixtureStore(t *testing.T) []Run {
+func htmlFixtureStore(t *testing.T, e engineKind) []Run {
 	t.Helper()
-	s, _ := openTemp(t)
+	s, _ := e.open(t)
 	ctx := context.Background()
 	for _, r := range htmlFixtureRuns() {
 		if err := s.SaveRun(ctx, r); err != nil {
@@ -78,48 +78,52 @@ func htmlFixtureStore(t *testing.T) []Run {
 }
 
 func TestHTMLGolden(t *testing.T) {
-	var buf bytes.Buffer
-	if err := WriteHTML(&buf, htmlFixtureStore(t)); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "report.html", buf.Bytes())
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		var buf bytes.Buffer
+		if err := WriteHTML(&buf, htmlFixtureStore(t, e)); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "report.html", buf.Bytes())
+	})
 }
 
 // TestHTMLSelfContained checks the report needs nothing from elsewhere:
 // it must open offline, from a mail attachment or a CI artifact.
 func TestHTMLSelfContained(t *testing.T) {
-	var buf bytes.Buffer
-	if err := WriteHTML(&buf, htmlFixtureStore(t)); err != nil {
-		t.Fatal(err)
-	}
-	page := buf.String()
-	for _, bad := range []string{"http://", "https://", "<script", "<link", "<img", "<iframe", "@import", "url(", " src="} {
-		if strings.Contains(page, bad) {
-			t.Errorf("report contains %q", bad)
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		var buf bytes.Buffer
+		if err := WriteHTML(&buf, htmlFixtureStore(t, e)); err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, href := range regexp.MustCompile(`href="([^"]*)"`).FindAllStringSubmatch(page, -1) {
-		if !strings.HasPrefix(href[1], "#") {
-			t.Errorf("link to %q leaves the page", href[1])
+		page := buf.String()
+		for _, bad := range []string{"http://", "https://", "<script", "<link", "<img", "<iframe", "@import", "url(", " src="} {
+			if strings.Contains(page, bad) {
+				t.Errorf("report contains %q", bad)
+			}
 		}
-	}
-	if strings.Contains(page, "ZgotmplZ") {
-		t.Error("html/template rejected a value (ZgotmplZ in output)")
-	}
-	for _, want := range []string{
-		"<h2>Boards compared</h2>", `<h2 id="board-rb450g">rb450g</h2>`, `<h2 id="board-qemu-x86_64">qemu-x86_64</h2>`,
-		"<b>aes-128-cbc@1024</b>", "<b>rsa2048-sign</b>", "whiskers: min–max", "<h3>Boot stages</h3>",
-		"no DHCP request within 60s", "680 MHz (n=3)", "800 MHz (n=2)",
-	} {
-		if !strings.Contains(page, want) {
-			t.Errorf("report lacks %q", want)
+		for _, href := range regexp.MustCompile(`href="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+			if !strings.HasPrefix(href[1], "#") {
+				t.Errorf("link to %q leaves the page", href[1])
+			}
 		}
-	}
-	if n := strings.Count(page, "<svg "); n != 4+4+3+2 {
-		// board comparison (4 headline metrics), rb450g clocks (4),
-		// qemu clocks (3: no rsa2048-sign), one stage chart per board.
-		t.Errorf("%d charts, want 13", n)
-	}
+		if strings.Contains(page, "ZgotmplZ") {
+			t.Error("html/template rejected a value (ZgotmplZ in output)")
+		}
+		for _, want := range []string{
+			"<h2>Boards compared</h2>", `<h2 id="board-rb450g">rb450g</h2>`, `<h2 id="board-qemu-x86_64">qemu-x86_64</h2>`,
+			"<b>aes-128-cbc@1024</b>", "<b>rsa2048-sign</b>", "whiskers: min–max", "<h3>Boot stages</h3>",
+			"no DHCP request within 60s", "680 MHz (n=3)", "800 MHz (n=2)",
+		} {
+			if !strings.Contains(page, want) {
+				t.Errorf("report lacks %q", want)
+			}
+		}
+		if n := strings.Count(page, "<svg "); n != 4+4+3+2 {
+			// board comparison (4 headline metrics), rb450g clocks (4),
+			// qemu clocks (3: no rsa2048-sign), one stage chart per board.
+			t.Errorf("%d charts, want 13", n)
+		}
+	})
 }
 
 func TestHTMLEscapes(t *testing.T) {

@@ -18,40 +18,42 @@ const openwrtHeader = "| board | clock MHz | openssl | md5 | sha1 | sha256 | sha
 // openssl 0.9.8k output from an RB450 at 300 MHz, parsed, stored, loaded
 // and exported, must give the row the wiki recipe would have printed.
 func TestOpenWrtFixtureRow(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "openssl-0.9.8k-rb450-300mhz.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := parse.OpenSSL(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &Run{
-		ID: "rb450-300-0", Board: "rb450", ClockMHz: 300, Status: StatusOK,
-		Bench: "openssl", Tool: out.Tool, ToolVersion: out.Version,
-		Started: t0, RawOutput: data,
-	}
-	for _, m := range out.Metrics {
-		r.Metrics = append(r.Metrics, Metric{Name: m.Name, Unit: m.Unit, Value: m.Value})
-	}
-	s, _ := openTemp(t)
-	ctx := context.Background()
-	if err := s.SaveRun(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	runs, err := s.Runs(ctx, Filter{Board: "rb450", ClockMHz: 300})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteOpenWrt(&buf, runs); err != nil {
-		t.Fatal(err)
-	}
-	want := openwrtHeader + "\n" +
-		"| rb450 | 300 | 0.9.8k | 16160430 | 5467140 | 3850580 | 1684140 | 2287620 | 829440 | 3849560 | 3344730 | 2956630 | 3.0 | 108.5 | 11.0 | 9.2 |\n"
-	if got := buf.String(); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		data, err := os.ReadFile(filepath.Join("testdata", "openssl-0.9.8k-rb450-300mhz.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := parse.OpenSSL(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &Run{
+			ID: "rb450-300-0", Board: "rb450", ClockMHz: 300, Status: StatusOK,
+			Bench: "openssl", Tool: out.Tool, ToolVersion: out.Version,
+			Started: t0, RawOutput: data,
+		}
+		for _, m := range out.Metrics {
+			r.Metrics = append(r.Metrics, Metric{Name: m.Name, Unit: m.Unit, Value: m.Value})
+		}
+		s, _ := e.open(t)
+		ctx := context.Background()
+		if err := s.SaveRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		runs, err := s.Runs(ctx, Filter{Board: "rb450", ClockMHz: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := WriteOpenWrt(&buf, runs); err != nil {
+			t.Fatal(err)
+		}
+		want := openwrtHeader + "\n" +
+			"| rb450 | 300 | 0.9.8k | 16160430 | 5467140 | 3850580 | 1684140 | 2287620 | 829440 | 3849560 | 3344730 | 2956630 | 3.0 | 108.5 | 11.0 | 9.2 |\n"
+		if got := buf.String(); got != want {
+			t.Errorf("got\n%s\nwant\n%s", got, want)
+		}
+	})
 }
 
 func TestOpenWrtRows(t *testing.T) {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,14 +20,32 @@ import (
 // file happened to be on one host, which means nothing on the next.
 const SourceImportPrefix = "import:"
 
-// NewRunID returns a fresh run id, "20060102-150405-<8 hex digits>": sortable
-// by creation time, and random enough that a stale boot's frames never match
-// a new run and two imports in the same second do not collide.
+// NewRunID returns a fresh run id, "20060102-150405-<8 hex digits>":
+// sortable by creation time, never the same twice in one process, and
+// unlikely to match one made elsewhere in the same second, so that a stale
+// boot's frames never match a new run and runs from many bench hosts can
+// share one store.
+//
+// The 8 hex digits count up from a random start per process, rather than
+// being drawn afresh: 32 random bits per id would be enough for runs on
+// boards (seconds each), but an import stores hundreds a second, and among
+// n ids drawn in one second two collide with odds n²/2³³ (1 in 30 000 for
+// 500), whereas two processes' counters meet in a second with odds
+// (n₁+n₂)/2³² (1 in 8.6 million), and one process's never. The format stays
+// what boards, scripts and stores already hold.
 func NewRunID() RunID {
+	n := runIDCounter().Add(1)
+	return RunID(fmt.Sprintf("%s-%08x", time.Now().UTC().Format("20060102-150405"), n))
+}
+
+// runIDCounter starts at a random point, once per process.
+var runIDCounter = sync.OnceValue(func() *atomic.Uint32 {
 	var b [4]byte
 	rand.Read(b[:]) // never fails (crypto/rand panics rather than return short)
-	return RunID(time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:]))
-}
+	c := new(atomic.Uint32)
+	c.Store(binary.BigEndian.Uint32(b[:]))
+	return c
+})
 
 // SplitToolVersion turns what a parser reports into the program and version
 // the store keeps. Parsers name the output format as tool ("openssl") and
@@ -116,7 +137,7 @@ func (im *Import) Run() *Run {
 func (s *Store) NextRep(ctx context.Context, board string, clockMHz int) (int, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx,
-		`SELECT COALESCE(MAX(rep) + 1, 1) FROM runs WHERE board = ? AND clock_mhz = ?`,
+		s.eng.bind(`SELECT COALESCE(MAX(rep) + 1, 1) FROM runs WHERE board = ? AND clock_mhz = ?`),
 		board, clockMHz).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("results: next repetition of %s at %d MHz: %w", board, clockMHz, err)

@@ -57,14 +57,19 @@ func (e *StoreError) Unwrap() error { return e.Kind }
 // Open opens the store at path for reading and writing, creating it (and
 // its directory) if there is none, and brings its schema up to date. A file
 // that is not a bootbench store is refused before anything is written to it.
+// A postgres:// URL names a store in a PostgreSQL database (see
+// openPostgres).
 func Open(path string) (*Store, error) {
-	return openWrite(path, migrations, false)
+	return openWith(path, migrations)
 }
 
 // OpenChecked is Open for writers that must not add to a damaged store: an
-// existing store must pass SQLite's integrity check before anything is
-// written to it.
+// existing store must pass its integrity check (SQLite's; on PostgreSQL
+// the store's consistency checks) before anything is written to it.
 func OpenChecked(path string) (*Store, error) {
+	if IsURL(path) {
+		return openPostgres(context.Background(), path, migrations, pgWriteChecked)
+	}
 	return openWrite(path, migrations, true)
 }
 
@@ -72,14 +77,21 @@ func OpenChecked(path string) (*Store, error) {
 // a store or its directory and never writes: it works on a store on a
 // read-only mount or owned by someone else. A store written by an older
 // bootbench is read through an upgraded copy in a temporary directory,
-// which Close removes.
+// which Close removes. On PostgreSQL it reads in read-only transactions,
+// with no more than SELECT privileges.
 func OpenReadOnly(path string) (*Store, error) {
+	if IsURL(path) {
+		return openPostgres(context.Background(), path, migrations, pgRead)
+	}
 	return openRead(path, migrations)
 }
 
 // openWith opens path read-write with the schema history migs (tests give
 // a shorter or longer one).
-func openWith(path string, migs []string) (*Store, error) {
+func openWith(path string, migs []migration) (*Store, error) {
+	if IsURL(path) {
+		return openPostgres(context.Background(), path, migs, pgWrite)
+	}
 	return openWrite(path, migs, false)
 }
 
@@ -93,7 +105,7 @@ const (
 	stateLegacy                    // bootbench's tables, written before stores were marked
 )
 
-func openWrite(path string, migs []string, verify bool) (*Store, error) {
+func openWrite(path string, migs []migration, verify bool) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("results: empty store path")
 	}
@@ -119,7 +131,7 @@ func openWrite(path string, migs []string, verify bool) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("results: open %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, eng: sqliteEngine{}, path: path}
 	ctx := context.Background()
 	// The schema goes in before the switch to WAL: a new store's first
 	// page, with its mark, is then in the main file, where inspect reads it.
@@ -170,7 +182,7 @@ func verifyStore(path string) error {
 	return nil
 }
 
-func openRead(path string, migs []string) (*Store, error) {
+func openRead(path string, migs []migration) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("results: empty store path")
 	}
@@ -185,7 +197,7 @@ func openRead(path string, migs []string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, eng: sqliteEngine{}, path: path}
 	v, err := s.SchemaVersion(context.Background())
 	if err != nil {
 		db.Close()
@@ -218,7 +230,7 @@ func requireStore(path string, state storeState) error {
 // upgradedCopy copies an older store into a temporary directory and
 // migrates the copy, so an old store is read with today's code without
 // being written.
-func upgradedCopy(old *Store, migs []string) (*Store, error) {
+func upgradedCopy(old *Store, migs []migration) (*Store, error) {
 	dir, err := os.MkdirTemp("", "bootbench-store-")
 	if err != nil {
 		return nil, fmt.Errorf("results: read older store %s: %w", old.path, err)
@@ -240,7 +252,7 @@ func upgradedCopy(old *Store, migs []string) (*Store, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("results: read the upgraded copy of %s: %w", old.path, err)
 	}
-	return &Store{db: db, path: old.path, cleanup: func() { os.RemoveAll(dir) }}, nil
+	return &Store{db: db, eng: sqliteEngine{}, path: old.path, cleanup: func() { os.RemoveAll(dir) }}, nil
 }
 
 // vacuumInto writes a consistent copy of the store at path to dst. VACUUM

@@ -2,17 +2,26 @@ package results
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 )
 
+// migration is one step of the schema history, in each engine's words.
+// The two define the same tables, columns, keys and indexes; PostgreSQL's
+// differ only where the engines do: BYTEA for BLOB, DOUBLE PRECISION for
+// SQLite's 8-byte REAL, and text that compares and sorts bytewise
+// (COLLATE "C", as SQLite's BINARY does) whatever the database's locale,
+// so both stores list, compare and export runs in the same order.
+type migration struct {
+	sqlite, postgres string
+}
+
 // migrations is the schema history, oldest first. Entry i takes the database
-// from version i to i+1 (PRAGMA user_version). Never edit an entry that has
-// shipped: databases in the field already ran it. Extend the schema by
-// appending a new entry.
-var migrations = []string{
+// from version i to i+1 (SQLite: PRAGMA user_version; PostgreSQL: the
+// schema_version table). Never edit an entry that has shipped: databases in
+// the field already ran it. Extend the schema by appending a new entry.
+var migrations = []migration{
 	// 1: the initial schema.
-	`
+	{sqlite: `
 CREATE TABLE boards (
 	name       TEXT PRIMARY KEY,
 	first_seen TEXT NOT NULL
@@ -55,31 +64,80 @@ CREATE TABLE metrics (
 	value REAL NOT NULL,
 	PRIMARY KEY (run, name)
 );
-`,
+`, postgres: `
+CREATE TABLE boards (
+	name       TEXT COLLATE "C" PRIMARY KEY,
+	first_seen TEXT COLLATE "C" NOT NULL
+);
+
+CREATE TABLE runs (
+	id           TEXT COLLATE "C" PRIMARY KEY,
+	board        TEXT COLLATE "C" NOT NULL REFERENCES boards(name),
+	clock_mhz    INTEGER NOT NULL DEFAULT 0,
+	rep          INTEGER NOT NULL DEFAULT 0,
+	status       TEXT COLLATE "C" NOT NULL,
+	reason       TEXT COLLATE "C" NOT NULL DEFAULT '',
+	bench        TEXT COLLATE "C" NOT NULL DEFAULT '',
+	tool         TEXT COLLATE "C" NOT NULL DEFAULT '',
+	tool_version TEXT COLLATE "C" NOT NULL DEFAULT '',
+	started      TEXT COLLATE "C" NOT NULL DEFAULT '',
+	finished     TEXT COLLATE "C" NOT NULL DEFAULT '',
+	image_digest TEXT COLLATE "C" NOT NULL DEFAULT '',
+	kernel       TEXT COLLATE "C" NOT NULL DEFAULT '',
+	hello        TEXT COLLATE "C",
+	transcript   BYTEA,
+	raw_output   BYTEA
+);
+CREATE INDEX runs_board_clock ON runs(board, clock_mhz, started);
+CREATE INDEX runs_started ON runs(started);
+
+CREATE TABLE stages (
+	run     TEXT COLLATE "C" NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	seq     INTEGER NOT NULL,
+	name    TEXT COLLATE "C" NOT NULL,
+	seconds DOUBLE PRECISION NOT NULL,
+	PRIMARY KEY (run, seq)
+);
+
+CREATE TABLE metrics (
+	run   TEXT COLLATE "C" NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	name  TEXT COLLATE "C" NOT NULL,
+	unit  TEXT COLLATE "C" NOT NULL,
+	value DOUBLE PRECISION NOT NULL,
+	PRIMARY KEY (run, name)
+);
+`},
 	// 2: where a run came from. Imports of saved benchmark output must be
 	// told apart from runs on the bench, and importing the same file twice
 	// must be refused even when two imports race, hence the unique index
 	// on the input's hash. A deliberate re-import (--force) stores NULL,
 	// so the first import stays the one the hash points to.
-	`
+	{sqlite: `
 ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'run'; -- "run" or "import:<file name>"
 ALTER TABLE runs ADD COLUMN input_sha256 TEXT;                  -- hex sha256 of the imported bytes
 CREATE UNIQUE INDEX runs_input_sha256 ON runs(input_sha256) WHERE input_sha256 IS NOT NULL;
-`,
+`, postgres: `
+ALTER TABLE runs ADD COLUMN source TEXT COLLATE "C" NOT NULL DEFAULT 'run';
+ALTER TABLE runs ADD COLUMN input_sha256 TEXT COLLATE "C";
+CREATE UNIQUE INDEX runs_input_sha256 ON runs(input_sha256) WHERE input_sha256 IS NOT NULL;
+`},
 	// 3: the clock a board reported next to the one asked for, and
 	// whether anything confirmed it. A run on a real board can ask for
 	// 800 MHz and get 680; only the board can tell.
-	`
+	{sqlite: `
 ALTER TABLE runs ADD COLUMN clock_reported_mhz INTEGER NOT NULL DEFAULT 0; -- 0: the board reported none
 ALTER TABLE runs ADD COLUMN clock_check TEXT NOT NULL DEFAULT '';        -- verified, unverified, mismatch, or '' (no clock asked for, imported)
-`,
+`, postgres: `
+ALTER TABLE runs ADD COLUMN clock_reported_mhz INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN clock_check TEXT COLLATE "C" NOT NULL DEFAULT '';
+`},
 }
 
 // SchemaVersion reports the database's schema version (the number of
 // migrations applied).
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
-	var v int
-	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+	v, err := s.eng.schemaVersion(ctx, s.db)
+	if err != nil {
 		return 0, fmt.Errorf("results: schema version: %w", err)
 	}
 	return v, nil
@@ -90,7 +148,7 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 // database at a well-defined version. The version is read inside the
 // (immediate, hence exclusive-for-writers) transaction: two processes
 // opening a fresh file at once cannot both apply the same step.
-func (s *Store) migrate(ctx context.Context, migs []string) error {
+func (s *Store) migrate(ctx context.Context, migs []migration) error {
 	for {
 		done, err := s.migrateStep(ctx, migs)
 		if err != nil || done {
@@ -99,7 +157,7 @@ func (s *Store) migrate(ctx context.Context, migs []string) error {
 	}
 }
 
-func (s *Store) migrateStep(ctx context.Context, migs []string) (done bool, err error) {
+func (s *Store) migrateStep(ctx context.Context, migs []migration) (done bool, err error) {
 	// Cheap check outside a write transaction: the common case is an
 	// up-to-date, marked store, and opening one must not queue behind a
 	// writer.
@@ -145,7 +203,7 @@ func (s *Store) migrateStep(ctx context.Context, migs []string) (done bool, err 
 		}
 	}
 	if v < len(migs) {
-		if _, err := tx.ExecContext(ctx, migs[v]); err != nil {
+		if _, err := tx.ExecContext(ctx, migs[v].sqlite); err != nil {
 			return false, fmt.Errorf("migrate schema to version %d: %w", v+1, err)
 		}
 		// PRAGMA takes no bound parameters; v is an int we computed.
@@ -163,12 +221,6 @@ func (s *Store) migrateStep(ctx context.Context, migs []string) (done bool, err 
 		return false, fmt.Errorf("migrate schema to version %d: %w", v+1, err)
 	}
 	return false, nil
-}
-
-// queryer is what versionAndMark reads through: the database or a
-// transaction.
-type queryer interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 func (s *Store) versionAndMark(ctx context.Context, q queryer) (version int, app uint32, err error) {

@@ -1,7 +1,8 @@
 // Package results is bootbench's results store: runs per board, clock
 // setting and repetition, with their metrics, boot-stage timings and the
-// byte-exact serial transcript, kept in a single SQLite file. It also renders
-// stored runs for people (tables) and for scripts (JSON).
+// byte-exact serial transcript, kept in a single SQLite file or, for a lab
+// of several bench hosts, in a PostgreSQL database they share. It also
+// renders stored runs for people (tables) and for scripts (JSON).
 package results
 
 import (
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"modernc.org/sqlite" // pure Go driver, so the host binary cross-compiles without cgo
 	sqlite3 "modernc.org/sqlite/lib"
@@ -134,24 +136,28 @@ type Filter struct {
 	Board    string
 	ClockMHz int
 	Status   string
+	// IDs, when set, selects only these runs.
+	IDs []RunID
 
 	// WithTranscript loads Transcript and RawOutput too. They are the bulk
 	// of the database, so listings leave them out unless asked.
 	WithTranscript bool
 }
 
-// Store is an open results database. It is safe for concurrent use, and
-// several Stores (or processes) may share one file.
+// Store is an open results database: a SQLite file or a PostgreSQL
+// database, the same to every caller. It is safe for concurrent use, and
+// several Stores (or processes, or hosts) may share one database.
 type Store struct {
 	db   *sql.DB
-	path string // the file named, for messages
+	eng  engine
+	path string // the file or URL named, for messages (a URL's password hidden)
 	// cleanup removes what reading an older store left behind (its
 	// upgraded copy); nil if nothing.
 	cleanup func()
 }
 
 // DefaultPath is where the results database lives when --db is not given:
-// $BOOTBENCH_DB, else $XDG_DATA_HOME/bootbench/results.db, else
+// $BOOTBENCH_DB (a file, or a postgres:// URL), else $XDG_DATA_HOME/bootbench/results.db, else
 // $HOME/.local/share/bootbench/results.db.
 func DefaultPath() string {
 	if p := os.Getenv("BOOTBENCH_DB"); p != "" {
@@ -287,11 +293,33 @@ func (r *Run) validate() error {
 // SaveRun stores r with its stages, metrics and transcript in one
 // transaction, so a run is either fully recorded or not at all. It records
 // the board on first sight. Storing an id twice is an error wrapping
-// ErrExists.
-func (s *Store) SaveRun(ctx context.Context, r *Run) (err error) {
+// ErrExists; storing imported input already stored under another run, one
+// wrapping ErrDuplicateInput, also when another process or host stored it
+// a moment earlier.
+func (s *Store) SaveRun(ctx context.Context, r *Run) error {
 	if err := r.validate(); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
+	err := s.saveRun(ctx, storable(r))
+	if err == nil {
+		return nil
+	}
+	switch s.eng.conflict(err) {
+	case ErrExists:
+		return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
+	case ErrDuplicateInput:
+		// Another writer committed the same input since the check in
+		// saveRun; name its run as that check would have.
+		prev, _ := s.RunByInputSHA256(ctx, r.InputSHA256)
+		if prev == r.ID {
+			return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
+		}
+		return fmt.Errorf("results: save run %s: %w as run %s", r.ID, ErrDuplicateInput, prev)
+	}
+	return err
+}
+
+func (s *Store) saveRun(ctx context.Context, r *Run) (err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
@@ -301,12 +329,18 @@ func (s *Store) SaveRun(ctx context.Context, r *Run) (err error) {
 			tx.Rollback()
 		}
 	}()
+	exec := func(query string, args ...any) error {
+		_, err := tx.ExecContext(ctx, s.eng.bind(query), args...)
+		return err
+	}
 
-	// Checked inside the (immediate) transaction so no other writer can
-	// slip the same id in between; gives a clean ErrExists instead of a
-	// driver-specific constraint message.
+	// Checked inside the transaction so that (on SQLite, whose write
+	// transactions are immediate) no other writer can slip the same id in
+	// between; gives a clean ErrExists instead of a driver-specific
+	// constraint message. On PostgreSQL a writer that commits the same id
+	// meanwhile makes the insert fail, and SaveRun says the same.
 	var exists bool
-	if err := tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?)`, r.ID).Scan(&exists); err != nil {
+	if err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?)`), r.ID).Scan(&exists); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
 	if exists {
@@ -318,11 +352,14 @@ func (s *Store) SaveRun(ctx context.Context, r *Run) (err error) {
 		seen = time.Now()
 	}
 	// first_seen keeps the earliest run; imports of old output may arrive
-	// after newer runs. The fixed-width layout makes min() on text correct.
-	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO boards(name, first_seen) VALUES(?, ?)
-		ON CONFLICT(name) DO UPDATE SET first_seen = min(first_seen, excluded.first_seen)`,
-		r.Board, formatTime(seen)); err != nil {
+	// after newer runs. The fixed-width layout makes < on text correct.
+	// Insert, then lower only if earlier: writers of one board's runs do
+	// not queue behind each other's board row unless they must.
+	first := formatTime(seen)
+	if err := exec(`INSERT INTO boards(name, first_seen) VALUES(?, ?) ON CONFLICT(name) DO NOTHING`, r.Board, first); err != nil {
+		return fmt.Errorf("results: save run %s: board: %w", r.ID, err)
+	}
+	if err := exec(`UPDATE boards SET first_seen = ? WHERE name = ? AND first_seen > ?`, first, r.Board, first); err != nil {
 		return fmt.Errorf("results: save run %s: board: %w", r.ID, err)
 	}
 
@@ -339,15 +376,19 @@ func (s *Store) SaveRun(ctx context.Context, r *Run) (err error) {
 		sum = r.InputSHA256
 		// Checked inside the transaction like the id, for a message that
 		// names the earlier run rather than a constraint failure.
-		var prev string
-		switch err := tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE input_sha256 = ?`, sum).Scan(&prev); {
+		var prev RunID
+		switch err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT id FROM runs WHERE input_sha256 = ?`), sum).Scan(&prev); {
+		case err == nil && prev == r.ID:
+			// Committed by another writer since the id was checked
+			// (PostgreSQL's transactions see each commit).
+			return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
 		case err == nil:
 			return fmt.Errorf("results: save run %s: %w as run %s", r.ID, ErrDuplicateInput, prev)
 		case !errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("results: save run %s: %w", r.ID, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `
+	if err := exec(`
 		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
 			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256,
 			clock_reported_mhz, clock_check)
@@ -358,20 +399,80 @@ func (s *Store) SaveRun(ctx context.Context, r *Run) (err error) {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
 
+	// Stages and metrics go in as multi-row inserts: on a database across
+	// the network every statement is a round trip.
+	stages := make([][]any, len(r.Stages))
 	for i, st := range r.Stages {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO stages(run, seq, name, seconds) VALUES(?, ?, ?, ?)`,
-			r.ID, i, st.Name, st.Duration.Seconds()); err != nil {
-			return fmt.Errorf("results: save run %s: stage %s: %w", r.ID, st.Name, err)
-		}
+		stages[i] = []any{r.ID, i, st.Name, st.Duration.Seconds()}
 	}
-	for _, m := range r.Metrics {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO metrics(run, name, unit, value) VALUES(?, ?, ?, ?)`,
-			r.ID, m.Name, m.Unit, m.Value); err != nil {
-			return fmt.Errorf("results: save run %s: metric %s: %w", r.ID, m.Name, err)
-		}
+	if err := insertRows(ctx, tx, s.eng, `INSERT INTO stages(run, seq, name, seconds) VALUES`, stages); err != nil {
+		return fmt.Errorf("results: save run %s: stages: %w", r.ID, err)
+	}
+	metrics := make([][]any, len(r.Metrics))
+	for i, m := range r.Metrics {
+		metrics[i] = []any{r.ID, m.Name, m.Unit, m.Value}
+	}
+	if err := insertRows(ctx, tx, s.eng, `INSERT INTO metrics(run, name, unit, value) VALUES`, metrics); err != nil {
+		return fmt.Errorf("results: save run %s: metrics: %w", r.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// storable is r as the store keeps it: its text valid UTF-8 without NUL
+// bytes. A board's console can put any byte into a failure reason or a
+// kernel name; PostgreSQL refuses such text outright, so both engines
+// store the same readable text (invalid bytes as U+FFFD), and the exact
+// bytes stay in the transcript and raw output, which are kept as bytes.
+func storable(r *Run) *Run {
+	c := *r
+	for _, p := range []*string{&c.Board, &c.Status, &c.Reason, &c.Bench, &c.Tool, &c.ToolVersion,
+		&c.ImageDigest, &c.Kernel, &c.Source, &c.InputSHA256, &c.ClockCheck} {
+		*p = cleanText(*p)
+	}
+	c.ID = RunID(cleanText(string(c.ID)))
+	if c.Hello != nil {
+		c.Hello = json.RawMessage(cleanText(string(c.Hello)))
+	}
+	c.Stages = make([]Stage, len(r.Stages))
+	for i, st := range r.Stages {
+		c.Stages[i] = Stage{cleanText(st.Name), st.Duration}
+	}
+	c.Metrics = make([]Metric, len(r.Metrics))
+	for i, m := range r.Metrics {
+		c.Metrics[i] = Metric{cleanText(m.Name), cleanText(m.Unit), m.Value}
+	}
+	return &c
+}
+
+func cleanText(s string) string {
+	if utf8.ValidString(s) && !strings.Contains(s, "\x00") {
+		return s
+	}
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
+}
+
+// rowsPerInsert bounds one multi-row insert well inside both databases'
+// limits on bound parameters (SQLite's 32766, PostgreSQL's 65535).
+const rowsPerInsert = 500
+
+// insertRows inserts rows (all of one width) with as few statements as
+// rowsPerInsert allows; insert is the statement up to VALUES.
+func insertRows(ctx context.Context, tx *sql.Tx, eng engine, insert string, rows [][]any) error {
+	for len(rows) > 0 {
+		n := min(len(rows), rowsPerInsert)
+		one := "(?" + strings.Repeat(", ?", len(rows[0])-1) + ")"
+		query := insert + " " + one + strings.Repeat(", "+one, n-1)
+		var args []any
+		for _, row := range rows[:n] {
+			args = append(args, row...)
+		}
+		if _, err := tx.ExecContext(ctx, eng.bind(query), args...); err != nil {
+			return err
+		}
+		rows = rows[n:]
 	}
 	return nil
 }
@@ -394,6 +495,12 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 		where = append(where, "r.status = ?")
 		args = append(args, f.Status)
 	}
+	if f.IDs != nil {
+		where = append(where, "r.id IN (NULL"+strings.Repeat(", ?", len(f.IDs))+")")
+		for _, id := range f.IDs {
+			args = append(args, id)
+		}
+	}
 	cond := ""
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
@@ -409,7 +516,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 // given hex sha256, or "" if there is none.
 func (s *Store) RunByInputSHA256(ctx context.Context, sum string) (RunID, error) {
 	var id RunID
-	err := s.db.QueryRowContext(ctx, `SELECT id FROM runs WHERE input_sha256 = ?`, sum).Scan(&id)
+	err := s.db.QueryRowContext(ctx, s.eng.bind(`SELECT id FROM runs WHERE input_sha256 = ?`), sum).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -419,10 +526,11 @@ func (s *Store) RunByInputSHA256(ctx context.Context, sum string) (RunID, error)
 	return id, nil
 }
 
-// IntegrityCheck runs SQLite's full integrity check and the foreign key
-// check, and reports the first problem found.
+// IntegrityCheck runs the store's consistency checks (on SQLite its full
+// integrity check and the foreign key check), and reports the first
+// problem found.
 func (s *Store) IntegrityCheck(ctx context.Context) error {
-	problems, err := integrityProblems(ctx, s.db)
+	problems, err := s.eng.problems(ctx, s.db)
 	if err != nil {
 		return fmt.Errorf("results: integrity check: %w", err)
 	}
@@ -449,11 +557,12 @@ func (s *Store) Run(ctx context.Context, id RunID) (*Run, error) {
 // their stages and metrics. It reads inside one read-only transaction so a
 // run saved meanwhile cannot show up half-loaded.
 func (s *Store) load(ctx context.Context, cond string, args []any, withTranscript bool) (runs []Run, err error) {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.db.BeginTx(ctx, s.eng.readTx())
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback() // read-only: nothing to commit
+	cond = s.eng.bind(cond)
 
 	blobs := "NULL, NULL"
 	if withTranscript {

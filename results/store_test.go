@@ -13,15 +13,11 @@ import (
 	"time"
 )
 
+// openTemp opens a fresh SQLite store, for the tests of what only SQLite
+// files have.
 func openTemp(t *testing.T) (*Store, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "sub", "results.db") // sub: Open must create it
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, path
+	return engineKinds[0].open(t)
 }
 
 var t0 = time.Date(2025, 3, 14, 15, 9, 26, 535897000, time.UTC)
@@ -73,99 +69,105 @@ func want(r *Run, withTranscript bool) Run {
 }
 
 func TestRoundTrip(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTemp(t)
-	in := sampleRun("r1", t0.In(time.FixedZone("CET", 3600)))
-	if err := s.SaveRun(ctx, in); err != nil {
-		t.Fatal(err)
-	}
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		s, _ := e.open(t)
+		in := sampleRun("r1", t0.In(time.FixedZone("CET", 3600)))
+		if err := s.SaveRun(ctx, in); err != nil {
+			t.Fatal(err)
+		}
 
-	got, err := s.Run(ctx, "r1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := want(in, true); !reflect.DeepEqual(*got, w) {
-		t.Errorf("Run:\n got %+v\nwant %+v", *got, w)
-	}
-
-	for _, with := range []bool{false, true} {
-		runs, err := s.Runs(ctx, Filter{WithTranscript: with})
+		got, err := s.Run(ctx, "r1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(runs) != 1 {
-			t.Fatalf("Runs(with=%v): %d runs, want 1", with, len(runs))
+		if w := want(in, true); !reflect.DeepEqual(*got, w) {
+			t.Errorf("Run:\n got %+v\nwant %+v", *got, w)
 		}
-		if w := want(in, with); !reflect.DeepEqual(runs[0], w) {
-			t.Errorf("Runs(with=%v):\n got %+v\nwant %+v", with, runs[0], w)
-		}
-	}
-}
 
-func TestRunNotFound(t *testing.T) {
-	s, _ := openTemp(t)
-	_, err := s.Run(context.Background(), "nope")
-	if !errors.Is(err, ErrNotFound) {
-		t.Fatalf("err = %v, want ErrNotFound", err)
-	}
-}
-
-func TestRunsFilterAndOrder(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTemp(t)
-	// Saved out of order, and with sub-second times that RFC3339Nano
-	// would render with different widths, to check chronological order.
-	specs := []struct {
-		id     string
-		board  string
-		clock  int
-		status string
-		at     time.Duration
-	}{
-		{"c", "rb450g", 800, StatusOK, 2 * time.Second},
-		{"a", "rb450g", 680, StatusOK, 1500 * time.Millisecond},
-		{"b", "rb450g", 680, StatusFailed, 1 * time.Second},
-		{"d", "qemu-arm64", 0, StatusOK, 3 * time.Second},
-	}
-	for _, sp := range specs {
-		r := sampleRun(sp.id, t0.Truncate(time.Second).Add(sp.at))
-		r.Board, r.ClockMHz, r.Status = sp.board, sp.clock, sp.status
-		if err := s.SaveRun(ctx, r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tests := []struct {
-		name string
-		f    Filter
-		want []string
-	}{
-		{"all", Filter{}, []string{"b", "a", "c", "d"}},
-		{"board", Filter{Board: "rb450g"}, []string{"b", "a", "c"}},
-		{"clock", Filter{Board: "rb450g", ClockMHz: 680}, []string{"b", "a"}},
-		{"status", Filter{Status: StatusOK}, []string{"a", "c", "d"}},
-		{"none", Filter{Board: "nope"}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			runs, err := s.Runs(ctx, tt.f)
+		for _, with := range []bool{false, true} {
+			runs, err := s.Runs(ctx, Filter{WithTranscript: with})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ids []string
-			for _, r := range runs {
-				ids = append(ids, string(r.ID))
-				if len(r.Metrics) != 3 || len(r.Stages) != 4 {
-					t.Errorf("run %s: %d metrics, %d stages; want 3, 4", r.ID, len(r.Metrics), len(r.Stages))
-				}
-				if r.Transcript != nil {
-					t.Errorf("run %s: transcript loaded without WithTranscript", r.ID)
-				}
+			if len(runs) != 1 {
+				t.Fatalf("Runs(with=%v): %d runs, want 1", with, len(runs))
 			}
-			if !reflect.DeepEqual(ids, tt.want) {
-				t.Errorf("ids = %v, want %v", ids, tt.want)
+			if w := want(in, with); !reflect.DeepEqual(runs[0], w) {
+				t.Errorf("Runs(with=%v):\n got %+v\nwant %+v", with, runs[0], w)
 			}
-		})
-	}
+		}
+	})
+}
+
+func TestRunNotFound(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		s, _ := e.open(t)
+		_, err := s.Run(context.Background(), "nope")
+		if !errors.Is(err, ErrNotFound) {
+			t.Fatalf("err = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func TestRunsFilterAndOrder(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		s, _ := e.open(t)
+		// Saved out of order, and with sub-second times that RFC3339Nano
+		// would render with different widths, to check chronological order.
+		specs := []struct {
+			id     string
+			board  string
+			clock  int
+			status string
+			at     time.Duration
+		}{
+			{"c", "rb450g", 800, StatusOK, 2 * time.Second},
+			{"a", "rb450g", 680, StatusOK, 1500 * time.Millisecond},
+			{"b", "rb450g", 680, StatusFailed, 1 * time.Second},
+			{"d", "qemu-arm64", 0, StatusOK, 3 * time.Second},
+		}
+		for _, sp := range specs {
+			r := sampleRun(sp.id, t0.Truncate(time.Second).Add(sp.at))
+			r.Board, r.ClockMHz, r.Status = sp.board, sp.clock, sp.status
+			if err := s.SaveRun(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tests := []struct {
+			name string
+			f    Filter
+			want []string
+		}{
+			{"all", Filter{}, []string{"b", "a", "c", "d"}},
+			{"board", Filter{Board: "rb450g"}, []string{"b", "a", "c"}},
+			{"clock", Filter{Board: "rb450g", ClockMHz: 680}, []string{"b", "a"}},
+			{"status", Filter{Status: StatusOK}, []string{"a", "c", "d"}},
+			{"none", Filter{Board: "nope"}, nil},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				runs, err := s.Runs(ctx, tt.f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []string
+				for _, r := range runs {
+					ids = append(ids, string(r.ID))
+					if len(r.Metrics) != 3 || len(r.Stages) != 4 {
+						t.Errorf("run %s: %d metrics, %d stages; want 3, 4", r.ID, len(r.Metrics), len(r.Stages))
+					}
+					if r.Transcript != nil {
+						t.Errorf("run %s: transcript loaded without WithTranscript", r.ID)
+					}
+				}
+				if !reflect.DeepEqual(ids, tt.want) {
+					t.Errorf("ids = %v, want %v", ids, tt.want)
+				}
+			})
+		}
+	})
 }
 
 func count(t *testing.T, s *Store, table string) int {
@@ -178,89 +180,95 @@ func count(t *testing.T, s *Store, table string) int {
 }
 
 func TestSaveRunAtomic(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTemp(t)
-	r := sampleRun("dup-metric", t0)
-	r.Board = "fresh-board"
-	r.Metrics = append(r.Metrics, Metric{"md5@16", "B/s", 1})
-	if err := s.SaveRun(ctx, r); err == nil {
-		t.Fatal("SaveRun with a duplicate metric name succeeded")
-	}
-	for _, table := range []string{"runs", "metrics", "stages", "boards"} {
-		if n := count(t, s, table); n != 0 {
-			t.Errorf("%s has %d rows after a failed save, want 0", table, n)
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		s, _ := e.open(t)
+		r := sampleRun("dup-metric", t0)
+		r.Board = "fresh-board"
+		r.Metrics = append(r.Metrics, Metric{"md5@16", "B/s", 1})
+		if err := s.SaveRun(ctx, r); err == nil {
+			t.Fatal("SaveRun with a duplicate metric name succeeded")
 		}
-	}
-	// The failed attempt must not block a correct save under the same id.
-	r.Metrics = r.Metrics[:len(r.Metrics)-1]
-	if err := s.SaveRun(ctx, r); err != nil {
-		t.Fatalf("save after failed attempt: %v", err)
-	}
+		for _, table := range []string{"runs", "metrics", "stages", "boards"} {
+			if n := count(t, s, table); n != 0 {
+				t.Errorf("%s has %d rows after a failed save, want 0", table, n)
+			}
+		}
+		// The failed attempt must not block a correct save under the same id.
+		r.Metrics = r.Metrics[:len(r.Metrics)-1]
+		if err := s.SaveRun(ctx, r); err != nil {
+			t.Fatalf("save after failed attempt: %v", err)
+		}
+	})
 }
 
 func TestSaveRunRejects(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTemp(t)
-	if err := s.SaveRun(ctx, sampleRun("x", t0)); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name   string
-		mutate func(*Run)
-		is     error
-	}{
-		{"duplicate id", func(r *Run) {}, ErrExists},
-		{"no id", func(r *Run) { r.ID = "" }, nil},
-		{"no board", func(r *Run) { r.ID, r.Board = "y", "" }, nil},
-		{"bad status", func(r *Run) { r.ID, r.Status = "y", "great" }, nil},
-		{"bad hello", func(r *Run) { r.ID, r.Hello = "y", json.RawMessage("{") }, nil},
-		{"nan", func(r *Run) { r.ID, r.Metrics = "y", []Metric{{"m", "B/s", nan()}} }, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := sampleRun("x", t0.Add(time.Hour))
-			r.Kernel = "other"
-			tt.mutate(r)
-			err := s.SaveRun(ctx, r)
-			if err == nil {
-				t.Fatal("SaveRun succeeded")
-			}
-			if tt.is != nil && !errors.Is(err, tt.is) {
-				t.Errorf("err = %v, want %v", err, tt.is)
-			}
-		})
-	}
-	// The original is untouched.
-	got, err := s.Run(ctx, "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Kernel != "6.1.0-31-amd64" || !got.Started.Equal(t0) {
-		t.Errorf("stored run changed: kernel %q started %v", got.Kernel, got.Started)
-	}
-	if n := count(t, s, "runs"); n != 1 {
-		t.Errorf("%d runs stored, want 1", n)
-	}
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		s, _ := e.open(t)
+		if err := s.SaveRun(ctx, sampleRun("x", t0)); err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			name   string
+			mutate func(*Run)
+			is     error
+		}{
+			{"duplicate id", func(r *Run) {}, ErrExists},
+			{"no id", func(r *Run) { r.ID = "" }, nil},
+			{"no board", func(r *Run) { r.ID, r.Board = "y", "" }, nil},
+			{"bad status", func(r *Run) { r.ID, r.Status = "y", "great" }, nil},
+			{"bad hello", func(r *Run) { r.ID, r.Hello = "y", json.RawMessage("{") }, nil},
+			{"nan", func(r *Run) { r.ID, r.Metrics = "y", []Metric{{"m", "B/s", nan()}} }, nil},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				r := sampleRun("x", t0.Add(time.Hour))
+				r.Kernel = "other"
+				tt.mutate(r)
+				err := s.SaveRun(ctx, r)
+				if err == nil {
+					t.Fatal("SaveRun succeeded")
+				}
+				if tt.is != nil && !errors.Is(err, tt.is) {
+					t.Errorf("err = %v, want %v", err, tt.is)
+				}
+			})
+		}
+		// The original is untouched.
+		got, err := s.Run(ctx, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Kernel != "6.1.0-31-amd64" || !got.Started.Equal(t0) {
+			t.Errorf("stored run changed: kernel %q started %v", got.Kernel, got.Started)
+		}
+		if n := count(t, s, "runs"); n != 1 {
+			t.Errorf("%d runs stored, want 1", n)
+		}
+	})
 }
 
 func nan() float64 { z := 0.0; return z / z }
 
 func TestBoardFirstSeen(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTemp(t)
-	// An import of older output arrives after a newer run.
-	for i, at := range []time.Time{t0, t0.Add(-time.Hour), t0.Add(time.Hour)} {
-		if err := s.SaveRun(ctx, sampleRun(fmt.Sprint(i), at)); err != nil {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		s, _ := e.open(t)
+		// An import of older output arrives after a newer run.
+		for i, at := range []time.Time{t0, t0.Add(-time.Hour), t0.Add(time.Hour)} {
+			if err := s.SaveRun(ctx, sampleRun(fmt.Sprint(i), at)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var first string
+		if err := s.db.QueryRow(`SELECT first_seen FROM boards WHERE name = 'qemu-x86_64'`).Scan(&first); err != nil {
 			t.Fatal(err)
 		}
-	}
-	var first string
-	if err := s.db.QueryRow(`SELECT first_seen FROM boards WHERE name = 'qemu-x86_64'`).Scan(&first); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := parseTime(first); !got.Equal(t0.Add(-time.Hour)) {
-		t.Errorf("first_seen = %s, want %s", first, t0.Add(-time.Hour))
-	}
+		if got, _ := parseTime(first); !got.Equal(t0.Add(-time.Hour)) {
+			t.Errorf("first_seen = %s, want %s", first, t0.Add(-time.Hour))
+		}
+	})
 }
 
 func TestDefaultPath(t *testing.T) {
@@ -288,110 +296,117 @@ func TestDefaultPath(t *testing.T) {
 }
 
 func TestMigrationsRunOnce(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "results.db")
-	// A later version appends a step; it must run exactly once however
-	// often the database is opened.
-	migs := append(append([]string(nil), migrations...),
-		`CREATE TABLE applied (n INTEGER); INSERT INTO applied VALUES (1);`)
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		path := e.fresh(t)
+		// A later version appends a step; it must run exactly once however
+		// often the database is opened.
+		step := `CREATE TABLE applied (n INTEGER); INSERT INTO applied VALUES (1);`
+		migs := append(append([]migration(nil), migrations...), migration{sqlite: step, postgres: step})
 
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, err := s.SchemaVersion(ctx); err != nil || v != len(migrations) {
-		t.Fatalf("SchemaVersion = %d, %v; want %d", v, err, len(migrations))
-	}
-	if err := s.SaveRun(ctx, sampleRun("kept", t0)); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-
-	for i := 0; i < 3; i++ {
-		s, err := openWith(path, migs)
-		if err != nil {
-			t.Fatalf("open %d: %v", i, err)
-		}
-		if v, err := s.SchemaVersion(ctx); err != nil || v != len(migs) {
-			t.Fatalf("open %d: SchemaVersion = %d, %v; want %d", i, v, err, len(migs))
-		}
-		if n := count(t, s, "applied"); n != 1 {
-			t.Errorf("open %d: migration applied %d times, want 1", i, n)
-		}
-		if _, err := s.Run(ctx, "kept"); err != nil {
-			t.Errorf("open %d: existing run lost: %v", i, err)
-		}
-		s.Close()
-	}
-
-	// The older binary refuses a database it does not understand rather
-	// than writing rows a newer schema might not expect.
-	if s, err := Open(path); err == nil {
-		s.Close()
-		t.Fatal("Open of a newer-schema database succeeded")
-	}
-}
-
-func TestConcurrentStores(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "results.db")
-
-	// Two Stores opening a fresh file at once race on the first migration.
-	stores := make([]*Store, 2)
-	errs := make([]error, 2)
-	var wg sync.WaitGroup
-	for i := range stores {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			stores[i], errs[i] = Open(path)
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("Open %d: %v", i, err)
-		}
-		defer stores[i].Close()
-	}
-
-	var mode string
-	if err := stores[0].db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
-		t.Fatalf("journal_mode = %q, %v; want wal", mode, err)
-	}
-
-	const perStore = 20
-	saveErrs := make(chan error, 2*perStore)
-	for i, s := range stores {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range perStore {
-				r := sampleRun(fmt.Sprintf("s%d-%02d", i, j), t0.Add(time.Duration(j)*time.Second))
-				saveErrs <- s.SaveRun(ctx, r)
-				// Interleave reads so readers and writers overlap.
-				if _, err := s.Runs(ctx, Filter{}); err != nil {
-					saveErrs <- err
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(saveErrs)
-	for err := range saveErrs {
-		if err != nil {
-			t.Error(err)
-		}
-	}
-	for i, s := range stores {
-		runs, err := s.Runs(ctx, Filter{})
+		s, err := Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(runs) != 2*perStore {
-			t.Errorf("store %d sees %d runs, want %d", i, len(runs), 2*perStore)
+		if v, err := s.SchemaVersion(ctx); err != nil || v != len(migrations) {
+			t.Fatalf("SchemaVersion = %d, %v; want %d", v, err, len(migrations))
 		}
-	}
+		if err := s.SaveRun(ctx, sampleRun("kept", t0)); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+
+		for i := 0; i < 3; i++ {
+			s, err := openWith(path, migs)
+			if err != nil {
+				t.Fatalf("open %d: %v", i, err)
+			}
+			if v, err := s.SchemaVersion(ctx); err != nil || v != len(migs) {
+				t.Fatalf("open %d: SchemaVersion = %d, %v; want %d", i, v, err, len(migs))
+			}
+			if n := count(t, s, "applied"); n != 1 {
+				t.Errorf("open %d: migration applied %d times, want 1", i, n)
+			}
+			if _, err := s.Run(ctx, "kept"); err != nil {
+				t.Errorf("open %d: existing run lost: %v", i, err)
+			}
+			s.Close()
+		}
+
+		// The older binary refuses a database it does not understand rather
+		// than writing rows a newer schema might not expect.
+		if s, err := Open(path); err == nil {
+			s.Close()
+			t.Fatal("Open of a newer-schema database succeeded")
+		}
+	})
+}
+
+func TestConcurrentStores(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		path := e.fresh(t)
+
+		// Two Stores opening a fresh store at once race on the first
+		// migration: SQLite's write lock, PostgreSQL's advisory lock.
+		stores := make([]*Store, 2)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i := range stores {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				stores[i], errs[i] = Open(path)
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("Open %d: %v", i, err)
+			}
+			defer stores[i].Close()
+		}
+
+		if e.name == "sqlite" {
+			var mode string
+			if err := stores[0].db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+				t.Fatalf("journal_mode = %q, %v; want wal", mode, err)
+			}
+		}
+
+		const perStore = 20
+		saveErrs := make(chan error, 2*perStore)
+		for i, s := range stores {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range perStore {
+					r := sampleRun(fmt.Sprintf("s%d-%02d", i, j), t0.Add(time.Duration(j)*time.Second))
+					saveErrs <- s.SaveRun(ctx, r)
+					// Interleave reads so readers and writers overlap.
+					if _, err := s.Runs(ctx, Filter{}); err != nil {
+						saveErrs <- err
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(saveErrs)
+		for err := range saveErrs {
+			if err != nil {
+				t.Error(err)
+			}
+		}
+		for i, s := range stores {
+			runs, err := s.Runs(ctx, Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) != 2*perStore {
+				t.Errorf("store %d sees %d runs, want %d", i, len(runs), 2*perStore)
+			}
+		}
+	})
 }
 
 func TestOpenCreatesDir(t *testing.T) {
@@ -415,4 +430,120 @@ func TestOpenOddPath(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestSaveRunRace: writers storing the same run id, or the same imported
+// input under different ids, at the same moment through different Stores:
+// one wins, every other gets ErrExists or ErrDuplicateInput, and nothing
+// is stored twice or half.
+func TestSaveRunRace(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		path := e.fresh(t)
+		const writers = 6
+		stores := make([]*Store, writers)
+		for i := range stores {
+			s, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			stores[i] = s
+		}
+		race := func(what string, run func(i int) *Run, lose error) {
+			t.Helper()
+			errs := make([]error, writers)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i, s := range stores {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					errs[i] = s.SaveRun(ctx, run(i))
+				}()
+			}
+			close(start)
+			wg.Wait()
+			won := 0
+			for _, err := range errs {
+				switch {
+				case err == nil:
+					won++
+				case !errors.Is(err, lose):
+					t.Errorf("%s: %v, want %v", what, err, lose)
+				}
+			}
+			if won != 1 {
+				t.Errorf("%s: %d writers stored it, want 1", what, won)
+			}
+		}
+		race("same id", func(i int) *Run {
+			r := sampleRun("same", t0)
+			r.Kernel = fmt.Sprint("writer ", i)
+			return r
+		}, ErrExists)
+		race("same input", func(i int) *Run {
+			r := sampleRun(fmt.Sprintf("input-%d", i), t0)
+			r.InputSHA256 = InputSHA256([]byte("the same output"))
+			return r
+		}, ErrDuplicateInput)
+		for table, want := range map[string]int{"runs": 2, "metrics": 6, "stages": 8, "boards": 1} {
+			if n := count(t, stores[0], table); n != want {
+				t.Errorf("%s holds %d rows, want %d", table, n, want)
+			}
+		}
+	})
+}
+
+// TestSaveRunText: text a board's console put into a run (any byte, NUL
+// included) is stored by every engine, the same way: valid UTF-8 with
+// U+FFFD for what was not. The transcript keeps the exact bytes.
+func TestSaveRunText(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		s, _ := e.open(t)
+		in := sampleRun("noisy", t0)
+		in.Reason = "kernel-panic: \xff\xfeVFS: Unable to mount root\x00fs"
+		in.Kernel = "6.1.0-\xc3"
+		in.Hello = json.RawMessage("{\"cpu\":\"MIPS \xe9 24Kc\"}")
+		in.Transcript = []byte("\x00\xff\xfe raw bytes \r\n")
+		if err := s.SaveRun(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Run(ctx, "noisy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Reason != "kernel-panic: \uFFFDVFS: Unable to mount root\uFFFDfs" || got.Kernel != "6.1.0-\uFFFD" ||
+			string(got.Hello) != "{\"cpu\":\"MIPS \uFFFD 24Kc\"}" || string(got.Transcript) != string(in.Transcript) {
+			t.Errorf("stored reason %q kernel %q hello %s transcript %q", got.Reason, got.Kernel, got.Hello, got.Transcript)
+		}
+	})
+}
+
+// TestRunsOrderBytewise: runs that started together are listed by id
+// byte by byte, whatever the database's locale would say (the test
+// cluster's databases sort "a" before "B").
+func TestRunsOrderBytewise(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		s, _ := e.open(t)
+		for _, id := range []string{"a-2", "_x", "B-10", "a-10", "Z"} {
+			if err := s.SaveRun(ctx, sampleRun(id, t0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runs, err := s.Runs(ctx, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range runs {
+			ids = append(ids, string(r.ID))
+		}
+		if want := []string{"B-10", "Z", "_x", "a-10", "a-2"}; !reflect.DeepEqual(ids, want) {
+			t.Errorf("order %v, want %v", ids, want)
+		}
+	})
 }

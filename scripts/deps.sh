@@ -27,8 +27,12 @@ fi
 # pair), pdudaemon (a real PDU daemon driving the board's power),
 # dnsmasq-base (a rival DHCP server on the bench segment; the binary only,
 # no host-wide service).
+# postgresql: the shared results store's tests start their own throwaway
+# cluster with its initdb and server (/usr/lib/postgresql/*/bin), on a unix
+# socket in a temporary directory; they never use the package's own
+# cluster, which Debian creates on install.
 missing=()
-for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon; do
+for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -187,87 +187,89 @@ func TestImportMREra(t *testing.T) {
 
 // TestShowRaw: the benchmark's output comes back byte for byte.
 func TestShowRaw(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "r.db")
-	// CRLF, a trailing line without newline and bytes that are not UTF-8
-	// must all survive.
-	data, err := os.ReadFile(rb450Fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	capture := append([]byte("\xff\xfe console noise\r\n"), data...)
-	capture = append(capture, []byte("[  12.345] reboot: Power down")...)
-	f := filepath.Join(dir, "capture.txt")
-	os.WriteFile(f, capture, 0o644)
-	r := bootbench(t, db, "import", "--board", "rb450", "--clock", "300", f)
-	lines := importedLines(t, r.stdout)
-	if r.code != 0 || len(lines) != 1 {
-		t.Fatalf("import: exit %d: %s", r.code, r.stderr)
-	}
-	raw := bootbench(t, db, "results", "show", lines[0].id, "--raw")
-	if raw.code != 0 || raw.stdout != string(capture) || raw.stderr != "" {
-		t.Errorf("show --raw: exit %d, %d bytes, stderr %q; want the %d bytes imported", raw.code, len(raw.stdout), raw.stderr, len(capture))
-	}
+	eachStore(t, func(t *testing.T, db string) {
+		dir := t.TempDir()
+		// CRLF, a trailing line without newline and bytes that are not UTF-8
+		// must all survive.
+		data, err := os.ReadFile(rb450Fixture)
+		if err != nil {
+			t.Fatal(err)
+		}
+		capture := append([]byte("\xff\xfe console noise\r\n"), data...)
+		capture = append(capture, []byte("[  12.345] reboot: Power down")...)
+		f := filepath.Join(dir, "capture.txt")
+		os.WriteFile(f, capture, 0o644)
+		r := bootbench(t, db, "import", "--board", "rb450", "--clock", "300", f)
+		lines := importedLines(t, r.stdout)
+		if r.code != 0 || len(lines) != 1 {
+			t.Fatalf("import: exit %d: %s", r.code, r.stderr)
+		}
+		raw := bootbench(t, db, "results", "show", lines[0].id, "--raw")
+		if raw.code != 0 || raw.stdout != string(capture) || raw.stderr != "" {
+			t.Errorf("show --raw: exit %d, %d bytes, stderr %q; want the %d bytes imported", raw.code, len(raw.stdout), raw.stderr, len(capture))
+		}
+	})
 }
 
 // TestCompareSettingsCLI: the seed thread's question, RB450 at 300 MHz
 // against RB450G at 680 MHz, while the store also holds RB450G runs at
 // 800 MHz: exactly those two settings are compared, in text and JSON.
 func TestCompareSettingsCLI(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "r.db")
-	for _, imp := range [][]string{
-		{"rb450", "300", rb450Fixture},
-		{"rb450g", "680", "testdata/openssl-0.9.8k-rb450g-680mhz.txt"},
-		{"rb450g", "800", "testdata/openssl-0.9.8k-rb450g-800mhz.txt"},
-	} {
-		if r := bootbench(t, db, "import", "--board", imp[0], "--clock", imp[1], imp[2]); r.code != 0 {
-			t.Fatalf("import %v: %s", imp, r.stderr)
-		}
-	}
-	for _, args := range [][]string{
-		{"--boards", "rb450@300,rb450g@680"},
-		{"--board", "rb450", "--boards", "rb450g@680"},
-		{"--baseline", "rb450@300", "--boards", "rb450g@680"},
-	} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			base := append([]string{"results", "compare", "--by", "board"}, args...)
-			r := bootbench(t, db, append(base, "--format", "json")...)
-			if r.code != 0 {
-				t.Fatalf("exit %d: %s", r.code, r.stderr)
+	eachStore(t, func(t *testing.T, db string) {
+		for _, imp := range [][]string{
+			{"rb450", "300", rb450Fixture},
+			{"rb450g", "680", "testdata/openssl-0.9.8k-rb450g-680mhz.txt"},
+			{"rb450g", "800", "testdata/openssl-0.9.8k-rb450g-800mhz.txt"},
+		} {
+			if r := bootbench(t, db, "import", "--board", imp[0], "--clock", imp[1], imp[2]); r.code != 0 {
+				t.Fatalf("import %v: %s", imp, r.stderr)
 			}
-			var c struct {
-				Comparisons []struct {
-					Baseline, Candidate struct {
-						Board    string
-						ClockMHz int `json:"clock_mhz"`
-						Runs     int
-					}
-					Metrics []struct {
-						Name                string
-						Baseline, Candidate float64
+		}
+		for _, args := range [][]string{
+			{"--boards", "rb450@300,rb450g@680"},
+			{"--board", "rb450", "--boards", "rb450g@680"},
+			{"--baseline", "rb450@300", "--boards", "rb450g@680"},
+		} {
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				base := append([]string{"results", "compare", "--by", "board"}, args...)
+				r := bootbench(t, db, append(base, "--format", "json")...)
+				if r.code != 0 {
+					t.Fatalf("exit %d: %s", r.code, r.stderr)
+				}
+				var c struct {
+					Comparisons []struct {
+						Baseline, Candidate struct {
+							Board    string
+							ClockMHz int `json:"clock_mhz"`
+							Runs     int
+						}
+						Metrics []struct {
+							Name                string
+							Baseline, Candidate float64
+						}
 					}
 				}
-			}
-			if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
-				t.Fatal(err)
-			}
-			if len(c.Comparisons) != 1 {
-				t.Fatalf("%d comparisons, want 1:\n%s", len(c.Comparisons), r.stdout)
-			}
-			cmp := c.Comparisons[0]
-			if cmp.Baseline.Board != "rb450" || cmp.Baseline.ClockMHz != 300 || cmp.Candidate.Board != "rb450g" || cmp.Candidate.ClockMHz != 680 ||
-				cmp.Baseline.Runs != 1 || cmp.Candidate.Runs != 1 || len(cmp.Metrics) != 1 ||
-				cmp.Metrics[0].Baseline != 3849560 || cmp.Metrics[0].Candidate != 8730280 {
-				t.Errorf("compared %+v", cmp)
-			}
-			txt := bootbench(t, db, base...)
-			if txt.code != 0 {
-				t.Fatalf("text: exit %d: %s", txt.code, txt.stderr)
-			}
-			golden(t, "compare-rb450-300-rb450g-680.txt", []byte(txt.stdout))
-		})
-	}
-	// Without a clock, RB450G's two settings are not mixed.
-	r := bootbench(t, db, "results", "compare", "--by", "board", "--boards", "rb450,rb450g")
-	oneLine(t, r, 2, "rb450g has runs at 680, 800 MHz; pick one clock setting, e.g. rb450g@680")
+				if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
+					t.Fatal(err)
+				}
+				if len(c.Comparisons) != 1 {
+					t.Fatalf("%d comparisons, want 1:\n%s", len(c.Comparisons), r.stdout)
+				}
+				cmp := c.Comparisons[0]
+				if cmp.Baseline.Board != "rb450" || cmp.Baseline.ClockMHz != 300 || cmp.Candidate.Board != "rb450g" || cmp.Candidate.ClockMHz != 680 ||
+					cmp.Baseline.Runs != 1 || cmp.Candidate.Runs != 1 || len(cmp.Metrics) != 1 ||
+					cmp.Metrics[0].Baseline != 3849560 || cmp.Metrics[0].Candidate != 8730280 {
+					t.Errorf("compared %+v", cmp)
+				}
+				txt := bootbench(t, db, base...)
+				if txt.code != 0 {
+					t.Fatalf("text: exit %d: %s", txt.code, txt.stderr)
+				}
+				golden(t, "compare-rb450-300-rb450g-680.txt", []byte(txt.stdout))
+			})
+		}
+		// Without a clock, RB450G's two settings are not mixed.
+		r := bootbench(t, db, "results", "compare", "--by", "board", "--boards", "rb450,rb450g")
+		oneLine(t, r, 2, "rb450g has runs at 680, 800 MHz; pick one clock setting, e.g. rb450g@680")
+	})
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/internal/pgtest"
 )
 
 // The end-to-end tests run the bootbench binary the way a user does, against
@@ -37,6 +39,7 @@ func TestMain(m *testing.M) {
 	}
 	code := 1
 	defer func() {
+		pgtest.StopShared()
 		os.RemoveAll(dir)
 		os.Exit(code)
 	}()

@@ -47,7 +47,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 }
 
 func dbFlag(fs *flag.FlagSet) *string {
-	return fs.String("db", "", "results store (default $BOOTBENCH_DB, else $XDG_DATA_HOME/bootbench/results.db)")
+	return fs.String("db", "", "results store: a file, or postgres://USER@HOST/DATABASE (default $BOOTBENCH_DB, else $XDG_DATA_HOME/bootbench/results.db)")
 }
 
 // noArgs refuses positional arguments to a command that takes none, so a
@@ -66,11 +66,14 @@ func storePath(path string) string {
 	return path
 }
 
+// The openStore functions return the store and its name for messages: the
+// path, or the URL with its password hidden.
+
 // openStore opens the results store for writing, creating it if needed.
 func openStore(path string) (*results.Store, string, error) {
 	path = storePath(path)
 	s, err := results.Open(path)
-	return s, path, storeErr(err)
+	return s, results.DisplayName(path), storeErr(err)
 }
 
 // openStoreChecked is openStore for commands that must not write into a
@@ -78,7 +81,7 @@ func openStore(path string) (*results.Store, string, error) {
 func openStoreChecked(path string) (*results.Store, string, error) {
 	path = storePath(path)
 	s, err := results.OpenChecked(path)
-	return s, path, storeErr(err)
+	return s, results.DisplayName(path), storeErr(err)
 }
 
 // openStoreReadOnly opens the results store for reading: it never creates
@@ -86,7 +89,7 @@ func openStoreChecked(path string) (*results.Store, string, error) {
 func openStoreReadOnly(path string) (*results.Store, string, error) {
 	path = storePath(path)
 	s, err := results.OpenReadOnly(path)
-	return s, path, storeErr(err)
+	return s, results.DisplayName(path), storeErr(err)
 }
 
 // storeErr makes a store that cannot be used as given (missing for a

@@ -63,52 +63,53 @@ func openTestStore(t *testing.T, db string) *results.Store {
 // TestImportRB450 imports the published RB450 output: every figure is
 // stored with the openssl version that printed it and the bytes as read.
 func TestImportRB450(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "r.db")
-	r := bootbench(t, db, "import", "--board", "rb450", "--clock", "300", rb450Fixture)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	lines := importedLines(t, r.stdout)
-	data, err := os.ReadFile(rb450Fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := parse.Auto(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(lines) != 1 || lines[0].file != rb450Fixture || lines[0].metrics != len(want.Metrics) {
-		t.Fatalf("output %q: want one line for %s with %d metrics", r.stdout, rb450Fixture, len(want.Metrics))
-	}
-
-	s := openTestStore(t, db)
-	run, err := s.Run(context.Background(), results.RunID(lines[0].id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(rb450Fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if run.Board != "rb450" || run.ClockMHz != 300 || run.Status != results.StatusOK ||
-		run.Bench != "openssl" || run.Tool != "openssl" || run.ToolVersion != "0.9.8k" ||
-		run.Source != "import:openssl-0.9.8k-rb450-300mhz.txt" || run.InputSHA256 != results.InputSHA256(data) ||
-		!run.Started.Equal(fi.ModTime()) || string(run.RawOutput) != string(data) {
-		t.Errorf("stored run: board %s clock %d status %s bench %s tool %s %s source %s started %v, raw output %d bytes",
-			run.Board, run.ClockMHz, run.Status, run.Bench, run.Tool, run.ToolVersion, run.Source, run.Started, len(run.RawOutput))
-	}
-	got := map[string]results.Metric{}
-	for _, m := range run.Metrics {
-		got[m.Name] = m
-	}
-	if len(got) != len(want.Metrics) {
-		t.Errorf("%d metrics stored, want %d", len(got), len(want.Metrics))
-	}
-	for _, m := range want.Metrics {
-		if g := got[m.Name]; g.Unit != m.Unit || g.Value != m.Value {
-			t.Errorf("metric %s = %v %s, want %v %s", m.Name, g.Value, g.Unit, m.Value, m.Unit)
+	eachStore(t, func(t *testing.T, db string) {
+		r := bootbench(t, db, "import", "--board", "rb450", "--clock", "300", rb450Fixture)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}
-	}
+		lines := importedLines(t, r.stdout)
+		data, err := os.ReadFile(rb450Fixture)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := parse.Auto(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lines) != 1 || lines[0].file != rb450Fixture || lines[0].metrics != len(want.Metrics) {
+			t.Fatalf("output %q: want one line for %s with %d metrics", r.stdout, rb450Fixture, len(want.Metrics))
+		}
+
+		s := openTestStore(t, db)
+		run, err := s.Run(context.Background(), results.RunID(lines[0].id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(rb450Fixture)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Board != "rb450" || run.ClockMHz != 300 || run.Status != results.StatusOK ||
+			run.Bench != "openssl" || run.Tool != "openssl" || run.ToolVersion != "0.9.8k" ||
+			run.Source != "import:openssl-0.9.8k-rb450-300mhz.txt" || run.InputSHA256 != results.InputSHA256(data) ||
+			!run.Started.Equal(fi.ModTime()) || string(run.RawOutput) != string(data) {
+			t.Errorf("stored run: board %s clock %d status %s bench %s tool %s %s source %s started %v, raw output %d bytes",
+				run.Board, run.ClockMHz, run.Status, run.Bench, run.Tool, run.ToolVersion, run.Source, run.Started, len(run.RawOutput))
+		}
+		got := map[string]results.Metric{}
+		for _, m := range run.Metrics {
+			got[m.Name] = m
+		}
+		if len(got) != len(want.Metrics) {
+			t.Errorf("%d metrics stored, want %d", len(got), len(want.Metrics))
+		}
+		for _, m := range want.Metrics {
+			if g := got[m.Name]; g.Unit != m.Unit || g.Value != m.Value {
+				t.Errorf("metric %s = %v %s, want %v %s", m.Name, g.Value, g.Unit, m.Value, m.Unit)
+			}
+		}
+	})
 }
 
 // TestImportRefuses checks that import stores nothing from an invocation it
@@ -191,57 +192,58 @@ func TestImportUsage(t *testing.T) {
 // TestImportThenCompare imports the published RB450G figures at 680 and
 // 800 MHz and compares them: DESIGN.md's example, end to end.
 func TestImportThenCompare(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "r.db")
-	for _, clock := range []string{"680", "800"} {
-		r := bootbench(t, db, "import", "--board", "rb450g", "--clock", clock,
-			"testdata/openssl-0.9.8k-rb450g-"+clock+"mhz.txt")
+	eachStore(t, func(t *testing.T, db string) {
+		for _, clock := range []string{"680", "800"} {
+			r := bootbench(t, db, "import", "--board", "rb450g", "--clock", clock,
+				"testdata/openssl-0.9.8k-rb450g-"+clock+"mhz.txt")
+			if r.code != 0 {
+				t.Fatalf("import at %s MHz: exit %d: %s", clock, r.code, r.stderr)
+			}
+		}
+		r := bootbench(t, db, "results", "compare", "--board", "rb450g", "--by", "clock", "--format", "json")
 		if r.code != 0 {
-			t.Fatalf("import at %s MHz: exit %d: %s", clock, r.code, r.stderr)
+			t.Fatalf("compare: exit %d: %s", r.code, r.stderr)
 		}
-	}
-	r := bootbench(t, db, "results", "compare", "--board", "rb450g", "--by", "clock", "--format", "json")
-	if r.code != 0 {
-		t.Fatalf("compare: exit %d: %s", r.code, r.stderr)
-	}
-	var c struct {
-		Board, By string
-		Baseline  struct {
-			ClockMHz int `json:"clock_mhz"`
-		}
-		Comparisons []struct {
-			Candidate struct {
+		var c struct {
+			Board, By string
+			Baseline  struct {
 				ClockMHz int `json:"clock_mhz"`
 			}
-			ClockRatio float64 `json:"clock_ratio"`
-			Metrics    []map[string]any
+			Comparisons []struct {
+				Candidate struct {
+					ClockMHz int `json:"clock_mhz"`
+				}
+				ClockRatio float64 `json:"clock_ratio"`
+				Metrics    []map[string]any
+			}
 		}
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
-		t.Fatalf("compare JSON: %v\n%s", err, r.stdout)
-	}
-	if c.Board != "rb450g" || c.By != "clock" || c.Baseline.ClockMHz != 680 || len(c.Comparisons) != 1 ||
-		c.Comparisons[0].Candidate.ClockMHz != 800 || c.Comparisons[0].ClockRatio != 1.1765 || len(c.Comparisons[0].Metrics) != 1 {
-		t.Fatalf("compare JSON:\n%s", r.stdout)
-	}
-	m := c.Comparisons[0].Metrics[0]
-	want := map[string]any{
-		"name": "aes-128-cbc@1024", "unit": "B/s", "baseline": 8730280.0, "candidate": 10272090.0,
-		"n_baseline": 1.0, "n_candidate": 1.0, "ratio": 1.1766, "scaling_efficiency": 1.0001,
-		"ci_low": nil, "ci_high": nil, "p_value": nil,
-	}
-	for k, v := range want {
-		if g, ok := m[k]; !ok || g != v {
-			t.Errorf("%s = %v, want %v", k, g, v)
+		if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
+			t.Fatalf("compare JSON: %v\n%s", err, r.stdout)
 		}
-	}
-	if v, _ := m["verdict"].(string); !strings.HasPrefix(v, "n<4: 1 vs 1 runs") {
-		t.Errorf("verdict %q: want n<4 saying there is one run a side", v)
-	}
+		if c.Board != "rb450g" || c.By != "clock" || c.Baseline.ClockMHz != 680 || len(c.Comparisons) != 1 ||
+			c.Comparisons[0].Candidate.ClockMHz != 800 || c.Comparisons[0].ClockRatio != 1.1765 || len(c.Comparisons[0].Metrics) != 1 {
+			t.Fatalf("compare JSON:\n%s", r.stdout)
+		}
+		m := c.Comparisons[0].Metrics[0]
+		want := map[string]any{
+			"name": "aes-128-cbc@1024", "unit": "B/s", "baseline": 8730280.0, "candidate": 10272090.0,
+			"n_baseline": 1.0, "n_candidate": 1.0, "ratio": 1.1766, "scaling_efficiency": 1.0001,
+			"ci_low": nil, "ci_high": nil, "p_value": nil,
+		}
+		for k, v := range want {
+			if g, ok := m[k]; !ok || g != v {
+				t.Errorf("%s = %v, want %v", k, g, v)
+			}
+		}
+		if v, _ := m["verdict"].(string); !strings.HasPrefix(v, "n<4: 1 vs 1 runs") {
+			t.Errorf("verdict %q: want n<4 saying there is one run a side", v)
+		}
 
-	r = bootbench(t, db, "results", "compare", "--board", "rb450g", "--by", "clock")
-	if r.code != 0 || !strings.Contains(r.stdout, "rb450g: 680 MHz (baseline, 1 run) vs 800 MHz (1 run), clock ratio 1.1765") {
-		t.Errorf("compare text: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
+		r = bootbench(t, db, "results", "compare", "--board", "rb450g", "--by", "clock")
+		if r.code != 0 || !strings.Contains(r.stdout, "rb450g: 680 MHz (baseline, 1 run) vs 800 MHz (1 run), clock ratio 1.1765") {
+			t.Errorf("compare text: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
 }
 
 func TestCompareUsage(t *testing.T) {

@@ -27,6 +27,7 @@ Usage:
   bootbench results compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...]
                     [--baseline [BOARD]@MHZ] [--clock MHZ] [--format text|json]
   bootbench results export --format openwrt|csv|json|gobench|html [--board NAME] [--clock MHZ] [-o OUT]
+  bootbench results push --to postgres://USER@HOST/DATABASE [--board NAME]   # copy runs to a shared store
   bootbench boards  list | show NAME
   bootbench image   build --arch GOARCH [--bench speed|openssl|NAME] [--bench-cmd "..."] [--add HOST:IMG]...
                     [--sysroot DIR] [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--kernel FILE] [--ram MIB] -o OUT
@@ -34,7 +35,8 @@ Usage:
 
 Run 'bootbench COMMAND --help' for a command's flags.
 
-The results store is --db, else $BOOTBENCH_DB, else $XDG_DATA_HOME/bootbench/results.db.
+The results store is --db, else $BOOTBENCH_DB, else $XDG_DATA_HOME/bootbench/results.db:
+a file, or a store shared by several bench hosts, postgres://USER@HOST/DATABASE.
 Exit status: 0 success, 1 a failed run, 2 bad usage or input, 130 interrupted.
 `
 

@@ -14,7 +14,7 @@ import (
 
 func cmdResults(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usageErr("results: say list, show RUN, compare, export or check (see 'bootbench help')")
+		return usageErr("results: say list, show RUN, compare, export, check or push (see 'bootbench help')")
 	}
 	switch args[0] {
 	case "list":
@@ -27,8 +27,10 @@ func cmdResults(ctx context.Context, args []string) error {
 		return cmdResultsExport(ctx, args[1:])
 	case "check":
 		return cmdResultsCheck(ctx, args[1:])
+	case "push":
+		return cmdResultsPush(ctx, args[1:])
 	}
-	return usageErr("results: unknown subcommand %q (list, show, compare, export, check)", args[0])
+	return usageErr("results: unknown subcommand %q (list, show, compare, export, check, push)", args[0])
 }
 
 const listSynopsis = "results list [--board NAME] [--db PATH]"
@@ -189,11 +191,13 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 const checkSynopsis = "results check [--db PATH]"
 
 // cmdResultsCheck runs SQLite's integrity and foreign key checks over the
-// store, without writing to it.
+// store (in PostgreSQL, the store's consistency checks), without writing
+// to it.
 func cmdResultsCheck(ctx context.Context, args []string) error {
 	fs := newFlags("results check", checkSynopsis+"\n\n"+
-		"Checks the results store with SQLite's integrity and foreign key checks,\n"+
-		"reading only. Exit status 1 when it finds problems, listed one a line.")
+		"Checks the results store with SQLite's integrity and foreign key checks\n"+
+		"(a store in PostgreSQL: that its rows keep bootbench's promises), reading\n"+
+		"only. Exit status 1 when it finds problems, listed one a line.")
 	db := dbFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -201,8 +205,9 @@ func cmdResultsCheck(ctx context.Context, args []string) error {
 	if err := noArgs(fs, checkSynopsis); err != nil {
 		return err
 	}
-	path := storePath(*db)
-	rep, err := results.Check(ctx, path)
+	raw := storePath(*db)
+	path := results.DisplayName(raw)
+	rep, err := results.Check(ctx, raw)
 	if err != nil {
 		return storeErr(err)
 	}
@@ -212,6 +217,9 @@ func cmdResultsCheck(ctx context.Context, args []string) error {
 	}
 	for _, p := range rep.Problems {
 		fmt.Println(p)
+	}
+	if results.IsURL(raw) {
+		return fmt.Errorf("results store %s fails its consistency check (%d problems, listed above): the rows named break what bootbench expects of them; restore them from a backup, or remove them", path, len(rep.Problems))
 	}
 	return fmt.Errorf("results store %s fails its integrity check (%d problems, listed above): export what still reads (bootbench results export --format json --db %s), then move the file away", path, len(rep.Problems), path)
 }
