@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -62,18 +61,8 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	f, err := h.root.Open(name)
-	var st fs.FileInfo
-	if err == nil {
-		st, err = f.Stat()
-		if err == nil && !st.Mode().IsRegular() {
-			err = fs.ErrNotExist
-		}
-	}
+	f, st, err := openRegular(h.root, name)
 	if err != nil {
-		if f != nil {
-			f.Close()
-		}
 		// Generic answers: never a host path in an error.
 		http.Error(w, "not found", http.StatusNotFound)
 		ev.Kind, ev.Err, ev.Time = "http-error", errNotFound, time.Now()

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"os"
 	"strings"
@@ -93,16 +92,9 @@ func (t *TFTP) open(name string) (*os.File, error) {
 	if clean == "" {
 		return nil, errNotFound
 	}
-	f, err := t.root.Open(clean)
+	f, _, err := openRegular(t.root, clean)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errNotFound
-		}
-		return nil, errAccess
-	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, errNotFound
+		return nil, err
 	}
 	return f, nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pin/tftp/v3"
+	"golang.org/x/sys/unix"
 )
 
 func startTFTP(t *testing.T, dir string) (addr string, events func() []Event) {
@@ -112,5 +113,50 @@ func TestTFTPRefusesWrite(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "upload")); err == nil {
 		t.Fatal("file written into the root")
+	}
+}
+
+// TestTFTPNonRegularFiles: a FIFO in the served tree (or a link to one)
+// must be refused at once. Opened for reading, a FIFO without a writer
+// blocks forever, and the server's Shutdown waits for that transfer.
+func TestTFTPNonRegularFiles(t *testing.T) {
+	root := t.TempDir()
+	if err := unix.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink("fifo", filepath.Join(root, "to-fifo"))
+	if err := unix.Mknod(filepath.Join(root, "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Logf("no character device in the test (%v)", err)
+	}
+	srv, err := NewTFTP(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() { srv.Serve(conn); close(served) }()
+
+	for _, name := range []string{"fifo", "to-fifo", "null"} {
+		c, _ := tftp.NewClient(conn.LocalAddr().String())
+		c.SetTimeout(2 * time.Second)
+		c.SetRetries(1)
+		start := time.Now()
+		wt, err := c.Receive(name, "octet")
+		if err == nil {
+			_, err = wt.WriteTo(io.Discard)
+		}
+		if err == nil || !strings.Contains(err.Error(), "file not found") {
+			t.Errorf("%s: %v after %.1fs, want file not found at once", name, err, time.Since(start).Seconds())
+		}
+	}
+	stopped := make(chan struct{})
+	go func() { srv.Shutdown(); <-served; close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown did not return: a transfer is stuck opening a FIFO")
 	}
 }
