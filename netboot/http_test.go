@@ -1,6 +1,9 @@
 package netboot
 
 import (
+	"bufio"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -64,7 +67,7 @@ func TestHTTPNonRegularFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Symlink("fifo", filepath.Join(root, "to-fifo"))
-	base := startHTTP(t, root, nil)
+	base := startHTTP(t, root, nil, nil)
 	client := &http.Client{Timeout: 3 * time.Second}
 	for _, name := range []string{"fifo", "to-fifo"} {
 		resp, err := client.Get(base + name)
@@ -79,12 +82,16 @@ func TestHTTPNonRegularFiles(t *testing.T) {
 	}
 }
 
-// startHTTP serves root on loopback until the test ends.
-func startHTTP(t *testing.T, root string, report Reporter) string {
+// startHTTP serves root on loopback until the test ends; adjust, if not
+// nil, changes the server before it starts.
+func startHTTP(t *testing.T, root string, report Reporter, adjust func(*HTTP)) string {
 	t.Helper()
 	h, err := NewHTTP(root, report)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if adjust != nil {
+		adjust(h)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -102,4 +109,118 @@ func startHTTP(t *testing.T, root string, report Reporter) string {
 		}
 	})
 	return "http://" + l.Addr().String() + "/"
+}
+
+// bigFile makes a sparse file far larger than the loopback socket buffers,
+// so a server writing it to a client that does not read blocks.
+func bigFile(t *testing.T, dir, name string) int64 {
+	t.Helper()
+	const size = 256 << 20
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+	return size
+}
+
+// get sends a keep-alive GET on a raw connection.
+func get(t *testing.T, base, name string) net.Conn {
+	t.Helper()
+	host := strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/")
+	c, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "GET /%s HTTP/1.1\r\nHost: %s\r\n\r\n", name, host)
+	return c
+}
+
+// drain reads c to its end, for at most d; it says how many bytes came
+// and whether the server closed the connection.
+func drain(c net.Conn, d time.Duration) (int64, bool) {
+	c.SetReadDeadline(time.Now().Add(d))
+	n, err := io.Copy(io.Discard, c)
+	var ne net.Error
+	return n, !(errors.As(err, &ne) && ne.Timeout())
+}
+
+func TestHTTPClosesIdleConnections(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "boot.ipxe"), []byte("#!ipxe\n"), 0o644)
+	base := startHTTP(t, root, nil, func(h *HTTP) { h.idle = 300 * time.Millisecond })
+	c := get(t, base, "boot.ipxe")
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	start := time.Now()
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("idle keep-alive connection after %.1fs: %v, want closed by the server", time.Since(start).Seconds(), err)
+	}
+}
+
+func TestHTTPDropsStalledDownload(t *testing.T) {
+	root := t.TempDir()
+	size := bigFile(t, root, "vmlinuz")
+	events := make(chan Event, 4)
+	base := startHTTP(t, root, func(e Event) { events <- e }, func(h *HTTP) { h.stall = 300 * time.Millisecond })
+	c := get(t, base, "vmlinuz") // and never read
+	select {
+	case e := <-events:
+		if e.Kind != "http-error" || e.Bytes >= size {
+			t.Errorf("event %+v, want an http-error for the stalled download", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a download whose client stopped reading is still open after 5s")
+	}
+	if n, closed := drain(c, 5*time.Second); !closed || n >= size {
+		t.Errorf("client read %d of %d bytes, closed %v: want the connection cut", n, size, closed)
+	}
+}
+
+func TestHTTPShutdownEndsDownloads(t *testing.T) {
+	root := t.TempDir()
+	size := bigFile(t, root, "vmlinuz")
+	events := make(chan Event, 4)
+	h, err := NewHTTP(root, func(e Event) { events <- e })
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	served := make(chan struct{})
+	go func() { h.Serve(l); close(served) }()
+	c := get(t, "http://"+l.Addr().String()+"/", "vmlinuz") // and never read
+	time.Sleep(300 * time.Millisecond)                      // the handler is blocked writing
+
+	start := time.Now()
+	stopped := make(chan struct{})
+	go func() { h.Shutdown(); <-served; close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown did not return")
+	}
+	if d := time.Since(start); d > h.grace+time.Second {
+		t.Errorf("Shutdown took %.1fs with a stalled download, want about %v", d.Seconds(), h.grace)
+	}
+	select {
+	case e := <-events:
+		if e.Kind != "http-error" {
+			t.Errorf("event %+v, want http-error for the cut download", e)
+		}
+	default:
+		t.Error("Shutdown returned before the download's handler reported")
+	}
+	if n, closed := drain(c, 5*time.Second); !closed || n >= size {
+		t.Errorf("after Shutdown the client read %d of %d bytes, closed %v: want the connection cut", n, size, closed)
+	}
 }
