@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pin/tftp/v3"
@@ -17,6 +18,13 @@ type TFTP struct {
 	root   *os.Root
 	srv    *tftp.Server
 	report Reporter
+	// maxTransfers and maxPerClient cap the transfers in flight, in all
+	// and from one client address: each holds a socket, a file and a
+	// goroutine until its client acknowledges or goes silent.
+	maxTransfers, maxPerClient int
+
+	mu     sync.Mutex
+	active map[string]int // transfers in flight by client address
 }
 
 // Errors sent to clients. pin/tftp puts the handler's error text on the
@@ -24,6 +32,7 @@ type TFTP struct {
 var (
 	errNotFound = errors.New("file not found")
 	errAccess   = errors.New("access violation")
+	errBusy     = errors.New("too many transfers, try again later")
 )
 
 // NewTFTP serves the files under dir. Reads are confined with os.OpenRoot,
@@ -37,7 +46,7 @@ func NewTFTP(dir string, report Reporter) (*TFTP, error) {
 	if report == nil {
 		report = func(Event) {}
 	}
-	t := &TFTP{root: root, report: report}
+	t := &TFTP{root: root, report: report, maxTransfers: 64, maxPerClient: 8, active: map[string]int{}}
 	t.srv = tftp.NewServer(t.read, nil)
 	// Boot ROMs are slow and simple: retransmit after a fixed second rather
 	// than the library's default random 0–1 s backoff on top of the timeout.
@@ -61,6 +70,13 @@ func (t *TFTP) Shutdown() {
 func (t *TFTP) read(name string, rf io.ReaderFrom) error {
 	start := time.Now()
 	ev := Event{Kind: "tftp-done", File: name}
+	client := clientAddr(rf)
+	if !t.admit(client) {
+		ev.Kind, ev.Err, ev.Time = "tftp-error", errBusy, time.Now()
+		t.report(ev)
+		return errBusy
+	}
+	defer t.release(client)
 	f, err := t.open(name)
 	if err != nil {
 		ev.Kind, ev.Err, ev.Time = "tftp-error", err, time.Now()
@@ -97,4 +113,36 @@ func (t *TFTP) open(name string) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// clientAddr is the address a transfer goes to, as the caps count it.
+func clientAddr(rf io.ReaderFrom) string {
+	if ot, ok := rf.(tftp.OutgoingTransfer); ok {
+		a := ot.RemoteAddr()
+		return a.IP.String()
+	}
+	return ""
+}
+
+// admit counts a transfer to client in if the caps allow it.
+func (t *TFTP) admit(client string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	total := 0
+	for _, n := range t.active {
+		total += n
+	}
+	if total >= t.maxTransfers || t.active[client] >= t.maxPerClient {
+		return false
+	}
+	t.active[client]++
+	return true
+}
+
+func (t *TFTP) release(client string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.active[client]--; t.active[client] <= 0 {
+		delete(t.active, client)
+	}
 }

@@ -160,3 +160,69 @@ func TestTFTPNonRegularFiles(t *testing.T) {
 		t.Fatal("Shutdown did not return: a transfer is stuck opening a FIFO")
 	}
 }
+
+// TestTFTPCapsTransfers: a client cannot hold more than its share of
+// transfers, nor all clients together more than the server's: a flood of
+// requests that are never acknowledged would otherwise pile up sockets,
+// files and goroutines for as long as the retries last.
+func TestTFTPCapsTransfers(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "vmlinuz"), make([]byte, 64<<10), 0o644)
+	srv, err := NewTFTP(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.maxTransfers, srv.maxPerClient = 4, 2
+	addr := serveTFTP(t, srv)
+
+	tests := []struct {
+		client string
+		want   string // "data" or "error"
+	}{
+		{"127.0.0.2", "data"}, {"127.0.0.2", "data"}, {"127.0.0.2", "error"}, // per client
+		{"127.0.0.3", "data"}, {"127.0.0.3", "data"}, {"127.0.0.3", "error"},
+		{"127.0.0.4", "error"}, // the server is full
+	}
+	var open []*rawClient
+	for i, tt := range tests {
+		c := newRawClient(t, tt.client)
+		c.rrq(addr, "vmlinuz", "octet")
+		p, ok := c.read(3 * time.Second)
+		got := map[uint16]string{opDATA: "data", opERROR: "error"}[p.op]
+		if !ok || got != tt.want {
+			t.Errorf("request %d from %s: got %q (op %d %q), want %s", i+1, tt.client, got, p.op, p.msg, tt.want)
+		}
+		if got == "data" {
+			open = append(open, c)
+		}
+	}
+	// A transfer that ends frees its place.
+	open[0].close()
+	time.Sleep(100 * time.Millisecond)
+	c := newRawClient(t, "127.0.0.4")
+	c.rrq(addr, "vmlinuz", "octet")
+	if _, data, _, msg := c.receive(); msg != "" || len(data) != 64<<10 {
+		t.Errorf("after a transfer ended: %d bytes, error %q; want the file", len(data), msg)
+	}
+}
+
+// serveTFTP runs srv on loopback until the test ends.
+func serveTFTP(t *testing.T, srv *TFTP) string {
+	t.Helper()
+	conn, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { srv.Serve(conn); close(done) }()
+	t.Cleanup(func() {
+		stopped := make(chan struct{})
+		go func() { srv.Shutdown(); <-done; close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(15 * time.Second):
+			t.Error("TFTP Shutdown did not return")
+		}
+	})
+	return conn.LocalAddr().String()
+}
