@@ -69,35 +69,92 @@ func (t *TFTP) Shutdown() {
 
 func (t *TFTP) read(name string, rf io.ReaderFrom) error {
 	start := time.Now()
-	ev := Event{Kind: "tftp-done", File: name}
-	client := clientAddr(rf)
-	if !t.admit(client) {
-		ev.Kind, ev.Err, ev.Time = "tftp-error", errBusy, time.Now()
-		t.report(ev)
-		return errBusy
-	}
-	defer t.release(client)
-	f, err := t.open(name)
-	if err != nil {
-		ev.Kind, ev.Err, ev.Time = "tftp-error", err, time.Now()
-		t.report(ev)
-		return err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil {
-		// tsize: iPXE and U-Boot preallocate and show progress with it,
-		// and iPXE is much slower without it.
-		if ot, ok := rf.(tftp.OutgoingTransfer); ok {
-			ot.SetSize(st.Size())
-		}
-	}
-	n, err := rf.ReadFrom(f)
-	ev.Bytes, ev.Duration, ev.Time = n, time.Since(start), time.Now()
+	n, err := t.send(name, rf)
+	ev := Event{Kind: "tftp-done", File: name, Bytes: n, Duration: time.Since(start), Time: time.Now()}
 	if err != nil {
 		ev.Kind, ev.Err = "tftp-error", err
 	}
 	t.report(ev)
-	return err
+	for _, sendable := range []error{errNotFound, errAccess, errBusy, errMode} {
+		if errors.Is(err, sendable) {
+			return sendable
+		}
+	}
+	if err != nil {
+		return errAccess
+	}
+	return nil
+}
+
+// send runs one transfer within the caps. Its error is for the event; the
+// client is told only one of the generic errors.
+func (t *TFTP) send(name string, rf io.ReaderFrom) (int64, error) {
+	client := clientAddr(rf)
+	if !t.admit(client) {
+		return 0, errBusy
+	}
+	defer t.release(client)
+	mode, known := normaliseRequest(rf)
+	if known && mode != "octet" && mode != "netascii" {
+		return 0, errMode
+	}
+	f, err := t.open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if known {
+		// tsize (used only when the client asked for it): iPXE and U-Boot
+		// preallocate and show progress with it, and iPXE is much slower
+		// without it. Left alone, the library finds it by seeking, which
+		// it cannot do once it has wrapped a netascii transfer.
+		if err := setSize(rf, f, mode); err != nil {
+			return 0, err
+		}
+	}
+	sf := &servedFile{File: f}
+	n, err := rf.ReadFrom(sf)
+	if sf.err != nil {
+		err = sf.err
+	}
+	return n, err
+}
+
+// servedFile is a file as a transfer reads it. pin/tftp sends the reader's
+// error text to the client, and a host read error carries the path: the
+// client gets errAccess, the event the real error.
+type servedFile struct {
+	*os.File
+	err error
+}
+
+func (s *servedFile) Read(p []byte) (int, error) {
+	n, err := s.File.Read(p)
+	if err != nil && err != io.EOF {
+		s.err = fmt.Errorf("read served file: %w", err)
+		return n, errAccess
+	}
+	return n, err
+}
+
+// setSize tells the transfer how many bytes it will send.
+func setSize(rf io.ReaderFrom, f *os.File, mode string) error {
+	ot, ok := rf.(tftp.OutgoingTransfer)
+	if !ok {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat served file: %w", err)
+	}
+	size := st.Size()
+	if mode == "netascii" {
+		if size, err = netasciiSize(f); err != nil {
+			return err
+		}
+	}
+	ot.SetSize(size)
+	return nil
 }
 
 // open resolves a client's file name inside the root. Clients send names

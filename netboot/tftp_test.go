@@ -3,6 +3,7 @@ package netboot
 import (
 	"bytes"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -225,4 +226,83 @@ func serveTFTP(t *testing.T, srv *TFTP) string {
 		}
 	})
 	return conn.LocalAddr().String()
+}
+
+// TestTFTPModesAndOptions: transfer modes and option names are
+// case-insensitive (RFC 1350 section 5, RFC 2347), a netascii transfer
+// converts line ends and its tsize counts the bytes actually sent (RFC
+// 2349), and a mode the server does not serve is refused.
+func TestTFTPModesAndOptions(t *testing.T) {
+	text := []byte(strings.Repeat("line\r\nbare\n", 200) + "end\r")
+	var ascii []byte // RFC 1350 netascii: LF -> CR LF, CR -> CR NUL
+	for _, b := range text {
+		switch b {
+		case '\n':
+			ascii = append(ascii, '\r', '\n')
+		case '\r':
+			ascii = append(ascii, '\r', 0)
+		default:
+			ascii = append(ascii, b)
+		}
+	}
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "notes.txt"), text, 0o644)
+	addr := serveTFTP(t, mustTFTP(t, root))
+
+	tests := []struct {
+		name    string
+		mode    string
+		opts    []string
+		want    []byte
+		wantOpt map[string]string // acknowledged, names compared case-insensitively
+		block   int
+		wantErr bool
+	}{
+		{name: "octet with tsize", mode: "octet", opts: []string{"tsize", "0"}, want: text, wantOpt: map[string]string{"tsize": fmt.Sprint(len(text))}, block: 512},
+		{name: "netascii with tsize", mode: "netascii", opts: []string{"tsize", "0"}, want: ascii, wantOpt: map[string]string{"tsize": fmt.Sprint(len(ascii))}, block: 512},
+		{name: "NETASCII", mode: "NETASCII", opts: []string{"tsize", "0"}, want: ascii, wantOpt: map[string]string{"tsize": fmt.Sprint(len(ascii))}, block: 512},
+		{name: "BLKSIZE", mode: "OcTeT", opts: []string{"BLKSIZE", "1024"}, want: text, wantOpt: map[string]string{"blksize": "1024"}, block: 1024},
+		{name: "TSIZE", mode: "octet", opts: []string{"TSIZE", "0"}, want: text, wantOpt: map[string]string{"tsize": fmt.Sprint(len(text))}, block: 512},
+		{name: "blksize 1468", mode: "octet", opts: []string{"blksize", "1468"}, want: text, wantOpt: map[string]string{"blksize": "1468"}, block: 1468},
+		{name: "mail", mode: "mail", wantErr: true},
+		{name: "no such mode", mode: "binary", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newRawClient(t, "127.0.0.1")
+			c.rrq(addr, "notes.txt", tt.mode, tt.opts...)
+			opts, data, blocks, msg := c.receive()
+			if tt.wantErr {
+				if msg == "" {
+					t.Fatalf("mode %q served (%d bytes), want an error", tt.mode, len(data))
+				}
+				return
+			}
+			if msg != "" {
+				t.Fatalf("error %q", msg)
+			}
+			if !bytes.Equal(data, tt.want) {
+				t.Errorf("got %d bytes, want %d (converted: %v)", len(data), len(tt.want), bytes.Equal(tt.want, ascii))
+			}
+			got := map[string]string{}
+			for k, v := range opts {
+				got[strings.ToLower(k)] = v
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.wantOpt) {
+				t.Errorf("acknowledged %v, want %v", opts, tt.wantOpt)
+			}
+			if blocks[0] != tt.block {
+				t.Errorf("blocks of %d bytes, want %d", blocks[0], tt.block)
+			}
+		})
+	}
+}
+
+func mustTFTP(t *testing.T, root string) *TFTP {
+	t.Helper()
+	srv, err := NewTFTP(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }
