@@ -49,6 +49,8 @@ type Planner interface {
 }
 
 // Event reports one thing a server did, for progress display and timings.
+// What a client chose (File, VendorClass, the text of Err) is safe to show
+// on a terminal: quoted or escaped where it is not plain (see shown).
 type Event struct {
 	Time time.Time
 	Kind string // "dhcp-offer", "dhcp-ack", "bootp-reply", "proxy-offer", "proxy-ack", "tftp-done", "tftp-error", "ignored"
@@ -121,7 +123,7 @@ func serve(ctx context.Context, conn net.PacketConn, report Reporter, reply func
 			continue // not ours to answer; never crash on a stray packet
 		}
 		resp, ev := reply(req)
-		ev.Time = time.Now()
+		ev.Time, ev.VendorClass = time.Now(), shown(ev.VendorClass)
 		if resp == nil {
 			report(ev)
 			continue

@@ -92,7 +92,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.handlers.Done()
 	start := time.Now()
 	name := strings.TrimLeft(r.URL.Path, "/")
-	ev := Event{Kind: "http-done", File: name}
+	ev := Event{Kind: "http-done", File: shown(name)}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
@@ -114,7 +114,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ev.Bytes, ev.Duration, ev.Time = n, time.Since(start), time.Now()
 	if err != nil {
-		ev.Kind, ev.Err = "http-error", err
+		ev.Kind, ev.Err = "http-error", shownErr(err)
 	}
 	h.report(ev)
 }

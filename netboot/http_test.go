@@ -224,3 +224,32 @@ func TestHTTPShutdownEndsDownloads(t *testing.T) {
 		t.Errorf("after Shutdown the client read %d of %d bytes, closed %v: want the connection cut", n, size, closed)
 	}
 }
+
+// TestHTTPEventsSafeToShow: the path a client asks for reaches the
+// operator's terminal in the event: quoted when it is not plain.
+func TestHTTPEventsSafeToShow(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "vmlinuz"), []byte("kernel"), 0o644)
+	events := make(chan Event, 16)
+	base := startHTTP(t, root, func(e Event) { events <- e }, nil)
+	tests := []struct{ path, want string }{
+		{"vmlinuz", "vmlinuz"},
+		{"%1b%5b2J%1b%5d0;owned%07", `"\x1b[2J\x1b]0;owned\a"`},
+		{"nul%00here", `"nul\x00here"`},
+	}
+	for _, tt := range tests {
+		resp, err := http.Get(base + tt.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		select {
+		case e := <-events:
+			if e.File != tt.want {
+				t.Errorf("GET /%s: event names %q, want %q", tt.path, e.File, tt.want)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("GET /%s: no event", tt.path)
+		}
+	}
+}

@@ -70,9 +70,9 @@ func (t *TFTP) Shutdown() {
 func (t *TFTP) read(name string, rf io.ReaderFrom) error {
 	start := time.Now()
 	n, err := t.send(name, rf)
-	ev := Event{Kind: "tftp-done", File: name, Bytes: n, Duration: time.Since(start), Time: time.Now()}
+	ev := Event{Kind: "tftp-done", File: shown(resolve(name)), Bytes: n, Duration: time.Since(start), Time: time.Now()}
 	if err != nil {
-		ev.Kind, ev.Err = "tftp-error", err
+		ev.Kind, ev.Err = "tftp-error", shownErr(err)
 	}
 	t.report(ev)
 	for _, sendable := range []error{errNotFound, errAccess, errBusy, errMode} {
@@ -157,19 +157,23 @@ func setSize(rf io.ReaderFrom, f *os.File, mode string) error {
 	return nil
 }
 
-// open resolves a client's file name inside the root. Clients send names
-// with a leading slash (U-Boot, iPXE with absolute URLs) or DOS separators
-// (old PXE ROMs); both mean the same file.
+// resolve is the file a client's name means, relative to the root. Clients
+// send names with a leading slash (U-Boot, iPXE with absolute URLs) or DOS
+// separators (old PXE ROMs); both mean the same file. What is left is for
+// os.Root to confine.
+func resolve(name string) string {
+	return strings.TrimLeft(strings.ReplaceAll(name, `\`, "/"), "/")
+}
+
+// open opens the file a client's name means, if it is a regular file inside
+// the root.
 func (t *TFTP) open(name string) (*os.File, error) {
-	clean := strings.TrimLeft(strings.ReplaceAll(name, `\`, "/"), "/")
+	clean := resolve(name)
 	if clean == "" {
 		return nil, errNotFound
 	}
 	f, _, err := openRegular(t.root, clean)
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
+	return f, err
 }
 
 // clientAddr is the address a transfer goes to, as the caps count it.

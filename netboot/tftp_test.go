@@ -306,3 +306,55 @@ func mustTFTP(t *testing.T, root string) *TFTP {
 	}
 	return srv
 }
+
+// TestTFTPEventsSafeToShow: a client chooses the file name and the text of
+// an ERROR it sends; the events carry both to the operator's terminal, so
+// they must hold no control characters (NUL, escape sequences) and a name
+// that is not plain must be quoted.
+func TestTFTPEventsSafeToShow(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "vmlinuz"), make([]byte, 4096), 0o644)
+	events := make(chan Event, 16)
+	srv, err := NewTFTP(root, func(e Event) { events <- e })
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveTFTP(t, srv)
+	next := func() Event {
+		select {
+		case e := <-events:
+			return e
+		case <-time.After(3 * time.Second):
+			t.Fatal("no event")
+		}
+		return Event{}
+	}
+
+	tests := []struct{ name, want string }{
+		{"vmlinuz", "vmlinuz"},
+		{"/vmlinuz", "vmlinuz"}, // the name resolved, as the file served
+		{"\x1b[2J\x1b]0;owned\x07", `"\x1b[2J\x1b]0;owned\a"`},
+		{"boot file", `"boot file"`},
+	}
+	for _, tt := range tests {
+		c := newRawClient(t, "127.0.0.1")
+		c.rrq(addr, tt.name, "octet")
+		c.receive()
+		if e := next(); e.File != tt.want {
+			t.Errorf("request for %q: event names %q, want %q", tt.name, e.File, tt.want)
+		}
+	}
+
+	// The client aborts with an error message of its own.
+	c := newRawClient(t, "127.0.0.1")
+	c.rrq(addr, "vmlinuz", "octet")
+	c.read(3 * time.Second)
+	c.abort("\x1b[31mred\x00")
+	e := next()
+	if e.Err == nil || strings.ContainsFunc(e.Err.Error(), unsafeRune) {
+		t.Errorf("event error %q: want the client's message escaped", e.Err)
+	}
+}
+
+// unsafeRune is what must not reach a terminal from a client.
+func unsafeRune(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 }
