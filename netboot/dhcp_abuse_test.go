@@ -43,3 +43,53 @@ func TestDHCPEventsSafeToShow(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedMessageTypeNotBOOTP: a request whose DHCP message type
+// (option 53) is broken is a broken DHCP request, not plain BOOTP: it is
+// not answered at all. Plain BOOTP, as RouterBOOT sends it, still is.
+func TestMalformedMessageTypeNotBOOTP(t *testing.T) {
+	discover, _ := dhcpv4.NewDiscovery(knownMAC)
+	fixed := discover.ToBytes()[:bootpMinLen]
+	cookie := []byte{99, 130, 83, 99}
+	vendor := func(b ...byte) []byte {
+		p := append(append(append([]byte{}, fixed...), cookie...), b...)
+		for len(p) < 300 {
+			p = append(p, 0)
+		}
+		return p
+	}
+	tests := []struct {
+		name      string
+		pkt       []byte
+		wantBOOTP bool
+	}{
+		{"option 53 of length 0", vendor(53, 0, 255), false},
+		{"option 53 of length 2", vendor(53, 2, 1, 1, 255), false},
+		{"option 53 without End", vendor(53, 1, 1), false},
+		{"option 53 cut short", append(append(append([]byte{}, fixed...), cookie...), 53), false},
+		{"option 53 after other options, no End", vendor(12, 3, 'r', 'b', '1', 53, 1, 1), false},
+		{"no vendor area (RouterBOOT)", rawBOOTP(knownMAC), true},
+		{"cookie and padding, no End (RouterBOOT)", vendor(), true},
+		{"cookie and End", vendor(255), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := ParseRequest(tt.pkt)
+			kind := "refused: " + errString(err)
+			if err == nil {
+				_, ev := Reply(req, testPlan())
+				kind = ev.Kind
+			}
+			if got := kind == "bootp-reply"; got != tt.wantBOOTP {
+				t.Errorf("answered as %s; want BOOTP %v", kind, tt.wantBOOTP)
+			}
+		})
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
