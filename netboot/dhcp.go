@@ -61,7 +61,7 @@ type Event struct {
 	// stray laptop.
 	VendorClass string
 	ClientArch  string
-	IP          net.IP
+	IP          net.IP // offered by DHCP; the client's for TFTP and HTTP
 	File        string
 	Bytes       int64
 	Duration    time.Duration

@@ -93,6 +93,9 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	name := strings.TrimLeft(r.URL.Path, "/")
 	ev := Event{Kind: "http-done", File: shown(name)}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		ev.IP = net.ParseIP(host)
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return

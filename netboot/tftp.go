@@ -70,7 +70,7 @@ func (t *TFTP) Shutdown() {
 func (t *TFTP) read(name string, rf io.ReaderFrom) error {
 	start := time.Now()
 	n, err := t.send(name, rf)
-	ev := Event{Kind: "tftp-done", File: shown(resolve(name)), Bytes: n, Duration: time.Since(start), Time: time.Now()}
+	ev := Event{Kind: "tftp-done", File: shown(resolve(name)), IP: clientIP(rf), Bytes: n, Duration: time.Since(start), Time: time.Now()}
 	if err != nil {
 		ev.Kind, ev.Err = "tftp-error", shownErr(err)
 	}
@@ -89,7 +89,7 @@ func (t *TFTP) read(name string, rf io.ReaderFrom) error {
 // send runs one transfer within the caps. Its error is for the event; the
 // client is told only one of the generic errors.
 func (t *TFTP) send(name string, rf io.ReaderFrom) (int64, error) {
-	client := clientAddr(rf)
+	client := clientIP(rf).String()
 	if !t.admit(client) {
 		return 0, errBusy
 	}
@@ -176,13 +176,13 @@ func (t *TFTP) open(name string) (*os.File, error) {
 	return f, err
 }
 
-// clientAddr is the address a transfer goes to, as the caps count it.
-func clientAddr(rf io.ReaderFrom) string {
+// clientIP is the address a transfer goes to.
+func clientIP(rf io.ReaderFrom) net.IP {
 	if ot, ok := rf.(tftp.OutgoingTransfer); ok {
 		a := ot.RemoteAddr()
-		return a.IP.String()
+		return a.IP
 	}
-	return ""
+	return nil
 }
 
 // admit counts a transfer to client in if the caps allow it.
