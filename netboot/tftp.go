@@ -23,8 +23,10 @@ type TFTP struct {
 	// goroutine until its client acknowledges or goes silent.
 	maxTransfers, maxPerClient int
 
-	mu     sync.Mutex
-	active map[string]int // transfers in flight by client address
+	mu      sync.Mutex
+	active  map[string]int // transfers in flight by client address
+	closing chan struct{}  // closed by Shutdown
+	stop    sync.Once
 }
 
 // Errors sent to clients. pin/tftp puts the handler's error text on the
@@ -33,6 +35,7 @@ var (
 	errNotFound = errors.New("file not found")
 	errAccess   = errors.New("access violation")
 	errBusy     = errors.New("too many transfers, try again later")
+	errShutdown = errors.New("server shutting down")
 )
 
 // NewTFTP serves the files under dir. Reads are confined with os.OpenRoot,
@@ -46,7 +49,7 @@ func NewTFTP(dir string, report Reporter) (*TFTP, error) {
 	if report == nil {
 		report = func(Event) {}
 	}
-	t := &TFTP{root: root, report: report, maxTransfers: 64, maxPerClient: 8, active: map[string]int{}}
+	t := &TFTP{root: root, report: report, maxTransfers: 64, maxPerClient: 8, active: map[string]int{}, closing: make(chan struct{})}
 	t.srv = tftp.NewServer(t.read, nil)
 	// Boot ROMs are slow and simple: retransmit after a fixed second rather
 	// than the library's default random 0–1 s backoff on top of the timeout.
@@ -61,8 +64,11 @@ func (t *TFTP) Serve(conn net.PacketConn) error {
 	return t.srv.Serve(conn)
 }
 
-// Shutdown stops the server and waits for transfers in flight.
+// Shutdown stops the server. Transfers in flight end at their next block,
+// with an error to the client; one whose client went silent ends when its
+// retries run out (8 s).
 func (t *TFTP) Shutdown() {
+	t.stop.Do(func() { close(t.closing) })
 	t.srv.Shutdown()
 	t.root.Close()
 }
@@ -75,7 +81,7 @@ func (t *TFTP) read(name string, rf io.ReaderFrom) error {
 		ev.Kind, ev.Err = "tftp-error", shownErr(err)
 	}
 	t.report(ev)
-	for _, sendable := range []error{errNotFound, errAccess, errBusy, errMode} {
+	for _, sendable := range []error{errNotFound, errAccess, errBusy, errMode, errShutdown} {
 		if errors.Is(err, sendable) {
 			return sendable
 		}
@@ -112,7 +118,7 @@ func (t *TFTP) send(name string, rf io.ReaderFrom) (int64, error) {
 			return 0, err
 		}
 	}
-	sf := &servedFile{File: f}
+	sf := &servedFile{File: f, closing: t.closing}
 	n, err := rf.ReadFrom(sf)
 	if sf.err != nil {
 		err = sf.err
@@ -120,15 +126,22 @@ func (t *TFTP) send(name string, rf io.ReaderFrom) (int64, error) {
 	return n, err
 }
 
-// servedFile is a file as a transfer reads it. pin/tftp sends the reader's
-// error text to the client, and a host read error carries the path: the
-// client gets errAccess, the event the real error.
+// servedFile is a file as a transfer reads it. It ends the transfer once
+// the server is shutting down. pin/tftp sends the reader's error text to the
+// client, and a host read error carries the path: the client gets
+// errAccess, the event the real error.
 type servedFile struct {
 	*os.File
-	err error
+	closing <-chan struct{}
+	err     error
 }
 
 func (s *servedFile) Read(p []byte) (int, error) {
+	select {
+	case <-s.closing:
+		return 0, errShutdown
+	default:
+	}
 	n, err := s.File.Read(p)
 	if err != nil && err != io.EOF {
 		s.err = fmt.Errorf("read served file: %w", err)

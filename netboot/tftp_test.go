@@ -358,3 +358,48 @@ func TestTFTPEventsSafeToShow(t *testing.T) {
 
 // unsafeRune is what must not reach a terminal from a client.
 func unsafeRune(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 }
+
+// TestTFTPShutdownEndsTransfers: Shutdown does not wait for a slow client
+// to fetch a whole file: the transfer ends with an error at its next block.
+func TestTFTPShutdownEndsTransfers(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "vmlinuz"), make([]byte, 1<<20), 0o644)
+	events := make(chan Event, 4)
+	srv, err := NewTFTP(root, func(e Event) { events <- e })
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, _ := net.ListenPacket("udp4", "127.0.0.1:0")
+	served := make(chan struct{})
+	go func() { srv.Serve(conn); close(served) }()
+
+	c := newRawClient(t, "127.0.0.1")
+	c.rrq(conn.LocalAddr().String(), "vmlinuz", "octet")
+	stopped := make(chan struct{})
+	var last packet
+	for i := 0; ; i++ {
+		p, ok := c.read(3 * time.Second)
+		if !ok {
+			t.Fatal("the server went silent instead of ending the transfer")
+		}
+		if last = p; p.op != opDATA {
+			break
+		}
+		if i == 5 {
+			go func() { srv.Shutdown(); <-served; close(stopped) }()
+		}
+		time.Sleep(20 * time.Millisecond) // a slow board: 2048 blocks take 40 s
+		c.ack(p.block)
+	}
+	if last.op != opERROR {
+		t.Errorf("transfer ended with op %d, want an ERROR", last.op)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(3 * time.Second):
+		t.Fatal("Shutdown waits for the slow transfer to finish")
+	}
+	if e := <-events; e.Kind != "tftp-error" {
+		t.Errorf("event %+v, want tftp-error", e)
+	}
+}
