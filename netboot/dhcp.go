@@ -157,7 +157,7 @@ const bootpMinLen = 236
 // cookie but no End option; MikroTik's RouterBOOT sends exactly those. For a
 // BOOTREQUEST of at least the fixed size, put cookie and End at the vendor
 // area and parse again. A request with a broken DHCP message type (option
-// 53 empty, too long, or in options that do not parse) is refused: the
+// 53 empty, too long, 0, or in options that do not parse) is refused: the
 // library would read it as plain BOOTP.
 func ParseRequest(b []byte) (*dhcpv4.DHCPv4, error) {
 	m, err := dhcpv4.FromBytes(b)
@@ -165,7 +165,7 @@ func ParseRequest(b []byte) (*dhcpv4.DHCPv4, error) {
 		if m.OpCode != dhcpv4.OpcodeBootRequest {
 			return nil, errors.New("not a request")
 		}
-		if v, ok := m.Options[dhcpv4.OptionDHCPMessageType.Code()]; ok && len(v) != 1 {
+		if v, ok := m.Options[dhcpv4.OptionDHCPMessageType.Code()]; ok && (len(v) != 1 || v[0] == 0) {
 			return nil, errMessageType // the library would call it no type: BOOTP
 		}
 		return m, nil

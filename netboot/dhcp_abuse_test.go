@@ -65,6 +65,7 @@ func TestMalformedMessageTypeNotBOOTP(t *testing.T) {
 	}{
 		{"option 53 of length 0", vendor(53, 0, 255), false},
 		{"option 53 of length 2", vendor(53, 2, 1, 1, 255), false},
+		{"option 53 of value 0", vendor(53, 1, 0, 255), false},
 		{"option 53 without End", vendor(53, 1, 1), false},
 		{"option 53 cut short", append(append(append([]byte{}, fixed...), cookie...), 53), false},
 		{"option 53 after other options, no End", vendor(12, 3, 'r', 'b', '1', 53, 1, 1), false},
