@@ -68,9 +68,10 @@ func FuzzTFTPName(f *testing.F) {
 // FuzzDHCPRequest runs the DHCP server's request handling on any packet:
 // ParseRequest, then Reply as the segment's server and ProxyReply as a
 // proxyDHCP server, for a plan that knows the sender's MAC. The seeds in
-// testdata/fuzz/FuzzDHCPRequest are requests captured from real firmware
-// (iPXE, U-Boot, EDK2's PXE) and RouterBOOT-style BOOTP, with broken
-// variants. Whatever comes in, nothing panics, and an answer is a well-formed
+// testdata/fuzz/FuzzDHCPRequest are DISCOVERs captured from QEMU boards'
+// firmware on a tap (captured-*: iPXE's NIC ROM, U-Boot 2023.01 on arm64,
+// OVMF's own PXE), requests built with the library, RouterBOOT-style BOOTP
+// and broken option 53s. Whatever comes in, nothing panics, and an answer is a well-formed
 // BOOTREPLY to that transaction that says DHCP (option 53) exactly when the
 // request did.
 func FuzzDHCPRequest(f *testing.F) {
