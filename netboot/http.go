@@ -84,6 +84,7 @@ func (h *HTTP) begin() bool {
 	return true
 }
 
+// ServeHTTP answers GET and HEAD with a regular file under the root.
 func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.begin() {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
@@ -125,7 +126,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // send copies f to the client. Each write must finish within the stall
 // time: a client that stopped reading would otherwise hold the handler,
 // the file and the connection for good. A slow board that keeps reading is
-// never cut.
+// never cut. (net/http lifts the deadline once the answer is done.)
 func (h *HTTP) send(w http.ResponseWriter, f io.Reader) (int64, error) {
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 64<<10)
