@@ -1,11 +1,12 @@
 # bootbench — see README.md.
 #   make demo   install what is missing, build, run the benchmark on the default virtual board
-#   make test   install what is missing, run every test, the end-to-end boot included
+#   make test   install what is missing, run every test, the end-to-end boot included, then fuzz
+#   make fuzz   run each fuzz target for FUZZTIME (default 30s)
 GO      ?= go
 BIN     := bin/bootbench
 BOARD   ?= qemu-x86_64
 
-.PHONY: all deps build release demo test vet fmt-check clean
+.PHONY: all deps build release demo test fuzz vet fmt-check clean
 
 all: build
 
@@ -44,6 +45,17 @@ fmt-check:
 # image builds of every architecture should not fight over two cores.
 test: deps fmt-check vet
 	BOOTBENCH_E2E=1 $(GO) test -count=1 -p 1 -timeout 60m ./...
+	@$(MAKE) --no-print-directory fuzz
+
+# The servers' input from the network and the board's frames from the
+# console, fuzzed beyond their seed corpora (testdata/fuzz/ beside each
+# target). An input that breaks a target is written there, and go test
+# replays it from then on. go test -fuzz takes one target at a time.
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDHCPRequest$$' -fuzztime $(FUZZTIME) ./netboot
+	$(GO) test -run '^$$' -fuzz '^FuzzTFTPName$$' -fuzztime $(FUZZTIME) ./netboot
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/frame
 
 clean:
 	rm -rf bin dist

@@ -56,6 +56,16 @@ var scripts = map[string]struct {
 			regexp.MustCompile(`(?m)^postgres +[0-9.]+ +[0-9.]+ +[0-9.]+$`),
 		},
 	},
+	"tftp-vs-dnsmasq.sh": {
+		args:  []string{"-n", "1"},
+		needs: []string{"root", "ip", "go", "curl", "dnsmasq", "in.tftpd"},
+		want: []*regexp.Regexp{
+			regexp.MustCompile(`(?m)^rep 1/1  blksize  512  A bootbench tftp +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^rep 1/1  blksize 1468  C tftpd-hpa +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^512 +A bootbench tftp +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
+			regexp.MustCompile(`(?m)^1468 +B dnsmasq +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.00x$`),
+		},
+	},
 	"speed-vs-openssl.sh": {
 		args:  []string{"-s", "1"},
 		needs: []string{"openssl", "go"},

@@ -13,6 +13,7 @@
 package netboot
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -49,6 +50,8 @@ type Planner interface {
 }
 
 // Event reports one thing a server did, for progress display and timings.
+// What a client chose (File, VendorClass, the text of Err) is safe to show
+// on a terminal: quoted or escaped where it is not plain (see shown).
 type Event struct {
 	Time time.Time
 	Kind string // "dhcp-offer", "dhcp-ack", "bootp-reply", "proxy-offer", "proxy-ack", "tftp-done", "tftp-error", "ignored"
@@ -58,7 +61,7 @@ type Event struct {
 	// stray laptop.
 	VendorClass string
 	ClientArch  string
-	IP          net.IP
+	IP          net.IP // offered by DHCP; the client's for TFTP and HTTP
 	File        string
 	Bytes       int64
 	Duration    time.Duration
@@ -121,7 +124,7 @@ func serve(ctx context.Context, conn net.PacketConn, report Reporter, reply func
 			continue // not ours to answer; never crash on a stray packet
 		}
 		resp, ev := reply(req)
-		ev.Time = time.Now()
+		ev.Time, ev.VendorClass = time.Now(), shown(ev.VendorClass)
 		if resp == nil {
 			report(ev)
 			continue
@@ -153,22 +156,61 @@ const bootpMinLen = 236
 // BOOTP packets whose vendor area is all zeros (no magic cookie) or has a
 // cookie but no End option; MikroTik's RouterBOOT sends exactly those. For a
 // BOOTREQUEST of at least the fixed size, put cookie and End at the vendor
-// area and parse again.
+// area and parse again. A request with a broken DHCP message type (option
+// 53 empty, too long, 0, or in options that do not parse) is refused: the
+// library would read it as plain BOOTP.
 func ParseRequest(b []byte) (*dhcpv4.DHCPv4, error) {
 	m, err := dhcpv4.FromBytes(b)
 	if err == nil {
 		if m.OpCode != dhcpv4.OpcodeBootRequest {
 			return nil, errors.New("not a request")
 		}
+		if v, ok := m.Options[dhcpv4.OptionDHCPMessageType.Code()]; ok && (len(v) != 1 || v[0] == 0) {
+			return nil, errMessageType // the library would call it no type: BOOTP
+		}
 		return m, nil
 	}
 	if len(b) < bootpMinLen || b[0] != byte(dhcpv4.OpcodeBootRequest) {
 		return nil, err
 	}
+	if hasMessageType(b[bootpMinLen:]) {
+		return nil, errMessageType // a DHCP request that failed to parse is not BOOTP
+	}
 	fixed := make([]byte, bootpMinLen, bootpMinLen+5)
 	copy(fixed, b[:bootpMinLen])
-	fixed = append(fixed, 99, 130, 83, 99, byte(dhcpv4.OptionEnd.Code()))
+	fixed = append(append(fixed, magicCookie...), dhcpv4.OptionEnd.Code())
 	return dhcpv4.FromBytes(fixed)
+}
+
+// errMessageType is a request whose DHCP message type (option 53) is
+// broken: neither DHCP nor plain BOOTP, so not answered.
+var errMessageType = errors.New("malformed DHCP message type")
+
+// magicCookie opens the options of a DHCP packet (RFC 2131 section 3).
+var magicCookie = []byte{99, 130, 83, 99}
+
+// hasMessageType reports whether a vendor area that did not parse holds
+// option 53 after the magic cookie.
+func hasMessageType(vend []byte) bool {
+	if !bytes.HasPrefix(vend, magicCookie) {
+		return false
+	}
+	for o := vend[len(magicCookie):]; len(o) > 0; {
+		switch o[0] {
+		case dhcpv4.OptionPad.Code():
+			o = o[1:]
+			continue
+		case dhcpv4.OptionEnd.Code():
+			return false
+		case dhcpv4.OptionDHCPMessageType.Code():
+			return true
+		}
+		if len(o) < 2 {
+			return false
+		}
+		o = o[min(len(o), 2+int(o[1])):]
+	}
+	return false
 }
 
 // Reply builds the answer to req, or nil when req is not ours to answer; the

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,6 +21,14 @@ type HTTP struct {
 	root   *os.Root
 	srv    *http.Server
 	report Reporter
+	// idle ends a keep-alive connection nobody uses; stall ends a
+	// download whose client stopped reading; grace is how long Shutdown
+	// lets transfers in flight finish before it cuts them.
+	idle, stall, grace time.Duration
+
+	mu       sync.Mutex
+	closing  bool
+	handlers sync.WaitGroup // requests being answered
 }
 
 // NewHTTP serves the files under dir, read-only, confined with os.OpenRoot.
@@ -32,13 +40,16 @@ func NewHTTP(dir string, report Reporter) (*HTTP, error) {
 	if report == nil {
 		report = func(Event) {}
 	}
-	h := &HTTP{root: root, report: report}
+	h := &HTTP{root: root, report: report, idle: 30 * time.Second, stall: 30 * time.Second, grace: time.Second}
 	h.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	return h, nil
 }
 
 // Serve answers requests on l until Shutdown.
 func (h *HTTP) Serve(l net.Listener) error {
+	// A board fetches its files back to back; a connection idle longer
+	// than that is nobody's, and each one holds a descriptor.
+	h.srv.IdleTimeout = h.idle
 	err := h.srv.Serve(l)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -46,34 +57,52 @@ func (h *HTTP) Serve(l net.Listener) error {
 	return err
 }
 
-// Shutdown stops the server, waiting briefly for transfers in flight.
+// Shutdown stops the server: it lets transfers in flight finish for a
+// moment, then closes every connection, stalled downloads included, and
+// returns once every request's handler has returned.
 func (h *HTTP) Shutdown() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), h.grace)
 	defer cancel()
-	h.srv.Shutdown(ctx)
+	if h.srv.Shutdown(ctx) != nil {
+		h.srv.Close()
+	}
+	h.mu.Lock()
+	h.closing = true
+	h.mu.Unlock()
+	h.handlers.Wait()
 	h.root.Close()
 }
 
+// begin counts a request in, unless the server is closing.
+func (h *HTTP) begin() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return false
+	}
+	h.handlers.Add(1)
+	return true
+}
+
+// ServeHTTP answers GET and HEAD with a regular file under the root.
 func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.begin() {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	defer h.handlers.Done()
 	start := time.Now()
 	name := strings.TrimLeft(r.URL.Path, "/")
-	ev := Event{Kind: "http-done", File: name}
+	ev := Event{Kind: "http-done", File: shown(name)}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		ev.IP = net.ParseIP(host)
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	f, err := h.root.Open(name)
-	var st fs.FileInfo
-	if err == nil {
-		st, err = f.Stat()
-		if err == nil && !st.Mode().IsRegular() {
-			err = fs.ErrNotExist
-		}
-	}
+	f, st, err := openRegular(h.root, name)
 	if err != nil {
-		if f != nil {
-			f.Close()
-		}
 		// Generic answers: never a host path in an error.
 		http.Error(w, "not found", http.StatusNotFound)
 		ev.Kind, ev.Err, ev.Time = "http-error", errNotFound, time.Now()
@@ -85,11 +114,40 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	var n int64
 	if r.Method == http.MethodGet {
-		n, err = io.Copy(w, f)
+		n, err = h.send(w, f)
 	}
 	ev.Bytes, ev.Duration, ev.Time = n, time.Since(start), time.Now()
 	if err != nil {
-		ev.Kind, ev.Err = "http-error", err
+		ev.Kind, ev.Err = "http-error", shownErr(err)
 	}
 	h.report(ev)
+}
+
+// send copies f to the client. Each write must finish within the stall
+// time: a client that stopped reading would otherwise hold the handler,
+// the file and the connection for good. A slow board that keeps reading is
+// never cut. (net/http lifts the deadline once the answer is done.)
+func (h *HTTP) send(w http.ResponseWriter, f io.Reader) (int64, error) {
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 64<<10)
+	var n int64
+	for {
+		m, rerr := f.Read(buf)
+		if m > 0 {
+			if err := rc.SetWriteDeadline(time.Now().Add(h.stall)); err != nil {
+				return n, fmt.Errorf("set write deadline: %w", err)
+			}
+			k, err := w.Write(buf[:m])
+			n += int64(k)
+			if err != nil {
+				return n, fmt.Errorf("send: %w", err)
+			}
+		}
+		if rerr == io.EOF {
+			return n, nil
+		}
+		if rerr != nil {
+			return n, fmt.Errorf("read: %w", rerr)
+		}
+	}
 }

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pin/tftp/v3"
@@ -18,6 +18,15 @@ type TFTP struct {
 	root   *os.Root
 	srv    *tftp.Server
 	report Reporter
+	// maxTransfers and maxPerClient cap the transfers in flight, in all
+	// and from one client address: each holds a socket, a file and a
+	// goroutine until its client acknowledges or goes silent.
+	maxTransfers, maxPerClient int
+
+	mu      sync.Mutex
+	active  map[string]int // transfers in flight by client address
+	closing chan struct{}  // closed by Shutdown
+	stop    sync.Once
 }
 
 // Errors sent to clients. pin/tftp puts the handler's error text on the
@@ -25,6 +34,8 @@ type TFTP struct {
 var (
 	errNotFound = errors.New("file not found")
 	errAccess   = errors.New("access violation")
+	errBusy     = errors.New("too many transfers, try again later")
+	errShutdown = errors.New("server shutting down")
 )
 
 // NewTFTP serves the files under dir. Reads are confined with os.OpenRoot,
@@ -38,7 +49,7 @@ func NewTFTP(dir string, report Reporter) (*TFTP, error) {
 	if report == nil {
 		report = func(Event) {}
 	}
-	t := &TFTP{root: root, report: report}
+	t := &TFTP{root: root, report: report, maxTransfers: 64, maxPerClient: 8, active: map[string]int{}, closing: make(chan struct{})}
 	t.srv = tftp.NewServer(t.read, nil)
 	// Boot ROMs are slow and simple: retransmit after a fixed second rather
 	// than the library's default random 0–1 s backoff on top of the timeout.
@@ -53,56 +64,159 @@ func (t *TFTP) Serve(conn net.PacketConn) error {
 	return t.srv.Serve(conn)
 }
 
-// Shutdown stops the server and waits for transfers in flight.
+// Shutdown stops the server. Transfers in flight end at their next block,
+// with an error to the client; one whose client went silent ends when its
+// retries run out (8 s).
 func (t *TFTP) Shutdown() {
+	t.stop.Do(func() { close(t.closing) })
 	t.srv.Shutdown()
 	t.root.Close()
 }
 
 func (t *TFTP) read(name string, rf io.ReaderFrom) error {
 	start := time.Now()
-	ev := Event{Kind: "tftp-done", File: name}
-	f, err := t.open(name)
+	n, err := t.send(name, rf)
+	ev := Event{Kind: "tftp-done", File: shown(resolve(name)), IP: clientIP(rf), Bytes: n, Duration: time.Since(start), Time: time.Now()}
 	if err != nil {
-		ev.Kind, ev.Err, ev.Time = "tftp-error", err, time.Now()
-		t.report(ev)
-		return err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil {
-		// tsize: iPXE and U-Boot preallocate and show progress with it,
-		// and iPXE is much slower without it.
-		if ot, ok := rf.(tftp.OutgoingTransfer); ok {
-			ot.SetSize(st.Size())
-		}
-	}
-	n, err := rf.ReadFrom(f)
-	ev.Bytes, ev.Duration, ev.Time = n, time.Since(start), time.Now()
-	if err != nil {
-		ev.Kind, ev.Err = "tftp-error", err
+		ev.Kind, ev.Err = "tftp-error", shownErr(err)
 	}
 	t.report(ev)
-	return err
+	for _, sendable := range []error{errNotFound, errAccess, errBusy, errMode, errShutdown} {
+		if errors.Is(err, sendable) {
+			return sendable
+		}
+	}
+	if err != nil {
+		return errAccess
+	}
+	return nil
 }
 
-// open resolves a client's file name inside the root. Clients send names
-// with a leading slash (U-Boot, iPXE with absolute URLs) or DOS separators
-// (old PXE ROMs); both mean the same file.
+// send runs one transfer within the caps. Its error is for the event; the
+// client is told only one of the generic errors.
+func (t *TFTP) send(name string, rf io.ReaderFrom) (int64, error) {
+	client := clientIP(rf).String()
+	if !t.admit(client) {
+		return 0, errBusy
+	}
+	defer t.release(client)
+	mode, known := normaliseRequest(rf)
+	if known && mode != "octet" && mode != "netascii" {
+		return 0, errMode
+	}
+	f, err := t.open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if known {
+		// tsize (used only when the client asked for it): iPXE and U-Boot
+		// preallocate and show progress with it, and iPXE is much slower
+		// without it. Left alone, the library finds it by seeking, which
+		// it cannot do once it has wrapped a netascii transfer.
+		if err := setSize(rf, f, mode); err != nil {
+			return 0, err
+		}
+	}
+	sf := &servedFile{File: f, closing: t.closing}
+	n, err := rf.ReadFrom(sf)
+	if sf.err != nil {
+		err = sf.err
+	}
+	return n, err
+}
+
+// servedFile is a file as a transfer reads it. It ends the transfer once
+// the server is shutting down. pin/tftp sends the reader's error text to the
+// client, and a host read error carries the path: the client gets
+// errAccess, the event the real error.
+type servedFile struct {
+	*os.File
+	closing <-chan struct{}
+	err     error
+}
+
+func (s *servedFile) Read(p []byte) (int, error) {
+	select {
+	case <-s.closing:
+		return 0, errShutdown
+	default:
+	}
+	n, err := s.File.Read(p)
+	if err != nil && err != io.EOF {
+		s.err = fmt.Errorf("read served file: %w", err)
+		return n, errAccess
+	}
+	return n, err
+}
+
+// setSize tells the transfer how many bytes it will send.
+func setSize(rf io.ReaderFrom, f *os.File, mode string) error {
+	ot, ok := rf.(tftp.OutgoingTransfer)
+	if !ok {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat served file: %w", err)
+	}
+	size := st.Size()
+	if mode == "netascii" {
+		if size, err = netasciiSize(f); err != nil {
+			return err
+		}
+	}
+	ot.SetSize(size)
+	return nil
+}
+
+// resolve is the file a client's name means, relative to the root. Clients
+// send names with a leading slash (U-Boot, iPXE with absolute URLs) or DOS
+// separators (old PXE ROMs); both mean the same file. What is left is for
+// os.Root to confine.
+func resolve(name string) string {
+	return strings.TrimLeft(strings.ReplaceAll(name, `\`, "/"), "/")
+}
+
+// open opens the file a client's name means, if it is a regular file inside
+// the root.
 func (t *TFTP) open(name string) (*os.File, error) {
-	clean := strings.TrimLeft(strings.ReplaceAll(name, `\`, "/"), "/")
+	clean := resolve(name)
 	if clean == "" {
 		return nil, errNotFound
 	}
-	f, err := t.root.Open(clean)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errNotFound
-		}
-		return nil, errAccess
+	f, _, err := openRegular(t.root, clean)
+	return f, err
+}
+
+// clientIP is the address a transfer goes to.
+func clientIP(rf io.ReaderFrom) net.IP {
+	if ot, ok := rf.(tftp.OutgoingTransfer); ok {
+		a := ot.RemoteAddr()
+		return a.IP
 	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, errNotFound
+	return nil
+}
+
+// admit counts a transfer to client in if the caps allow it.
+func (t *TFTP) admit(client string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	total := 0
+	for _, n := range t.active {
+		total += n
 	}
-	return f, nil
+	if total >= t.maxTransfers || t.active[client] >= t.maxPerClient {
+		return false
+	}
+	t.active[client]++
+	return true
+}
+
+func (t *TFTP) release(client string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.active[client]--; t.active[client] <= 0 {
+		delete(t.active, client)
+	}
 }

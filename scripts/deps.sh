@@ -26,13 +26,14 @@ fi
 # The simulated real bench's tests: socat (the USB serial adapter: a pty
 # pair), pdudaemon (a real PDU daemon driving the board's power),
 # dnsmasq-base (a rival DHCP server on the bench segment; the binary only,
-# no host-wide service).
+# no host-wide service). bench/tftp-vs-dnsmasq.sh: curl (the TFTP client)
+# and tftpd-hpa (in.tftpd, a baseline it runs alone in a namespace).
 # postgresql: the shared results store's tests start their own throwaway
 # cluster with its initdb and server (/usr/lib/postgresql/*/bin), on a unix
 # socket in a temporary directory; they never use the package's own
 # cluster, which Debian creates on install.
 missing=()
-for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql; do
+for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -43,6 +44,18 @@ if [ ${#missing[@]} -gt 0 ]; then
 	echo "deps: installing ${missing[*]}" >&2
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+	if [[ " ${missing[*]} " == *" tftpd-hpa "* ]]; then
+		# The package starts a TFTP server on every interface of this
+		# host; the bench script runs its own in.tftpd in a namespace, and
+		# nothing here should serve TFTP to the host's networks.
+		echo "deps: stopping and disabling the tftpd-hpa service the package started" >&2
+		if [ -d /run/systemd/system ]; then
+			systemctl disable --now tftpd-hpa.service >&2 || true
+		else
+			/etc/init.d/tftpd-hpa stop >&2 || true
+			update-rc.d tftpd-hpa disable >&2 || true
+		fi
+	fi
 fi
 
 go mod download

@@ -32,6 +32,7 @@ Usage:
   bootbench image   build --arch GOARCH [--bench speed|openssl|NAME] [--bench-cmd "..."] [--add HOST:IMG]...
                     [--sysroot DIR] [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--kernel FILE] [--ram MIB] -o OUT
   bootbench speed   [--seconds S] [--algs a,b|all]     # the built-in suite, on this machine
+  bootbench tftp    --root DIR --listen ADDR           # serve DIR read-only by TFTP until Ctrl-C
 
 Run 'bootbench COMMAND --help' for a command's flags.
 
@@ -101,9 +102,11 @@ func dispatch(ctx context.Context, args []string) error {
 		return cmdImage(ctx, args[1:])
 	case "speed":
 		return cmdSpeed(ctx, args[1:])
+	case "tftp":
+		return cmdTFTP(ctx, args[1:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil
 	}
-	return usageErr("unknown command %q (commands: run, serve, ci, console, import, results, boards, image, speed; see 'bootbench help')", args[0])
+	return usageErr("unknown command %q (commands: run, serve, ci, console, import, results, boards, image, speed, tftp; see 'bootbench help')", args[0])
 }

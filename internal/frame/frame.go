@@ -48,11 +48,16 @@ func Encode(seq int, typ string, body any) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encode %s frame: %w", typ, err)
 	}
-	if typ == "" || strings.ContainsAny(typ, " \r\n") {
+	if !validType(typ) {
 		return "", fmt.Errorf("encode frame: bad type %q", typ)
 	}
 	payload := strconv.Itoa(seq) + " " + typ + " " + string(js)
 	return fmt.Sprintf("%s%s %08x", Prefix, payload, crc32.ChecksumIEEE([]byte(payload))), nil
+}
+
+// validType is a type a frame line can carry: one word.
+func validType(typ string) bool {
+	return typ != "" && !strings.ContainsAny(typ, " \r\n")
 }
 
 // IsFrame reports whether line claims to be a frame. Such a line is never
@@ -85,6 +90,9 @@ func Decode(line []byte) (Frame, error) {
 	parts := strings.SplitN(payload, " ", 3)
 	if len(parts) != 3 {
 		return Frame{}, errors.New("frame has no body")
+	}
+	if !validType(parts[1]) {
+		return Frame{}, fmt.Errorf("frame has bad type %q", parts[1])
 	}
 	seq, err := strconv.Atoi(parts[0])
 	if err != nil || seq < 0 {
