@@ -3,12 +3,9 @@ package netboot
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -18,23 +15,31 @@ import (
 // fetch over HTTP. iPXE can, and a kernel plus initramfs arrive several
 // times faster over TCP than in TFTP's one-block-at-a-time lockstep.
 type HTTP struct {
-	root   *os.Root
+	files  Files
+	close  func() error // what Shutdown releases besides the server
 	srv    *http.Server
 	report Reporter
 }
 
-// NewHTTP serves the files under dir, read-only, confined with os.OpenRoot.
+// NewHTTP serves the files under dir, read-only (see Dir).
 func NewHTTP(dir string, report Reporter) (*HTTP, error) {
-	root, err := os.OpenRoot(dir)
+	d, err := OpenDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("open HTTP root: %w", err)
+		return nil, err
 	}
+	h := NewHTTPFrom(d, report)
+	h.close = d.Close
+	return h, nil
+}
+
+// NewHTTPFrom serves what files holds (a Booter's boots), read-only.
+func NewHTTPFrom(files Files, report Reporter) *HTTP {
 	if report == nil {
 		report = func(Event) {}
 	}
-	h := &HTTP{root: root, report: report}
+	h := &HTTP{files: files, report: report, close: func() error { return nil }}
 	h.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	return h, nil
+	return h
 }
 
 // Serve answers requests on l until Shutdown.
@@ -51,7 +56,7 @@ func (h *HTTP) Shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	h.srv.Shutdown(ctx)
-	h.root.Close()
+	h.close()
 }
 
 func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -62,26 +67,16 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	f, err := h.root.Open(name)
-	var st fs.FileInfo
-	if err == nil {
-		st, err = f.Stat()
-		if err == nil && !st.Mode().IsRegular() {
-			err = fs.ErrNotExist
-		}
-	}
+	f, size, err := h.files.Open(name)
 	if err != nil {
-		if f != nil {
-			f.Close()
-		}
 		// Generic answers: never a host path in an error.
 		http.Error(w, "not found", http.StatusNotFound)
-		ev.Kind, ev.Err, ev.Time = "http-error", errNotFound, time.Now()
+		ev.Kind, ev.Err, ev.Time = "http-error", ErrNotFound, time.Now()
 		h.report(ev)
 		return
 	}
 	defer f.Close()
-	w.Header().Set("Content-Length", strconv.FormatInt(st.Size(), 10))
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	w.Header().Set("Content-Type", "application/octet-stream")
 	var n int64
 	if r.Method == http.MethodGet {
