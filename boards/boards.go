@@ -51,8 +51,12 @@ type Profile struct {
 	// BogoMIPSPerMHz lets the host check a clock from the BogoMIPS the
 	// board reports where it has no cpufreq: a MIPS 24K/74K core
 	// reports BogoMIPS of about 2/3 of its clock in MHz, for example.
-	BogoMIPSPerMHz float64  `yaml:"bogomips_per_mhz"`
-	Virtual        *Virtual `yaml:"virtual"`
+	BogoMIPSPerMHz float64 `yaml:"bogomips_per_mhz"`
+	// IPXE names the iPXE binaries a firmware PXE client is chainloaded
+	// into, by file name (undionly.kpxe for BIOS, ipxe.efi for x86-64
+	// UEFI); a name not given is Debian's, from /usr/lib/ipxe.
+	IPXE    map[string]string `yaml:"ipxe"`
+	Virtual *Virtual          `yaml:"virtual"`
 }
 
 // DebianKernel names a Debian kernel package: linux-image-<abi>-<flavour>
@@ -70,6 +74,18 @@ type Virtual struct {
 	MAC           string   `yaml:"mac"`
 	SeaBIOSSerial bool     `yaml:"seabios_serial"`
 	UBootEnv      []string `yaml:"uboot_env"`
+	// ROM is a boot ROM the virtual board has instead of firmware in QEMU:
+	// "routerboot" does what MikroTik's RouterBOOT does on the network
+	// (see internal/vbench).
+	ROM string `yaml:"rom"`
+	// AddCmdlineArea gives the board's kernel a command line area
+	// (OpenWrt's CMDLINE:) in the single ELF when it has none, for a ROM
+	// that reads it on the kernel's behalf.
+	AddCmdlineArea bool `yaml:"add_cmdline_area"`
+	// Pflash are firmware images QEMU maps as flash, in order: the first
+	// read-only (the firmware's code), the others copied for each boot (its
+	// variables), as OVMF needs.
+	Pflash []string `yaml:"pflash"`
 }
 
 // Default is the board used when none is named.

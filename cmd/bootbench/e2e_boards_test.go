@@ -19,7 +19,7 @@ func TestE2EBoards(t *testing.T) {
 		transcript        []string // what the console must have said
 	}{
 		{"qemu-arm64", "qemu-system-aarch64", "arm64",
-			[]string{"dhcp-offer to 52:54:00:bb:00:02", "tftp     boot.scr.uimg", "tftp     Image", "tftp     initramfs.cpio"},
+			[]string{"dhcp-offer to 52:54:00:bb:00:02", "tftp     qemu-arm64/boot.scr.uimg", "tftp     qemu-arm64/Image", "tftp     qemu-arm64/initramfs.cpio"},
 			[]string{"U-Boot", "bootbench: loading from 198.18.0.1"}},
 		{"qemu-mipsel", "qemu-system-mipsel", "mipsle",
 			[]string{"kernel and image in one ELF", "booting vmlinuz"},
