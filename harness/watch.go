@@ -256,7 +256,7 @@ func (w *watcher) netEvent(e netboot.Event) {
 		if e.IP != nil {
 			ip = e.IP.String()
 		}
-		r.say("dhcp", "%s to %s: %s, boot file %s", e.Kind, e.MAC, ip, e.File)
+		r.say("dhcp", "%s to %s: %s, boot file %s (options %s)", e.Kind, e.MAC, ip, e.File, e.Options)
 	case "dhcp-ack", "dhcp-nak", "proxy-ack":
 		r.say("dhcp", "%s to %s: %s", e.Kind, e.MAC, e.IP)
 	case "tftp-done", "http-done":

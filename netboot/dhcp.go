@@ -17,6 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,9 +108,12 @@ type Event struct {
 	ClientArch  string
 	IP          net.IP
 	File        string
-	Bytes       int64
-	Duration    time.Duration
-	Err         error
+	// Options are the DHCP option codes an answer carried, in order
+	// ("1" for a plain BOOTP reply, which must carry no option 53).
+	Options  string
+	Bytes    int64
+	Duration time.Duration
+	Err      error
 }
 
 // Reporter receives events. It must not block for long.
@@ -172,11 +177,26 @@ func serve(ctx context.Context, conn net.PacketConn, report Reporter, reply func
 			report(ev)
 			continue
 		}
+		ev.Options = optionCodes(resp)
 		if _, err := conn.WriteTo(resp.ToBytes(), replyAddr(req, peer)); err != nil {
 			ev.Kind, ev.Err = "dhcp-error", fmt.Errorf("send reply to %s: %w", req.ClientHWAddr, err)
 		}
 		report(ev)
 	}
+}
+
+// optionCodes lists the options of m by code, ascending.
+func optionCodes(m *dhcpv4.DHCPv4) string {
+	var codes []int
+	for c := range m.Options {
+		codes = append(codes, int(c))
+	}
+	sort.Ints(codes)
+	s := make([]string, len(codes))
+	for i, c := range codes {
+		s[i] = strconv.Itoa(c)
+	}
+	return strings.Join(s, ",")
 }
 
 // replyAddr picks where the answer goes. A client without an address can only

@@ -74,6 +74,9 @@ func TestDialectReplies(t *testing.T) {
 			if resp.BootFileName != "file-for-"+string(tt.kind) || !resp.ServerIPAddr.Equal(testServer) || !resp.YourIPAddr.Equal(testBoard) {
 				t.Errorf("file %q siaddr %v yiaddr %v", resp.BootFileName, resp.ServerIPAddr, resp.YourIPAddr)
 			}
+			if tt.noOpt53 && optionCodes(resp) != "1" {
+				t.Errorf("BOOTP reply carries options %s, want the subnet mask (1) alone", optionCodes(resp))
+			}
 			if has := resp.Options.Has(dhcpv4.OptionDHCPMessageType); has == tt.noOpt53 {
 				t.Errorf("option 53 present: %v, want %v", has, !tt.noOpt53)
 			}
