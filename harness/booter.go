@@ -132,6 +132,10 @@ func BootFile(b boards.Board, c netboot.Client) (string, error) {
 	p := b.Profile
 	switch p.Boot {
 	case boards.BootIPXE, boards.BootPXE:
+		if strings.HasPrefix(c.VendorClass, "HTTPClient") {
+			// UEFI HTTP boot wants a URL, and the board's PXE asks too.
+			return "", fmt.Errorf("board %s: UEFI HTTP boot is not served (its PXE boot is)", b.Name)
+		}
 		if c.Kind() != netboot.ClientPXE {
 			return b.Name + "/boot.ipxe", nil
 		}
@@ -267,12 +271,15 @@ func pxelinuxMAC(mac net.HardwareAddr) string {
 
 // IPXEScript is what iPXE runs: load the board's kernel and image from the
 // server by transport ("http" or "tftp"), with the run's parameters on the
-// kernel command line.
+// kernel command line. initrd= names the image for a kernel started as a
+// UEFI application: its EFI stub loads the initrd from iPXE's file system
+// by that name (iPXE before 1.21 has no other way to hand it over); a BIOS
+// boot ignores it.
 func IPXEScript(transport string, server net.IP, board, runID, cmdline string) string {
 	base := transport + "://" + server.String() + "/" + board + "/"
 	return "#!ipxe\n" +
 		"echo bootbench: run " + runID + " loading from " + server.String() + " by " + transport + "\n" +
-		"kernel " + base + "vmlinuz " + cmdline + "\n" +
+		"kernel " + base + "vmlinuz initrd=initramfs.cpio " + cmdline + "\n" +
 		"initrd " + base + "initramfs.cpio\n" +
 		"boot\n"
 }

@@ -298,6 +298,12 @@ func answerType(req *dhcpv4.DHCPv4, offer Offer) (dhcpv4.MessageType, string) {
 
 // A dialect is what one kind of boot client is told, beyond what another
 // would understand. An answer is every dialect the client speaks, in order.
+//
+// A firmware PXE client gets a plain DHCP answer with the boot file, as
+// ISC dhcpd's next-server/filename gives: an answer that says "PXEClient"
+// (option 60) without PXE vendor options (43) is a BINL offer to EDK2,
+// which then asks port 4011 for the boot file and, with no proxyDHCP
+// server there, gives up (PXE-E16, NetworkPkg/UefiPxeBcDxe/PxeBcDhcp4.c).
 type dialect struct {
 	name   string
 	speaks func(Client) bool
@@ -307,7 +313,6 @@ type dialect struct {
 var dialects = []dialect{
 	{"bootp", func(Client) bool { return true }, bootpFields},
 	{"dhcp", func(c Client) bool { return !c.BOOTP }, dhcpOptions},
-	{"pxe", func(c Client) bool { return c.Kind() == ClientPXE }, pxeOptions},
 	{"ipxe", func(c Client) bool { return c.IPXE }, ipxeOptions},
 }
 
@@ -334,14 +339,6 @@ func dhcpOptions(resp *dhcpv4.DHCPv4, typ dhcpv4.MessageType, o Offer) {
 	resp.UpdateOption(dhcpv4.OptIPAddressLeaseTime(leaseSeconds * time.Second))
 	resp.UpdateOption(dhcpv4.OptTFTPServerName(o.Server.String()))
 	resp.UpdateOption(dhcpv4.OptBootFileName(o.BootFile))
-}
-
-// pxeOptions: a firmware PXE client takes an offer as a PXE offer, with
-// the boot file to load from siaddr, only when it says "PXEClient" in
-// option 60 (PXE specification 2.1, 2.2.1); EDK2 also loads the file of a
-// plain DHCP offer, older BIOS ROMs do not.
-func pxeOptions(resp *dhcpv4.DHCPv4, _ dhcpv4.MessageType, _ Offer) {
-	resp.UpdateOption(dhcpv4.OptClassIdentifier(pxeClient))
 }
 
 // ipxeOptions: iPXE's encapsulated option 175, "no-pxedhcp" (176) = 1:

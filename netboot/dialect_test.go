@@ -54,8 +54,8 @@ func TestDialectReplies(t *testing.T) {
 			return m
 		}, ClientBOOTP, "bootp-reply", true, []dhcpv4.OptionCode{dhcpv4.OptionSubnetMask}},
 		{"routerboot-dhcp", discover(class("Mips_boot")), ClientRouterBOOT, "dhcp-offer", false, nil},
-		{"pxe-bios", discover(class("PXEClient:Arch:00000:UNDI:002001"), arch(iana.INTEL_X86PC)), ClientPXE, "dhcp-offer", false, []dhcpv4.OptionCode{dhcpv4.OptionClassIdentifier}},
-		{"pxe-uefi-x64", discover(class("PXEClient:Arch:00007:UNDI:003000"), arch(iana.EFI_X86_64)), ClientPXE, "dhcp-offer", false, []dhcpv4.OptionCode{dhcpv4.OptionClassIdentifier}},
+		{"pxe-bios", discover(class("PXEClient:Arch:00000:UNDI:002001"), arch(iana.INTEL_X86PC)), ClientPXE, "dhcp-offer", false, nil},
+		{"pxe-uefi-x64", discover(class("PXEClient:Arch:00007:UNDI:003000"), arch(iana.EFI_X86_64)), ClientPXE, "dhcp-offer", false, nil},
 		{"ipxe", discover(class("PXEClient:Arch:00000:UNDI:002001"), arch(iana.INTEL_X86PC), dhcpv4.WithUserClass("iPXE", false)), ClientIPXE, "dhcp-offer", false, []dhcpv4.OptionCode{dhcpv4.GenericOptionCode(175)}},
 		{"u-boot", discover(class("U-Boot.armv8"), arch(iana.UBOOT_ARM64)), ClientUBoot, "dhcp-offer", false, nil},
 		{"u-boot-pxe-class", discover(class("PXEClient:Arch:00022:UNDI:003000"), arch(iana.UBOOT_ARM64)), ClientUBoot, "dhcp-offer", false, nil},

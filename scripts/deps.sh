@@ -26,9 +26,10 @@ fi
 # The simulated real bench's tests: socat (the USB serial adapter: a pty
 # pair), pdudaemon (a real PDU daemon driving the board's power),
 # dnsmasq-base (a rival DHCP server on the bench segment; the binary only,
-# no host-wide service).
+# no host-wide service). ovmf: the UEFI PC's firmware, whose own PXE client
+# is chainloaded into iPXE from ipxe's binaries (undionly.kpxe, ipxe.efi).
 missing=()
-for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon; do
+for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon ovmf ipxe; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

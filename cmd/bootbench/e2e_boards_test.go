@@ -28,6 +28,12 @@ func TestE2EBoards(t *testing.T) {
 		{"qemu-routerboot", "qemu-system-mipsel", "mipsle", "md5,sha256",
 			[]string{"bootp-reply to 52:54:00:bb:00:04: 198.18.0.10, boot file qemu-routerboot/kernel.elf (options 1)", "tftp     qemu-routerboot/kernel.elf"},
 			[]string{"RouterBOOT booter virtual", "trying bootp protocol... OK", "transfer ok", "jumping to kernel code", "Welcome to u-root"}},
+		// A UEFI PC whose NIC has no iPXE ROM: EDK2's own PXE client asks,
+		// gets iPXE, and iPXE then gets the run's script.
+		{"qemu-x86_64-uefi", "qemu-system-x86_64", "amd64", "md5,sha256,aes-128-cbc",
+			[]string{"dhcp-offer to 52:54:00:bb:00:05: 198.18.0.10, boot file qemu-x86_64-uefi/ipxe.efi", "tftp     qemu-x86_64-uefi/ipxe.efi",
+				"boot file qemu-x86_64-uefi/boot.ipxe", "http     qemu-x86_64-uefi/vmlinuz"},
+			[]string{">>Start PXE over IPv4", "iPXE", "Welcome to u-root"}},
 		{"qemu-mipsel", "qemu-system-mipsel", "mipsle", "md5,sha256,aes-128-cbc",
 			[]string{"kernel and image in one ELF", "booting vmlinuz"},
 			[]string{"Welcome to u-root"}},
