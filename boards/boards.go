@@ -55,9 +55,30 @@ type Profile struct {
 	// IPXE names the iPXE binaries a firmware PXE client is chainloaded
 	// into, by file name (undionly.kpxe for BIOS, ipxe.efi for x86-64
 	// UEFI); a name not given is Debian's, from /usr/lib/ipxe.
-	IPXE    map[string]string `yaml:"ipxe"`
-	Virtual *Virtual          `yaml:"virtual"`
+	IPXE map[string]string `yaml:"ipxe"`
+	// ConsoleSteps drive the bootloader over the console from power-on
+	// (boot methods uboot-serial and cfe; pxelinux where the bootloader
+	// does not run pxe by itself): wait for its text, type its commands.
+	ConsoleSteps []ConsoleStep `yaml:"console_steps"`
+	Virtual      *Virtual      `yaml:"virtual"`
 }
+
+// ConsoleStep is one step of driving a bootloader over its console: wait
+// for text (expect, within timeout), or type a command (send, then Enter),
+// or type keys as they are (key, e.g. " " to stop an autoboot). In send,
+// {server} is the bench's address, {ip} the board's, {board} the board's
+// name and {file} the boot file the board's dialect gets (U-Boot's
+// ${...} variables are U-Boot's).
+type ConsoleStep struct {
+	Expect  string        `yaml:"expect"`
+	Send    string        `yaml:"send"`
+	Key     string        `yaml:"key"`
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// defaultStepTimeout is how long an expect step waits when the profile
+// does not say.
+const defaultStepTimeout = 30 * time.Second
 
 // DebianKernel names a Debian kernel package: linux-image-<abi>-<flavour>
 // for architecture debian_arch, fetched into the cache, never installed.
@@ -160,6 +181,9 @@ func Parse(b []byte) (Profile, error) {
 			return p, fmt.Errorf("profile %s: bad MAC: %w", p.Name, err)
 		}
 	}
+	if err := p.checkSteps(); err != nil {
+		return p, err
+	}
 	if len(p.Clocks) > 0 && p.ClockMethod == "" {
 		return p, fmt.Errorf("profile %s: clocks %v but no clock_method to set them", p.Name, p.Clocks)
 	}
@@ -170,6 +194,30 @@ func Parse(b []byte) (Profile, error) {
 		return p, fmt.Errorf("profile %s: default clock %d MHz is not among its clocks %v", p.Name, p.DefaultClock, p.Clocks)
 	}
 	return p, nil
+}
+
+// checkSteps refuses console steps that say nothing or two things, and a
+// method driven over the console without them.
+func (p *Profile) checkSteps() error {
+	if (p.Boot == BootUBootSerial || p.Boot == BootCFE) && len(p.ConsoleSteps) == 0 {
+		return fmt.Errorf("profile %s: boot method %s needs console_steps (expect/send) to drive the bootloader", p.Name, p.Boot)
+	}
+	for i := range p.ConsoleSteps {
+		st := &p.ConsoleSteps[i]
+		n := 0
+		for _, f := range []string{st.Expect, st.Send, st.Key} {
+			if f != "" {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("profile %s: console step %d: give one of expect, send or key", p.Name, i+1)
+		}
+		if st.Expect != "" && st.Timeout == 0 {
+			st.Timeout = defaultStepTimeout
+		}
+	}
+	return nil
 }
 
 // CheckClock says whether the board can be run at mhz: one of its clocks,

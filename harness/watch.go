@@ -64,6 +64,11 @@ func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-c
 			}
 		case e := <-events:
 			w.netEvent(e)
+		case err := <-r.driven:
+			r.driven = nil
+			if err != nil {
+				return err
+			}
 		case l, ok := <-lines:
 			if !ok {
 				lines = nil // the console ended; the deadline still stands

@@ -9,8 +9,10 @@ import (
 )
 
 // TestE2EBoards boots the other virtual boards through their own paths: the
-// arm64 board netboots through U-Boot from our DHCP and TFTP, the MIPS
-// router boots one ELF holding kernel and image, as RouterBOOT does.
+// arm64 board through U-Boot's stock environment driven over the console
+// (its script, or pxe get / pxe boot), the virtual RouterBOARD by BOOTP and
+// TFTP of one ELF, the UEFI PC by its firmware's PXE chainloading iPXE, the
+// MIPS router from one ELF QEMU loads itself.
 func TestE2EBoards(t *testing.T) {
 	requireBench(t)
 	tests := []struct {
@@ -20,8 +22,15 @@ func TestE2EBoards(t *testing.T) {
 		transcript        []string // what the console must have said
 	}{
 		{"qemu-arm64", "qemu-system-aarch64", "arm64", "md5,sha256,aes-128-cbc",
-			[]string{"dhcp-offer to 52:54:00:bb:00:02", "tftp     qemu-arm64/boot.scr.uimg", "tftp     qemu-arm64/Image", "tftp     qemu-arm64/initramfs.cpio"},
-			[]string{"U-Boot", "bootbench: loading from 198.18.0.1"}},
+			[]string{"console  step 4: dhcp", "dhcp-offer to 52:54:00:bb:00:02", "tftp     qemu-arm64/boot.scr.uimg", "console  step 6: source ${fileaddr}",
+				"tftp     qemu-arm64/Image", "tftp     qemu-arm64/initramfs.cpio"},
+			// U-Boot's stock environment, stopped from the console.
+			[]string{"U-Boot", "Hit any key to stop autoboot", "=> dhcp", "bootbench: loading from 198.18.0.1"}},
+		// The same board the PXELINUX way: pxe get, pxe boot.
+		{"qemu-arm64-pxe", "qemu-system-aarch64", "arm64", "md5,sha256,aes-128-cbc",
+			[]string{"boot file qemu-arm64-pxe/pxelinux.0", "console  step 6: pxe get", "tftp     qemu-arm64-pxe/pxelinux.cfg/01-52-54-00-bb-00-06",
+				"tftp     qemu-arm64-pxe/Image", "tftp     qemu-arm64-pxe/initramfs.cpio"},
+			[]string{"Hit any key to stop autoboot", "=> pxe boot", "Starting kernel"}},
 		// The virtual RouterBOARD: its ROM sends a plain BOOTP request and
 		// takes only a reply without a DHCP message type, as RouterBOOT
 		// does; the server's log shows what it sent (options 1: the mask).
