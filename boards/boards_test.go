@@ -3,6 +3,7 @@ package boards
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestShippedProfilesParse(t *testing.T) {
@@ -46,6 +47,10 @@ func TestParseRejects(t *testing.T) {
 		{"unknown image format", "name: x\narch: arm\nboot: ipxe\nimage_format: zip\n", `unknown image format "zip"`},
 		{"clocks without method", "name: x\narch: arm\nboot: ipxe\nclocks: [680]\n", "no clock_method"},
 		{"cmdline without template", "name: x\narch: arm\nboot: ipxe\nclock_method: cmdline\n", "{mhz}"},
+		{"serial method without steps", "name: x\narch: arm\nboot: uboot-serial\n", "needs console_steps"},
+		{"cfe without steps", "name: x\narch: mipsle\nboot: cfe\n", "needs console_steps"},
+		{"step saying two things", "name: x\narch: arm\nboot: uboot-serial\nconsole_steps: [{expect: '=> ', send: dhcp}]\n", "step 1: give one of"},
+		{"empty step", "name: x\narch: arm\nboot: uboot-serial\nconsole_steps: [{timeout: 5s}]\n", "step 1: give one of"},
 	}
 	for _, tt := range tests {
 		if _, err := Parse([]byte(tt.yaml)); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -100,5 +105,16 @@ func TestParseMHz(t *testing.T) {
 		if _, err := ParseMHz(bad); err == nil {
 			t.Errorf("ParseMHz(%q) accepted", bad)
 		}
+	}
+}
+
+// TestConsoleStepTimeout: an expect without a timeout waits the default.
+func TestConsoleStepTimeout(t *testing.T) {
+	p, err := Parse([]byte("name: x\narch: arm\nboot: uboot-serial\nconsole_steps: [{expect: '=> '}, {send: dhcp}, {expect: '=> ', timeout: 5s}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []time.Duration{p.ConsoleSteps[0].Timeout, p.ConsoleSteps[1].Timeout, p.ConsoleSteps[2].Timeout}; got[0] != defaultStepTimeout || got[1] != 0 || got[2] != 5*time.Second {
+		t.Errorf("timeouts %v", got)
 	}
 }
