@@ -54,7 +54,7 @@ type Console struct {
 	// grown is closed when the transcript grows (and then replaced), so
 	// Expect can wait for text that ends no line, like a prompt.
 	grown chan struct{}
-	err        error
+	err   error
 }
 
 // source is a console that can be found again after it went away.
