@@ -52,8 +52,16 @@ type Profile struct {
 	// BogoMIPSPerMHz lets the host check a clock from the BogoMIPS the
 	// board reports where it has no cpufreq: a MIPS 24K/74K core
 	// reports BogoMIPS of about 2/3 of its clock in MHz, for example.
-	BogoMIPSPerMHz float64  `yaml:"bogomips_per_mhz"`
-	Virtual        *Virtual `yaml:"virtual"`
+	BogoMIPSPerMHz float64 `yaml:"bogomips_per_mhz"`
+	// IPXE names the iPXE binaries a firmware PXE client is chainloaded
+	// into, by file name (undionly.kpxe for BIOS, ipxe.efi for x86-64
+	// UEFI); a name not given is Debian's, from /usr/lib/ipxe.
+	IPXE map[string]string `yaml:"ipxe"`
+	// ConsoleSteps drive the bootloader over the console from power-on
+	// (boot methods uboot-serial and cfe; pxelinux where the bootloader
+	// does not run pxe by itself): wait for its text, type its commands.
+	ConsoleSteps []ConsoleStep `yaml:"console_steps"`
+	Virtual      *Virtual      `yaml:"virtual"`
 
 	// Tested says where this profile's path has run: required for every
 	// real board bootbench supports, so that nobody mistakes a profile for
@@ -87,6 +95,23 @@ type VirtualTest struct {
 // hardware.
 func (p Profile) OnlyVirtual() bool { return p.Virtual == nil && len(p.Tested.Hardware) == 0 }
 
+// ConsoleStep is one step of driving a bootloader over its console: wait
+// for text (expect, within timeout), or type a command (send, then Enter),
+// or type keys as they are (key, e.g. " " to stop an autoboot). In send,
+// {server} is the bench's address, {ip} the board's, {board} the board's
+// name and {file} the boot file the board's dialect gets (U-Boot's
+// ${...} variables are U-Boot's).
+type ConsoleStep struct {
+	Expect  string        `yaml:"expect"`
+	Send    string        `yaml:"send"`
+	Key     string        `yaml:"key"`
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// defaultStepTimeout is how long an expect step waits when the profile
+// does not say.
+const defaultStepTimeout = 30 * time.Second
+
 // DebianKernel names a Debian kernel package: linux-image-<abi>-<flavour>
 // for architecture debian_arch, fetched into the cache, never installed.
 type DebianKernel struct {
@@ -102,6 +127,18 @@ type Virtual struct {
 	MAC           string   `yaml:"mac"`
 	SeaBIOSSerial bool     `yaml:"seabios_serial"`
 	UBootEnv      []string `yaml:"uboot_env"`
+	// ROM is a boot ROM the virtual board has instead of firmware in QEMU:
+	// "routerboot" does what MikroTik's RouterBOOT does on the network
+	// (see internal/vbench).
+	ROM string `yaml:"rom"`
+	// AddCmdlineArea gives the board's kernel a command line area
+	// (OpenWrt's CMDLINE:) in the single ELF when it has none, for a ROM
+	// that reads it on the kernel's behalf.
+	AddCmdlineArea bool `yaml:"add_cmdline_area"`
+	// Pflash are firmware images QEMU maps as flash, in order: the first
+	// read-only (the firmware's code), the others copied for each boot (its
+	// variables), as OVMF needs.
+	Pflash []string `yaml:"pflash"`
 }
 
 // Default is the board used when none is named.
@@ -179,6 +216,9 @@ func Parse(b []byte) (Profile, error) {
 			return p, fmt.Errorf("profile %s: bad MAC: %w", p.Name, err)
 		}
 	}
+	if err := p.checkSteps(); err != nil {
+		return p, err
+	}
 	if len(p.Clocks) > 0 && p.ClockMethod == "" {
 		return p, fmt.Errorf("profile %s: clocks %v but no clock_method to set them", p.Name, p.Clocks)
 	}
@@ -215,6 +255,30 @@ func checkTested(ps []Profile) error {
 			if !virtual[v.Board] {
 				return fmt.Errorf("profile %s: tested.virtual names %q, which is no virtual board", p.Name, v.Board)
 			}
+		}
+	}
+	return nil
+}
+
+// checkSteps refuses console steps that say nothing or two things, and a
+// method driven over the console without them.
+func (p *Profile) checkSteps() error {
+	if (p.Boot == BootUBootSerial || p.Boot == BootCFE) && len(p.ConsoleSteps) == 0 {
+		return fmt.Errorf("profile %s: boot method %s needs console_steps (expect/send) to drive the bootloader", p.Name, p.Boot)
+	}
+	for i := range p.ConsoleSteps {
+		st := &p.ConsoleSteps[i]
+		n := 0
+		for _, f := range []string{st.Expect, st.Send, st.Key} {
+			if f != "" {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("profile %s: console step %d: give one of expect, send or key", p.Name, i+1)
+		}
+		if st.Expect != "" && st.Timeout == 0 {
+			st.Timeout = defaultStepTimeout
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestShippedProfilesParse(t *testing.T) {
@@ -44,7 +45,7 @@ func TestSeedProfiles(t *testing.T) {
 		{"rb750", "mips", "softfloat", 32, BootRouterBOOT, FormatELF, nil, false},
 		{"rb750g", "mips", "softfloat", 64, BootRouterBOOT, FormatELF, nil, false},
 		{"wrt54g-v3", "mipsle", "softfloat", 16, BootCFE, FormatELF, nil, false},
-		{"tl-mr3420", "mips", "softfloat", 32, BootUBootSerial, FormatUImage, nil, false},
+		{"tl-mr3420", "mips", "softfloat", 32, BootUBootSerial, FormatUImage, nil, true},
 		{"rb1100", "ppc", "", 512, BootRouterBOOT, FormatELF, nil, true},
 		{"pc-x86_64", "amd64", "", 512, BootIPXE, FormatCPIO, nil, false},
 	}
@@ -64,7 +65,10 @@ func TestSeedProfiles(t *testing.T) {
 			if (err != nil) != tt.unsupported {
 				t.Errorf("Unsupported() = %v", err)
 			}
-			if tt.unsupported && (!strings.Contains(err.Error(), "bootbench import") || !strings.Contains(err.Error(), "PowerPC")) {
+			if tt.name == "rb1100" && (!strings.Contains(err.Error(), "bootbench import") || !strings.Contains(err.Error(), "PowerPC")) {
+				t.Errorf("refusal does not say why and what works: %v", err)
+			}
+			if tt.unsupported && !strings.Contains(err.Error(), "what works: ") {
 				t.Errorf("refusal does not say why and what works: %v", err)
 			}
 		})
@@ -104,9 +108,13 @@ func TestParseRejects(t *testing.T) {
 		{"unknown image format", "name: x\narch: arm\nboot: ipxe\nimage_format: zip\n", `unknown image format "zip"`},
 		{"clocks without method", "name: x\narch: arm\nboot: ipxe\nclocks: [680]\n", "no clock_method"},
 		{"cmdline without template", "name: x\narch: arm\nboot: ipxe\nclock_method: cmdline\n", "{mhz}"},
-		{"real board never tested", "name: x\narch: mips\nboot: cfe\n", "say where it was tested"},
-		{"virtual stand-in without covers", "name: x\narch: mips\nboot: cfe\ntested: {virtual: [{board: qemu-mipsel}]}\n", "needs board and covers"},
-		{"works without not_supported", "name: x\narch: ppc\nboot: cfe\nworks: [import]\ntested: {hardware: [one]}\n", "give not_supported too"},
+		{"real board never tested", "name: x\narch: mips\nboot: routerboot-bootp\n", "say where it was tested"},
+		{"virtual stand-in without covers", "name: x\narch: mips\nboot: routerboot-bootp\ntested: {virtual: [{board: qemu-mipsel}]}\n", "needs board and covers"},
+		{"works without not_supported", "name: x\narch: ppc\nboot: routerboot-bootp\nworks: [import]\ntested: {hardware: [one]}\n", "give not_supported too"},
+		{"serial method without steps", "name: x\narch: arm\nboot: uboot-serial\n", "needs console_steps"},
+		{"cfe without steps", "name: x\narch: mipsle\nboot: cfe\n", "needs console_steps"},
+		{"step saying two things", "name: x\narch: arm\nboot: uboot-serial\nconsole_steps: [{expect: '=> ', send: dhcp}]\n", "step 1: give one of"},
+		{"empty step", "name: x\narch: arm\nboot: uboot-serial\nconsole_steps: [{timeout: 5s}]\n", "step 1: give one of"},
 	}
 	for _, tt := range tests {
 		if _, err := Parse([]byte(tt.yaml)); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -161,5 +169,16 @@ func TestParseMHz(t *testing.T) {
 		if _, err := ParseMHz(bad); err == nil {
 			t.Errorf("ParseMHz(%q) accepted", bad)
 		}
+	}
+}
+
+// TestConsoleStepTimeout: an expect without a timeout waits the default.
+func TestConsoleStepTimeout(t *testing.T) {
+	p, err := Parse([]byte("name: x\narch: arm\nboot: uboot-serial\ntested: {hardware: [one]}\nconsole_steps: [{expect: '=> '}, {send: dhcp}, {expect: '=> ', timeout: 5s}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []time.Duration{p.ConsoleSteps[0].Timeout, p.ConsoleSteps[1].Timeout, p.ConsoleSteps[2].Timeout}; got[0] != defaultStepTimeout || got[1] != 0 || got[2] != 5*time.Second {
+		t.Errorf("timeouts %v", got)
 	}
 }

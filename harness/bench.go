@@ -25,27 +25,16 @@ type Network interface {
 	Go(fn func()) error
 }
 
-// A Bench serves one board's netboot: the answers to its DHCP (or BOOTP)
-// request and the files it then fetches.
+// A Bench serves boards' netboots: the answers to their DHCP (or BOOTP)
+// requests and the files they then fetch, as a Booter decides them.
 type Bench interface {
-	// Serve answers the board until stop is called.
-	Serve(ctx context.Context, b Boot, report netboot.Reporter) (stop func(), err error)
-	// ServerIP is the address the board fetches from.
+	// Serve answers the Booter's boards until stop is called.
+	Serve(ctx context.Context, b *Booter, report netboot.Reporter) (stop func(), err error)
+	// ServerIP is the address the boards fetch from; Mask the bench
+	// subnet's.
 	ServerIP() net.IP
+	Mask() net.IPMask
 	String() string
-}
-
-// Boot is what one board is served for one boot.
-type Boot struct {
-	MAC net.HardwareAddr
-	// IP is the board's fixed address; invalid in proxy mode, where the
-	// segment's DHCP server gives the address.
-	IP netip.Addr
-	// Root holds the files the board fetches by TFTP or HTTP.
-	Root string
-	// BootFile is what the DHCP answer names; IPXEScript what iPXE gets
-	// instead when it asks.
-	BootFile, IPXEScript string
 }
 
 // NetBench serves boots with bootbench's own DHCP, TFTP and HTTP servers
@@ -69,19 +58,17 @@ func (nb *NetBench) String() string {
 	return fmt.Sprintf("%s+TFTP+HTTP on %s (%s)", mode, nb.Net.Interface(), nb.Net.Addr().Addr())
 }
 
+// Mask implements Bench.
+func (nb *NetBench) Mask() net.IPMask { return net.CIDRMask(nb.Net.Addr().Bits(), 32) }
+
 // Serve implements Bench.
-func (nb *NetBench) Serve(ctx context.Context, b Boot, report netboot.Reporter) (func(), error) {
-	plan := netboot.StaticPlan{
-		Server: nb.ServerIP(),
-		Mask:   net.CIDRMask(nb.Net.Addr().Bits(), 32),
-		Hosts: map[string]netboot.Host{
-			b.MAC.String(): {IP: addrIP(b.IP), BootFile: b.BootFile, IPXEScript: b.IPXEScript},
-		},
+func (nb *NetBench) Serve(ctx context.Context, b *Booter, report netboot.Reporter) (func(), error) {
+	if !nb.Proxy {
+		if name := b.withoutAddress(); name != "" {
+			return nil, fmt.Errorf("board %s has no address: give it one in the inventory, or serve with --proxy where another DHCP server hands out addresses", name)
+		}
 	}
-	if !nb.Proxy && !b.IP.IsValid() {
-		return nil, fmt.Errorf("board %s has no address: give it one in the inventory, or serve with --proxy where another DHCP server hands out addresses", b.MAC)
-	}
-	return startServers(ctx, nb.Net, nb.Proxy, b.Root, plan, report)
+	return startServers(ctx, nb.Net, nb.Proxy, b, report)
 }
 
 func addrIP(a netip.Addr) net.IP {
@@ -122,20 +109,16 @@ func (s *servers) stop() {
 }
 
 // startServers runs DHCP (or proxyDHCP), TFTP, HTTP and router
-// advertisements on n for the files under root.
-func startServers(ctx context.Context, n Network, proxy bool, root string, plan netboot.Planner, report netboot.Reporter) (stop func(), err error) {
+// advertisements on n, all asking booter what to answer.
+func startServers(ctx context.Context, n Network, proxy bool, booter netboot.Booter, report netboot.Reporter) (stop func(), err error) {
 	s := &servers{}
 	defer func() {
 		if err != nil {
 			s.stop()
 		}
 	}()
-	if s.tftp, err = netboot.NewTFTP(root, report); err != nil {
-		return nil, err
-	}
-	if s.http, err = netboot.NewHTTP(root, report); err != nil {
-		return nil, err
-	}
+	s.tftp = netboot.NewTFTPFrom(booter, report)
+	s.http = netboot.NewHTTPFrom(booter, report)
 	iface, addr := n.Interface(), n.Addr().Addr()
 	var dhcpConn, proxyConn, tftpConn net.PacketConn
 	err = n.Do(func() error {
@@ -168,9 +151,9 @@ func startServers(ctx context.Context, n Network, proxy bool, root string, plan 
 	serveDHCP := netboot.ServeDHCP
 	if proxy {
 		serveDHCP = netboot.ServeProxyDHCP
-		s.spawn(func() { serveDHCP(sctx, proxyConn, plan, report) })
+		s.spawn(func() { serveDHCP(sctx, proxyConn, booter, report) })
 	}
-	s.spawn(func() { serveDHCP(sctx, dhcpConn, plan, report) })
+	s.spawn(func() { serveDHCP(sctx, dhcpConn, booter, report) })
 	s.spawn(func() { s.ra.Serve(sctx) })
 	s.spawn(func() { s.http.Serve(s.httpL) })
 	// pin/tftp opens a socket per transfer in its serving goroutine, so

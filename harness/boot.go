@@ -3,8 +3,6 @@ package harness
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +11,6 @@ import (
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/netboot"
-	"github.com/bootbench/bootbench/results"
 )
 
 // cmdline is the kernel command line of this run: the console, a panic
@@ -39,13 +36,12 @@ func (r *run) cmdline() string {
 }
 
 // serve puts what the board boots where it will get it: into the target
-// itself for a board that loads a kernel directly, else into the bench's
-// file tree with the bench serving it. The returned stop ends the serving.
+// itself for a board that loads a kernel directly, else into a Booter the
+// bench serves. The returned stop ends the serving.
 func (r *run) serve(ctx context.Context, kernel, image, dir string, events chan<- netboot.Event) (stop func(), err error) {
 	o, p := r.o, r.o.Board.Profile
 	cmdline := r.cmdline()
-	switch p.Boot {
-	case boards.BootQEMUDirect:
+	if p.Boot == boards.BootQEMUDirect {
 		dl, ok := o.Target.(DirectLoader)
 		if !ok {
 			return nil, fmt.Errorf("board %s: boot method qemu-direct needs a virtual board", o.Board.Name)
@@ -56,20 +52,12 @@ func (r *run) serve(ctx context.Context, kernel, image, dir string, events chan<
 		}
 		dl.LoadDirect(k, initrd, args)
 		return func() {}, nil
-	case boards.BootIPXE, boards.BootUBootDHCP:
-	default:
-		return nil, fmt.Errorf("board %s: boot method %s is not supported yet (supported: ipxe, uboot-dhcp, qemu-direct)", o.Board.Name, p.Boot)
+	}
+	if err := netbootable(o.Board); err != nil {
+		return nil, err
 	}
 	if o.Bench == nil {
 		return nil, fmt.Errorf("board %s: boot method %s needs a bench network to serve it", o.Board.Name, p.Boot)
-	}
-	root := filepath.Join(dir, "tftp")
-	if err := os.Mkdir(root, 0o755); err != nil {
-		return nil, err
-	}
-	bootFile, err := stageNetboot(p.Boot, o.Transport, o.Bench.ServerIP(), r.rec.ID, kernel, image, root, cmdline)
-	if err != nil {
-		return nil, err
 	}
 	r.enter("network")
 	report := func(e netboot.Event) {
@@ -78,8 +66,9 @@ func (r *run) serve(ctx context.Context, kernel, image, dir string, events chan<
 		default: // progress is best effort; never stall a server
 		}
 	}
-	boot := Boot{MAC: o.Board.MAC, IP: o.Board.Address, Root: root, BootFile: bootFile, IPXEScript: bootFile}
-	stop, err = o.Bench.Serve(ctx, boot, report)
+	booter := NewBooter(o.Bench.ServerIP(), o.Bench.Mask(), o.Transport)
+	booter.AddBoot(o.Board, &BootSpec{Run: r.rec.ID, Kernel: kernel, Image: image, Cmdline: cmdline})
+	stop, err = o.Bench.Serve(ctx, booter, report)
 	if err != nil {
 		return nil, err
 	}
@@ -87,60 +76,14 @@ func (r *run) serve(ctx context.Context, kernel, image, dir string, events chan<
 	return stop, nil
 }
 
-// stageNetboot puts what the board's bootloader fetches into root, and
-// returns the file the DHCP answer names.
-//
-//	ipxe:       boot.ipxe (script), vmlinuz, initramfs.cpio
-//	uboot-dhcp: boot.scr.uimg (U-Boot script image), Image, initramfs.cpio
-func stageNetboot(method boards.BootMethod, transport string, server net.IP, runID results.RunID, kernel, image, root, cmdline string) (bootFile string, err error) {
-	if err := copyFile(image, filepath.Join(root, "initramfs.cpio")); err != nil {
-		return "", fmt.Errorf("stage image: %w", err)
+// netbootable refuses, before anything is powered, a board whose boot
+// method bootbench cannot serve yet.
+func netbootable(b boards.Board) error {
+	switch b.Profile.Boot {
+	case boards.BootIPXE, boards.BootPXE, boards.BootUBootDHCP, boards.BootUBootSerial, boards.BootPXELinux, boards.BootRouterBOOT, boards.BootCFE:
+		return nil
 	}
-	switch method {
-	case boards.BootIPXE:
-		if err := copyFile(kernel, filepath.Join(root, "vmlinuz")); err != nil {
-			return "", fmt.Errorf("stage kernel: %w", err)
-		}
-		script := IPXEScript(transport, server, string(runID), cmdline)
-		return "boot.ipxe", os.WriteFile(filepath.Join(root, "boot.ipxe"), []byte(script), 0o644)
-	case boards.BootUBootDHCP:
-		if err := copyFile(kernel, filepath.Join(root, "Image")); err != nil {
-			return "", fmt.Errorf("stage kernel: %w", err)
-		}
-		scr, err := initramfs.UBootScript(UBootScript(cmdline))
-		if err != nil {
-			return "", fmt.Errorf("U-Boot script: %w", err)
-		}
-		// U-Boot's distro boot asks for boot.scr.uimg by this name.
-		return "boot.scr.uimg", os.WriteFile(filepath.Join(root, "boot.scr.uimg"), scr, 0o644)
-	}
-	return "", fmt.Errorf("no netboot staging for %q", method)
-}
-
-// IPXEScript is what iPXE runs: load our kernel and image from the server
-// by transport ("http" or "tftp"), with the run's parameters on the kernel
-// command line.
-func IPXEScript(transport string, server net.IP, runID, cmdline string) string {
-	base := transport + "://" + server.String() + "/"
-	return "#!ipxe\n" +
-		"echo bootbench: run " + runID + " loading from " + server.String() + " by " + transport + "\n" +
-		"kernel " + base + "vmlinuz " + cmdline + "\n" +
-		"initrd " + base + "initramfs.cpio\n" +
-		"boot\n"
-}
-
-// UBootScript is what U-Boot runs: fetch our kernel and image by TFTP from
-// the server that answered its DHCP, and boot them with the run's command
-// line. Debian's arm64 kernel is an uncompressed Image, which booti takes as
-// is; the device tree is the one QEMU gave U-Boot.
-func UBootScript(cmdline string) string {
-	return strings.Join([]string{
-		"echo bootbench: loading from ${serverip}",
-		"setenv bootargs " + cmdline,
-		"tftpboot ${kernel_addr_r} Image",
-		"tftpboot ${ramdisk_addr_r} initramfs.cpio",
-		"booti ${kernel_addr_r} ${ramdisk_addr_r}:${filesize} ${fdtcontroladdr}",
-	}, "\n") + "\n"
+	return fmt.Errorf("board %s: boot method %s is not supported yet (supported: ipxe, pxe, uboot-dhcp, uboot-serial, pxelinux, routerboot-bootp, cfe, qemu-direct)", b.Name, b.Profile.Boot)
 }
 
 // stageDirect prepares a board that loads its kernel without a bootloader.
@@ -172,21 +115,4 @@ func (r *run) stageDirect(kernel, image, dir, cmdline string) (k, initrd, args s
 		return kernel, image, cmdline, nil
 	}
 	return "", "", "", fmt.Errorf("board %s: image format %q cannot be booted directly", r.o.Board.Name, r.o.Board.Profile.ImageFormat)
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

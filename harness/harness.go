@@ -159,6 +159,10 @@ type run struct {
 	rec   *results.Run
 	out   []byte // the benchmark's verified output
 
+	// driven reports the end of the console steps (nil when the profile
+	// has none): an error fails the boot.
+	driven <-chan error
+
 	mu        sync.Mutex
 	stageFrom time.Time
 	stage     string
@@ -243,11 +247,24 @@ func (r *run) boot(ctx context.Context) error {
 	}
 	r.say("power", "on: %s; console %s", o.Target, consoleName(o))
 	defer r.powerOff()
+	from := con.Offset()
 	if err := o.Target.On(ctx); err != nil {
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
 		return fail(FailSetup, fmt.Errorf("power on: %w", err))
+	}
+	if len(o.Board.Profile.ConsoleSteps) > 0 {
+		dctx, stop := context.WithCancel(ctx)
+		driven := make(chan error, 1)
+		go func() { driven <- r.drive(dctx, con, from) }()
+		r.driven = driven
+		defer func() {
+			stop()
+			if r.driven != nil {
+				<-driven // the steps end with the boot
+			}
+		}()
 	}
 	return r.watch(ctx, con.Lines(), events)
 }

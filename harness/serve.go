@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -62,26 +61,20 @@ var errBootedAgain = &Failure{Kind: FailReset, Err: errors.New("the board booted
 // Cancelling ctx ends those runs at once, stored as interrupted. Nothing it
 // started (servers, consoles) outlives it.
 func Serve(ctx, stop context.Context, o ServeOptions) error {
-	root, err := os.MkdirTemp(o.Base.CacheDir, "serve-")
-	if err != nil {
-		return fmt.Errorf("serve directory: %w", err)
-	}
-	defer os.RemoveAll(root)
 	sweepStale(o.Base.CacheDir)
-	if err := writeOwner(root); err != nil {
-		return fmt.Errorf("serve directory: %w", err)
-	}
-	s := &server{o: o, ctx: ctx, stop: stop, root: root, byMAC: map[string]*servedBoard{}, unknown: map[string]bool{}}
+	s := &server{o: o, ctx: ctx, stop: stop, byMAC: map[string]*servedBoard{}, unknown: map[string]bool{}}
 	defer s.closeBoards()
+	n := o.Net.Addr()
+	booter := NewBooter(net.IP(n.Addr().AsSlice()), net.CIDRMask(n.Bits(), 32), o.Base.Transport)
 	for _, sv := range o.Boards {
 		b, err := s.prepare(ctx, sv)
 		if err != nil {
 			return err
 		}
 		s.byMAC[sv.Board.MAC.String()] = b
+		booter.AddServed(sv.Board, b.answer)
 	}
-	plan := &servePlan{s: s}
-	stopServers, err := startServers(ctx, o.Net, o.Proxy, root, plan, s.report)
+	stopServers, err := startServers(ctx, o.Net, o.Proxy, booter, s.report)
 	if err != nil {
 		return err
 	}
@@ -99,7 +92,6 @@ type server struct {
 	o     ServeOptions
 	ctx   context.Context // ends runs at once
 	stop  context.Context // ends answering
-	root  string
 	byMAC map[string]*servedBoard
 
 	mu      sync.Mutex
@@ -114,7 +106,6 @@ type servedBoard struct {
 	con        *serialctl.Console
 	kernel     string
 	image      *initramfs.Image
-	dir        string // its files under the served root: <root>/<board>/
 	forwarding sync.WaitGroup
 
 	mu     sync.Mutex
@@ -125,7 +116,7 @@ type servedBoard struct {
 // servedRun is one boot of a served board.
 type servedRun struct {
 	r        *run
-	file     string // the boot file its DHCP answer names
+	spec     *BootSpec // what its boot loads
 	lines    chan serialctl.Line
 	events   chan netboot.Event
 	cancel   context.CancelCauseFunc
@@ -136,12 +127,16 @@ type servedRun struct {
 // prepare builds the board's image, finds its kernel, opens its console
 // and starts reading it.
 func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
-	switch sv.Board.Profile.Boot {
-	case boards.BootIPXE, boards.BootUBootDHCP:
-	default:
-		return nil, fmt.Errorf("board %s: boot method %s cannot be served yet (ipxe, uboot-dhcp)", sv.Board.Name, sv.Board.Profile.Boot)
+	switch m := sv.Board.Profile.Boot; m {
+	case boards.BootUBootSerial, boards.BootCFE:
+		// Nothing asks for a boot until the console is driven, and serve
+		// does not power boards: the board could never start a run here.
+		return nil, fmt.Errorf("board %s: boot method %s is driven over the console from power-on; run it with bootbench run", sv.Board.Name, m)
 	}
-	b := &servedBoard{s: s, sv: sv, dir: filepath.Join(s.root, sv.Board.Name)}
+	if err := netbootable(sv.Board); err != nil {
+		return nil, err
+	}
+	b := &servedBoard{s: s, sv: sv}
 	o := s.runOptions(sv, 0)
 	o.Progress, o.Events = nil, nil
 	prep := &run{o: o, start: time.Now(), rec: &results.Run{}}
@@ -150,19 +145,6 @@ func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
 		return nil, fmt.Errorf("board %s: %w", sv.Board.Name, err)
 	}
 	b.image, b.kernel = img, kernel
-	if err := os.Mkdir(b.dir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := copyFile(img.Path, filepath.Join(b.dir, "initramfs.cpio")); err != nil {
-		return nil, fmt.Errorf("board %s: stage image: %w", sv.Board.Name, err)
-	}
-	kname := "vmlinuz"
-	if sv.Board.Profile.Boot == boards.BootUBootDHCP {
-		kname = "Image"
-	}
-	if err := copyFile(kernel, filepath.Join(b.dir, kname)); err != nil {
-		return nil, fmt.Errorf("board %s: stage kernel: %w", sv.Board.Name, err)
-	}
 	if b.con, err = sv.Target.Console(ctx); err != nil {
 		return nil, fmt.Errorf("board %s: %w", sv.Board.Name, err)
 	}
@@ -176,7 +158,7 @@ func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
 // checked against the board's profile when it was read.
 func (s *server) runOptions(sv Served, n int) Options {
 	o := s.o.Base
-	o.Board, o.Target, o.Bench = sv.Board, nil, nil
+	o.Board, o.Target, o.Bench = sv.Board, sv.Target, nil
 	j := sv.Job
 	o.Benchmark = j.Bench
 	o.Seconds = time.Duration(j.Seconds * float64(time.Second))
@@ -207,15 +189,29 @@ func (b *servedBoard) forward() {
 	}
 }
 
+// answer is the boot the board gets when it asks, as the Booter wants it:
+// nothing once serving stops, and a failed start is told, not answered.
+func (b *servedBoard) answer() (*BootSpec, error) {
+	s := b.s
+	if s.stop.Err() != nil {
+		return nil, errors.New("serving stopped")
+	}
+	spec, err := b.boot(s.ctx)
+	if err != nil && s.o.Base.Progress != nil {
+		fmt.Fprintf(s.o.Base.Progress, "bootbench: %s: %v\n", b.sv.Board.Name, err)
+	}
+	return spec, err
+}
+
 // boot is the board asking to boot: the run in progress goes on if it is
 // still netbooting (a PXE ROM and then iPXE both ask), else a new run
-// starts. It returns the boot file to name.
-func (b *servedBoard) boot(ctx context.Context) (string, error) {
+// starts. It returns what the boot loads.
+func (b *servedBoard) boot(ctx context.Context) (*BootSpec, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if a := b.active; a != nil {
 		if !a.r.pastNetboot() {
-			return a.file, nil
+			return a.spec, nil
 		}
 		a.cancel(errBootedAgain)
 		b.mu.Unlock()
@@ -229,42 +225,23 @@ func (b *servedBoard) boot(ctx context.Context) (string, error) {
 		ID: results.NewRunID(), Board: o.Board.Name, ClockMHz: int(o.Clock), Rep: o.Rep,
 		Bench: o.Benchmark, Started: now, Kernel: filepath.Base(b.kernel), ImageDigest: "sha256:" + b.image.Digest,
 	}}
-	file, err := b.stageBoot(r)
-	if err != nil {
-		return "", err
+	if err := b.startRun(r); err != nil {
+		return nil, err
 	}
+	spec := &BootSpec{Run: r.rec.ID, Kernel: b.kernel, Image: b.image.Path, Cmdline: r.cmdline()}
 	rctx, cancel := context.WithCancelCause(ctx)
-	a := &servedRun{r: r, file: file, lines: make(chan serialctl.Line, 1024), events: make(chan netboot.Event, 64),
+	a := &servedRun{r: r, spec: spec, lines: make(chan serialctl.Line, 1024), events: make(chan netboot.Event, 64),
 		cancel: cancel, done: make(chan struct{}), startOff: b.con.Offset()}
 	b.active = a
 	b.s.runs.Add(1)
 	go b.watchRun(rctx, a)
-	return file, nil
+	return spec, nil
 }
 
-// stageBoot writes the board's boot script for this run: its run id and
-// clock go on the kernel command line.
-func (b *servedBoard) stageBoot(r *run) (string, error) {
+// startRun says the run has started and applies its clock.
+func (b *servedBoard) startRun(r *run) error {
 	r.say("run", "%s: %s asked to boot; at %s, bench %s", r.rec.ID, r.o.Board.Name, r.o.Clock, r.o.Benchmark)
-	if err := r.applyClock(context.Background()); err != nil {
-		return "", err
-	}
-	name := r.o.Board.Name
-	server := net.IP(b.s.o.Net.Addr().Addr().AsSlice())
-	if r.o.Board.Profile.Boot == boards.BootUBootDHCP {
-		// U-Boot fetches what its script names, by TFTP, relative to the root.
-		script := strings.ReplaceAll(UBootScript(r.cmdline()), " Image", " "+name+"/Image")
-		script = strings.ReplaceAll(script, " initramfs.cpio", " "+name+"/initramfs.cpio")
-		scr, err := initramfs.UBootScript(script)
-		if err != nil {
-			return "", err
-		}
-		return name + "/boot.scr.uimg", os.WriteFile(filepath.Join(b.dir, "boot.scr.uimg"), scr, 0o644)
-	}
-	script := IPXEScript(r.o.Transport, server, string(r.rec.ID), r.cmdline())
-	script = strings.ReplaceAll(script, "/vmlinuz", "/"+name+"/vmlinuz")
-	script = strings.ReplaceAll(script, "/initramfs.cpio", "/"+name+"/initramfs.cpio")
-	return name + "/boot.ipxe", os.WriteFile(filepath.Join(b.dir, "boot.ipxe"), []byte(script), 0o644)
+	return r.applyClock(context.Background())
 }
 
 // watchRun follows one boot to its stored result.
@@ -356,29 +333,4 @@ func (s *server) closeBoards() {
 			b.forwarding.Wait()
 		}
 	}
-}
-
-// servePlan answers DHCP for a served bench: a known board's request
-// starts (or continues) its run; nothing is answered once serving stops.
-type servePlan struct{ s *server }
-
-// Plan implements netboot.Planner.
-func (p *servePlan) Plan(c netboot.Client) (netboot.Offer, bool) {
-	s := p.s
-	b := s.byMAC[c.MAC.String()]
-	if b == nil || s.stop.Err() != nil {
-		return netboot.Offer{}, false
-	}
-	file, err := b.boot(s.ctx)
-	if err != nil {
-		if s.o.Base.Progress != nil {
-			fmt.Fprintf(s.o.Base.Progress, "bootbench: %s: %v\n", b.sv.Board.Name, err)
-		}
-		return netboot.Offer{}, false
-	}
-	n := s.o.Net.Addr()
-	return netboot.Offer{
-		IP: addrIP(b.sv.Board.Address), Mask: net.CIDRMask(n.Bits(), 32),
-		Server: net.IP(n.Addr().AsSlice()), BootFile: file,
-	}, true
 }

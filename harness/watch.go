@@ -64,6 +64,11 @@ func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-c
 			}
 		case e := <-events:
 			w.netEvent(e)
+		case err := <-r.driven:
+			r.driven = nil
+			if err != nil {
+				return err
+			}
 		case l, ok := <-lines:
 			if !ok {
 				lines = nil // the console ended; the deadline still stands
@@ -256,7 +261,7 @@ func (w *watcher) netEvent(e netboot.Event) {
 		if e.IP != nil {
 			ip = e.IP.String()
 		}
-		r.say("dhcp", "%s to %s: %s, boot file %s", e.Kind, e.MAC, ip, e.File)
+		r.say("dhcp", "%s to %s: %s, boot file %s (options %s)", e.Kind, e.MAC, ip, e.File, e.Options)
 	case "dhcp-ack", "dhcp-nak", "proxy-ack":
 		r.say("dhcp", "%s to %s: %s", e.Kind, e.MAC, e.IP)
 	case "tftp-done", "http-done":

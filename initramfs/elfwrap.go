@@ -19,6 +19,12 @@ type ELFOptions struct {
 	// and rd_size parameters into the kernel's own command line area, for
 	// bootloaders that pass no command line we control.
 	EmbedCmdline string
+	// AddCmdlineArea gives a kernel that has no command line area one: a
+	// segment of its own after the initramfs, holding the marker and the
+	// area. The kernel does not read it; this is for a loader that reads
+	// it on the kernel's behalf, as an OpenWrt kernel would read its own
+	// (the virtual RouterBOOT board's ROM, whose Debian kernel has none).
+	AddCmdlineArea bool
 }
 
 const (
@@ -142,39 +148,60 @@ func WrapELF(kernel, initramfs []byte, o ELFOptions) (out []byte, cmdline string
 	// kernel without KASLR ignores the parameter.
 	cmdline = fmt.Sprintf("nokaslr rd_start=%#x rd_size=%d", vaddr, size)
 
-	segOff := alignUp(uint64(len(kernel)), elfInitrdAlign) // offset ≡ vaddr mod p_align
-	newPhoff := alignUp(segOff+size, 8)
-	out = make([]byte, newPhoff+oldTable+uint64(phentsize))
+	segs := []segment{{off: alignUp(uint64(len(kernel)), elfInitrdAlign), vaddr: vaddr, paddr: paddr, data: initramfs}}
+	if o.EmbedCmdline != "" && o.AddCmdlineArea && findCmdlineArea(kernel, f.Progs) < 0 {
+		area := append([]byte(imageCmdlineMarker), make([]byte, imageCmdlineSize)...)
+		s := segs[0]
+		at := alignUp(s.vaddr+uint64(len(s.data)), elfInitrdAlign)
+		segs = append(segs, segment{off: alignUp(s.off+uint64(len(s.data)), elfInitrdAlign), vaddr: at, paddr: s.paddr + (at - s.vaddr), data: area})
+	}
+	end := segs[len(segs)-1]
+	newPhoff := alignUp(end.off+uint64(len(end.data)), 8)
+	out = make([]byte, newPhoff+oldTable+uint64(len(segs)*phentsize))
 	copy(out, kernel)
-	copy(out[segOff:], initramfs)
 	copy(out[newPhoff:], kernel[phoff:phoff+oldTable])
-	ph := out[newPhoff+oldTable:]
+	progs := f.Progs
+	for i, sg := range segs {
+		copy(out[sg.off:], sg.data)
+		size := uint64(len(sg.data))
+		ph := out[newPhoff+oldTable+uint64(i*phentsize):]
+		if is64 {
+			order.PutUint32(ph[0:], uint32(elf.PT_LOAD))
+			order.PutUint32(ph[4:], uint32(elf.PF_R|elf.PF_W))
+			order.PutUint64(ph[8:], sg.off)
+			order.PutUint64(ph[16:], sg.vaddr)
+			order.PutUint64(ph[24:], sg.paddr)
+			order.PutUint64(ph[32:], size)
+			order.PutUint64(ph[40:], size)
+			order.PutUint64(ph[48:], elfInitrdAlign)
+		} else {
+			if newPhoff+oldTable+uint64(len(segs)*phentsize) > 1<<32 {
+				return nil, "", errors.New("wrapped ELF would exceed 4 GiB")
+			}
+			putUint32s(order, ph, uint32(elf.PT_LOAD), uint32(sg.off), uint32(sg.vaddr), uint32(sg.paddr),
+				uint32(size), uint32(size), uint32(elf.PF_R|elf.PF_W), elfInitrdAlign)
+		}
+		progs = append(progs, &elf.Prog{ProgHeader: elf.ProgHeader{Type: elf.PT_LOAD, Off: sg.off, Filesz: size}})
+	}
 	if is64 {
-		order.PutUint32(ph[0:], uint32(elf.PT_LOAD))
-		order.PutUint32(ph[4:], uint32(elf.PF_R|elf.PF_W))
-		order.PutUint64(ph[8:], segOff)
-		order.PutUint64(ph[16:], vaddr)
-		order.PutUint64(ph[24:], paddr)
-		order.PutUint64(ph[32:], size)
-		order.PutUint64(ph[40:], size)
-		order.PutUint64(ph[48:], elfInitrdAlign)
 		order.PutUint64(out[phoffAt:], newPhoff)
 	} else {
-		if newPhoff+oldTable+uint64(phentsize) > 1<<32 {
-			return nil, "", errors.New("wrapped ELF would exceed 4 GiB")
-		}
-		putUint32s(order, ph, uint32(elf.PT_LOAD), uint32(segOff), uint32(vaddr), uint32(paddr),
-			uint32(size), uint32(size), uint32(elf.PF_R|elf.PF_W), elfInitrdAlign)
 		order.PutUint32(out[phoffAt:], uint32(newPhoff))
 	}
-	order.PutUint16(out[phnumAt:], uint16(phnum+1))
+	order.PutUint16(out[phnumAt:], uint16(phnum+len(segs)))
 
 	if o.EmbedCmdline != "" {
-		if err := embedCmdline(out, f.Progs, o.EmbedCmdline+" "+cmdline); err != nil {
+		if err := embedCmdline(out, progs, o.EmbedCmdline+" "+cmdline); err != nil {
 			return out, cmdline, err
 		}
 	}
 	return out, cmdline, nil
+}
+
+// segment is one PT_LOAD segment WrapELF adds.
+type segment struct {
+	off, vaddr, paddr uint64
+	data              []byte
 }
 
 // embedCmdline writes s into the OpenWrt image command line area of the
@@ -186,27 +213,9 @@ func embedCmdline(out []byte, progs []*elf.Prog, s string) error {
 	if bytes.IndexByte([]byte(s), 0) >= 0 {
 		return errors.New("embedded command line contains a NUL byte")
 	}
-	found := -1
-	for _, p := range progs {
-		if p.Type != elf.PT_LOAD {
-			continue
-		}
-		seg := out[p.Off : p.Off+p.Filesz]
-		for i := 0; ; {
-			j := bytes.Index(seg[i:], []byte(imageCmdlineMarker))
-			if j < 0 {
-				break
-			}
-			at := i + j + len(imageCmdlineMarker)
-			i = at
-			if at+imageCmdlineSize > len(seg) || !cmdlineArea(seg[at:at+imageCmdlineSize]) {
-				continue
-			}
-			if found >= 0 {
-				return errors.New("kernel has more than one command line area (CMDLINE: marker)")
-			}
-			found = int(p.Off) + at
-		}
+	found := findCmdlineArea(out, progs)
+	if found == -2 {
+		return errors.New("kernel has more than one command line area (CMDLINE: marker)")
 	}
 	if found < 0 {
 		return ErrNoBuiltinCmdline
@@ -218,6 +227,64 @@ func embedCmdline(out []byte, progs []*elf.Prog, s string) error {
 	clear(area)
 	copy(area, s)
 	return nil
+}
+
+// findCmdlineArea is the file offset of the one still-empty command line
+// area in b's loadable segments: -1 when there is none, -2 when there are
+// several.
+func findCmdlineArea(b []byte, progs []*elf.Prog) int {
+	return findArea(b, progs, cmdlineArea)
+}
+
+// findArea is the file offset of the one area after a CMDLINE: marker in
+// b's loadable segments that ok accepts: -1 for none, -2 for several.
+func findArea(b []byte, progs []*elf.Prog, ok func([]byte) bool) int {
+	found := -1
+	for _, p := range progs {
+		if p.Type != elf.PT_LOAD || p.Off+p.Filesz > uint64(len(b)) {
+			continue
+		}
+		seg := b[p.Off : p.Off+p.Filesz]
+		for i := 0; ; {
+			j := bytes.Index(seg[i:], []byte(imageCmdlineMarker))
+			if j < 0 {
+				break
+			}
+			at := i + j + len(imageCmdlineMarker)
+			i = at
+			if at+imageCmdlineSize > len(seg) || !ok(seg[at:at+imageCmdlineSize]) {
+				continue
+			}
+			if found >= 0 {
+				return -2
+			}
+			found = int(p.Off) + at
+		}
+	}
+	return found
+}
+
+// EmbeddedCmdline reads the command line written into a kernel ELF's
+// command line area (see ELFOptions.EmbedCmdline), as an OpenWrt kernel
+// reads its own at boot: the text up to the first NUL of the area after the
+// CMDLINE: marker. It is "" with no error for an area left empty.
+func EmbeddedCmdline(kernel []byte) (string, error) {
+	f, err := elf.NewFile(bytes.NewReader(kernel))
+	if err != nil {
+		return "", fmt.Errorf("kernel ELF: %w", err)
+	}
+	// An area holds text then NULs to its end; a message that starts
+	// with the marker does not end in a NUL 0x400 bytes on.
+	written := func(a []byte) bool { return a[len(a)-1] == 0 && (a[0] == 0 || bytes.IndexByte(a, 0) > 0) }
+	at := findArea(kernel, f.Progs, written)
+	switch at {
+	case -1:
+		return "", ErrNoBuiltinCmdline
+	case -2:
+		return "", errors.New("kernel has more than one command line area (CMDLINE: marker)")
+	}
+	area := kernel[at : at+imageCmdlineSize]
+	return string(area[:bytes.IndexByte(area, 0)]), nil
 }
 
 // cmdlineArea reports whether b is the reserved command line area as the

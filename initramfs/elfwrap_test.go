@@ -354,3 +354,49 @@ func TestWrapELFBootsMalta(t *testing.T) {
 		})
 	}
 }
+
+// TestWrapELFAddedCmdlineArea: a kernel without an area gets one of its
+// own segment when asked, and EmbeddedCmdline reads back what was written,
+// as the virtual RouterBOOT board's ROM does; a kernel with its own area
+// keeps using that one.
+func TestWrapELFAddedCmdlineArea(t *testing.T) {
+	own := append([]byte("text CMDLINE:"), make([]byte, imageCmdlineSize)...)
+	tests := []struct {
+		name      string
+		body      []byte
+		wantProgs int // program headers added
+	}{
+		{"no area: one added", []byte("a stock kernel's text"), 2},
+		{"own area", own, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, class := range []elf.Class{elf.ELFCLASS32, elf.ELFCLASS64} {
+				kernel := fakeKernel(t, class, binary.LittleEndian, elf.EM_MIPS, 0x80100000, tt.body, 0x1000)
+				before, _ := elf.NewFile(bytes.NewReader(kernel))
+				out, rd, err := WrapELF(kernel, []byte("initramfs"), ELFOptions{EmbedCmdline: "console=ttyS0,115200 bootbench.run=r1", AddCmdlineArea: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, err := elf.NewFile(bytes.NewReader(out))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := len(f.Progs) - len(before.Progs); got != tt.wantProgs {
+					t.Errorf("%v: %d segments added, want %d", class, got, tt.wantProgs)
+				}
+				last := f.Progs[len(f.Progs)-1]
+				if tt.wantProgs == 2 && last.Vaddr < f.Progs[len(f.Progs)-2].Vaddr+f.Progs[len(f.Progs)-2].Memsz {
+					t.Errorf("%v: area segment at %#x overlaps the initramfs", class, last.Vaddr)
+				}
+				got, err := EmbeddedCmdline(out)
+				if want := "console=ttyS0,115200 bootbench.run=r1 " + rd; err != nil || got != want {
+					t.Errorf("%v: EmbeddedCmdline = %q, %v; want %q", class, got, err, want)
+				}
+			}
+		})
+	}
+	if _, err := EmbeddedCmdline(fakeKernel(t, elf.ELFCLASS32, binary.LittleEndian, elf.EM_MIPS, 0x80100000, []byte("no area"), 0)); err != ErrNoBuiltinCmdline {
+		t.Errorf("kernel without an area: %v, want ErrNoBuiltinCmdline", err)
+	}
+}

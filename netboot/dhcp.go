@@ -18,11 +18,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/dhcpv4/server4"
+	"github.com/insomniacslk/dhcp/iana"
 )
 
 // Client is what a request says about the machine asking.
@@ -32,6 +35,42 @@ type Client struct {
 	IPXE        bool   // user class "iPXE": already running iPXE, wants a script
 	VendorClass string // option 60, e.g. "PXEClient:Arch:00000", "Mips_boot"
 	ClientArch  string // option 93 as IANA names it, e.g. "Intel x86PC", "EFI x86-64"
+	// Arch is the first architecture of option 93, when HasArch: which
+	// iPXE binary a firmware PXE client can run.
+	Arch    iana.Arch
+	HasArch bool
+}
+
+// ClientKind is the boot client a request comes from, read off the request:
+// each kind speaks its own dialect.
+type ClientKind string
+
+// The kinds of boot client.
+const (
+	ClientPXE        ClientKind = "pxe"        // firmware PXE (vendor class PXEClient), not yet iPXE
+	ClientIPXE       ClientKind = "ipxe"       // iPXE (user class iPXE)
+	ClientUBoot      ClientKind = "u-boot"     // U-Boot (vendor class U-Boot.<arch>)
+	ClientRouterBOOT ClientKind = "routerboot" // MikroTik RouterBOOT in DHCP mode (vendor class Mips_boot)
+	ClientBOOTP      ClientKind = "bootp"      // plain BOOTP: RouterBOOT by default, or any RFC 951 client
+	ClientDHCP       ClientKind = "dhcp"       // any other DHCP client (CFE, an operating system)
+)
+
+// Kind says which boot client c is. iPXE says PXEClient too, and U-Boot
+// built with PXE support may: the more specific mark wins.
+func (c Client) Kind() ClientKind {
+	switch {
+	case c.BOOTP:
+		return ClientBOOTP
+	case c.IPXE:
+		return ClientIPXE
+	case strings.HasPrefix(c.VendorClass, "U-Boot"), c.HasArch && (c.Arch == iana.UBOOT_ARM32 || c.Arch == iana.UBOOT_ARM64):
+		return ClientUBoot
+	case c.VendorClass == "Mips_boot":
+		return ClientRouterBOOT
+	case strings.HasPrefix(c.VendorClass, pxeClient):
+		return ClientPXE
+	}
+	return ClientDHCP
 }
 
 // Offer is what a known client gets.
@@ -40,6 +79,15 @@ type Offer struct {
 	Mask     net.IPMask
 	Server   net.IP // our address: siaddr, server identifier, TFTP server
 	BootFile string // header "file" and option 67
+}
+
+// A Booter decides what each machine gets when it netboots, in its own
+// dialect: the boot file its DHCP or BOOTP answer names (Plan), and every
+// file it then fetches by TFTP or HTTP (Open). pixiecore's Booter is the
+// model: the servers ask one Booter and know nothing of boards or runs.
+type Booter interface {
+	Planner
+	Files
 }
 
 // Planner decides what a client gets. ok is false for a MAC we do not know:
@@ -63,9 +111,12 @@ type Event struct {
 	ClientArch  string
 	IP          net.IP // offered by DHCP; the client's for TFTP and HTTP
 	File        string
-	Bytes       int64
-	Duration    time.Duration
-	Err         error
+	// Options are the DHCP option codes an answer carried, in order
+	// ("1" for a plain BOOTP reply, which must carry no option 53).
+	Options  string
+	Bytes    int64
+	Duration time.Duration
+	Err      error
 }
 
 // Reporter receives events. It must not block for long.
@@ -129,11 +180,26 @@ func serve(ctx context.Context, conn net.PacketConn, report Reporter, reply func
 			report(ev)
 			continue
 		}
+		ev.Options = optionCodes(resp)
 		if _, err := conn.WriteTo(resp.ToBytes(), replyAddr(req, peer)); err != nil {
 			ev.Kind, ev.Err = "dhcp-error", fmt.Errorf("send reply to %s: %w", req.ClientHWAddr, err)
 		}
 		report(ev)
 	}
+}
+
+// optionCodes lists the options of m by code, ascending.
+func optionCodes(m *dhcpv4.DHCPv4) string {
+	var codes []int
+	for c := range m.Options {
+		codes = append(codes, int(c))
+	}
+	sort.Ints(codes)
+	s := make([]string, len(codes))
+	for i, c := range codes {
+		s[i] = strconv.Itoa(c)
+	}
+	return strings.Join(s, ",")
 }
 
 // replyAddr picks where the answer goes. A client without an address can only
@@ -213,8 +279,10 @@ func hasMessageType(vend []byte) bool {
 	return false
 }
 
-// Reply builds the answer to req, or nil when req is not ours to answer; the
-// event says what was decided either way.
+// Reply builds the answer of the segment's DHCP server to req, or nil when
+// req is not ours to answer; the event says what was decided either way.
+// The answer is composed per dialect: every client gets its address and
+// boot file, and then what its kind of client needs (see dialects).
 func Reply(req *dhcpv4.DHCPv4, plan Planner) (*dhcpv4.DHCPv4, Event) {
 	c := clientOf(req)
 	ev := Event{Kind: "ignored", MAC: c.MAC, VendorClass: c.VendorClass, ClientArch: c.ClientArch}
@@ -223,32 +291,11 @@ func Reply(req *dhcpv4.DHCPv4, plan Planner) (*dhcpv4.DHCPv4, Event) {
 		return nil, ev
 	}
 	ev.IP, ev.File = offer.IP, offer.BootFile
-
-	var typ dhcpv4.MessageType
-	switch req.MessageType() {
-	case dhcpv4.MessageTypeNone:
-		ev.Kind = "bootp-reply"
-	case dhcpv4.MessageTypeDiscover:
-		typ, ev.Kind = dhcpv4.MessageTypeOffer, "dhcp-offer"
-	case dhcpv4.MessageTypeRequest:
-		want := req.RequestedIPAddress()
-		if want == nil || want.IsUnspecified() {
-			want = req.ClientIPAddr
-		}
-		if sid := req.ServerIdentifier(); sid != nil && !sid.Equal(offer.Server) {
-			ev.Kind = "ignored" // the client chose another server
-			return nil, ev
-		}
-		if want != nil && !want.IsUnspecified() && !want.Equal(offer.IP) {
-			typ, ev.Kind = dhcpv4.MessageTypeNak, "dhcp-nak"
-		} else {
-			typ, ev.Kind = dhcpv4.MessageTypeAck, "dhcp-ack"
-		}
-	default:
-		ev.Kind = "ignored"
+	typ, kind := answerType(req, offer)
+	ev.Kind = kind
+	if kind == "ignored" {
 		return nil, ev
 	}
-
 	resp, err := dhcpv4.NewReplyFromRequest(req)
 	if err != nil {
 		ev.Kind, ev.Err = "dhcp-error", err
@@ -259,28 +306,88 @@ func Reply(req *dhcpv4.DHCPv4, plan Planner) (*dhcpv4.DHCPv4, Event) {
 		resp.UpdateOption(dhcpv4.OptServerIdentifier(offer.Server))
 		return resp, ev
 	}
-	resp.YourIPAddr = offer.IP
-	resp.ServerIPAddr = offer.Server
-	resp.BootFileName = offer.BootFile
-	if typ != dhcpv4.MessageTypeNone {
-		// RouterBOOT ignores a reply to its BOOTP request that carries a
-		// DHCP message type: only DHCP clients get DHCP options.
-		resp.UpdateOption(dhcpv4.OptMessageType(typ))
-		resp.UpdateOption(dhcpv4.OptServerIdentifier(offer.Server))
-		resp.UpdateOption(dhcpv4.OptIPAddressLeaseTime(leaseSeconds * time.Second))
-		resp.UpdateOption(dhcpv4.OptTFTPServerName(offer.Server.String()))
-		resp.UpdateOption(dhcpv4.OptBootFileName(offer.BootFile))
-	}
-	if offer.Mask != nil {
-		resp.UpdateOption(dhcpv4.OptSubnetMask(offer.Mask))
-	}
-	if c.IPXE {
-		// iPXE's encapsulated option 175, "no-pxedhcp" (176) = 1: there is no
-		// ProxyDHCP server to wait for. Without it iPXE keeps collecting
-		// offers for seconds before it asks for ours.
-		resp.UpdateOption(dhcpv4.OptGeneric(dhcpv4.GenericOptionCode(175), []byte{176, 1, 1}))
+	for _, d := range dialects {
+		if d.speaks(c) {
+			d.add(resp, typ, offer)
+		}
 	}
 	return resp, ev
+}
+
+// answerType is the DHCP message that answers req (none for plain BOOTP)
+// and the event kind that says so; kind "ignored" is no answer at all.
+func answerType(req *dhcpv4.DHCPv4, offer Offer) (dhcpv4.MessageType, string) {
+	switch req.MessageType() {
+	case dhcpv4.MessageTypeNone:
+		return dhcpv4.MessageTypeNone, "bootp-reply"
+	case dhcpv4.MessageTypeDiscover:
+		return dhcpv4.MessageTypeOffer, "dhcp-offer"
+	case dhcpv4.MessageTypeRequest:
+		want := req.RequestedIPAddress()
+		if want == nil || want.IsUnspecified() {
+			want = req.ClientIPAddr
+		}
+		if sid := req.ServerIdentifier(); sid != nil && !sid.Equal(offer.Server) {
+			return 0, "ignored" // the client chose another server
+		}
+		if want != nil && !want.IsUnspecified() && !want.Equal(offer.IP) {
+			return dhcpv4.MessageTypeNak, "dhcp-nak"
+		}
+		return dhcpv4.MessageTypeAck, "dhcp-ack"
+	}
+	return 0, "ignored"
+}
+
+// A dialect is what one kind of boot client is told, beyond what another
+// would understand. An answer is every dialect the client speaks, in order.
+//
+// A firmware PXE client gets a plain DHCP answer with the boot file, as
+// ISC dhcpd's next-server/filename gives: an answer that says "PXEClient"
+// (option 60) without PXE vendor options (43) is a BINL offer to EDK2,
+// which then asks port 4011 for the boot file and, with no proxyDHCP
+// server there, gives up (PXE-E16, NetworkPkg/UefiPxeBcDxe/PxeBcDhcp4.c).
+type dialect struct {
+	name   string
+	speaks func(Client) bool
+	add    func(resp *dhcpv4.DHCPv4, typ dhcpv4.MessageType, o Offer)
+}
+
+var dialects = []dialect{
+	{"bootp", func(Client) bool { return true }, bootpFields},
+	{"dhcp", func(c Client) bool { return !c.BOOTP }, dhcpOptions},
+	{"ipxe", func(c Client) bool { return c.IPXE }, ipxeOptions},
+}
+
+// bootpFields are RFC 951's: the address, the server (siaddr) and the boot
+// file in the header, and the subnet mask (RFC 1048's vendor extension,
+// which BOOTP clients take). This is all a plain BOOTP client gets:
+// RouterBOOT ignores a reply to its BOOTP request that carries a DHCP
+// message type.
+func bootpFields(resp *dhcpv4.DHCPv4, _ dhcpv4.MessageType, o Offer) {
+	resp.YourIPAddr = o.IP
+	resp.ServerIPAddr = o.Server
+	resp.BootFileName = o.BootFile
+	if o.Mask != nil {
+		resp.UpdateOption(dhcpv4.OptSubnetMask(o.Mask))
+	}
+}
+
+// dhcpOptions are what a DHCP client needs: the message type, who we are,
+// a lease long enough for a whole benchmark run, and the boot fields again
+// as options (66, 67) for clients that read those rather than the header.
+func dhcpOptions(resp *dhcpv4.DHCPv4, typ dhcpv4.MessageType, o Offer) {
+	resp.UpdateOption(dhcpv4.OptMessageType(typ))
+	resp.UpdateOption(dhcpv4.OptServerIdentifier(o.Server))
+	resp.UpdateOption(dhcpv4.OptIPAddressLeaseTime(leaseSeconds * time.Second))
+	resp.UpdateOption(dhcpv4.OptTFTPServerName(o.Server.String()))
+	resp.UpdateOption(dhcpv4.OptBootFileName(o.BootFile))
+}
+
+// ipxeOptions: iPXE's encapsulated option 175, "no-pxedhcp" (176) = 1:
+// there is no ProxyDHCP server to wait for. Without it iPXE keeps
+// collecting offers for seconds before it asks for ours.
+func ipxeOptions(resp *dhcpv4.DHCPv4, _ dhcpv4.MessageType, _ Offer) {
+	resp.UpdateOption(dhcpv4.OptGeneric(dhcpv4.GenericOptionCode(175), []byte{176, 1, 1}))
 }
 
 // clientOf is what req says about the machine asking.
@@ -291,7 +398,10 @@ func clientOf(req *dhcpv4.DHCPv4) Client {
 		VendorClass: req.ClassIdentifier(),
 	}
 	var arch []string
-	for _, a := range req.ClientArch() {
+	for i, a := range req.ClientArch() {
+		if i == 0 {
+			c.Arch, c.HasArch = a, true
+		}
 		arch = append(arch, a.String())
 	}
 	c.ClientArch = strings.Join(arch, ", ")

@@ -50,9 +50,9 @@ func FuzzTFTPName(f *testing.F) {
 		if s := shown(resolve(name)); strings.ContainsFunc(s, unsafeRune) {
 			t.Fatalf("event would show %q for %q", s, name)
 		}
-		file, err := srv.open(name)
+		file, _, err := srv.open(name)
 		if err != nil {
-			if !errors.Is(err, errNotFound) && !errors.Is(err, errAccess) {
+			if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrAccess) {
 				t.Fatalf("open(%q): %v: a client may only be told not found or access violation", name, err)
 			}
 			return

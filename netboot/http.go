@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +17,8 @@ import (
 // fetch over HTTP. iPXE can, and a kernel plus initramfs arrive several
 // times faster over TCP than in TFTP's one-block-at-a-time lockstep.
 type HTTP struct {
-	root   *os.Root
+	files  Files
+	close  func() error // what Shutdown releases besides the server
 	srv    *http.Server
 	report Reporter
 	// idle ends a keep-alive connection nobody uses; stall ends a
@@ -31,18 +31,26 @@ type HTTP struct {
 	handlers sync.WaitGroup // requests being answered
 }
 
-// NewHTTP serves the files under dir, read-only, confined with os.OpenRoot.
+// NewHTTP serves the files under dir, read-only (see Dir).
 func NewHTTP(dir string, report Reporter) (*HTTP, error) {
-	root, err := os.OpenRoot(dir)
+	d, err := OpenDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("open HTTP root: %w", err)
+		return nil, err
 	}
+	h := NewHTTPFrom(d, report)
+	h.close = d.Close
+	return h, nil
+}
+
+// NewHTTPFrom serves what files holds (a Booter's boots), read-only.
+func NewHTTPFrom(files Files, report Reporter) *HTTP {
 	if report == nil {
 		report = func(Event) {}
 	}
-	h := &HTTP{root: root, report: report, idle: 30 * time.Second, stall: 30 * time.Second, grace: time.Second}
+	h := &HTTP{files: files, report: report, close: func() error { return nil },
+		idle: 30 * time.Second, stall: 30 * time.Second, grace: time.Second}
 	h.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	return h, nil
+	return h
 }
 
 // Serve answers requests on l until Shutdown.
@@ -70,7 +78,7 @@ func (h *HTTP) Shutdown() {
 	h.closing = true
 	h.mu.Unlock()
 	h.handlers.Wait()
-	h.root.Close()
+	h.close()
 }
 
 // begin counts a request in, unless the server is closing.
@@ -101,16 +109,16 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	f, st, err := openRegular(h.root, name)
+	f, size, err := h.files.Open(name)
 	if err != nil {
 		// Generic answers: never a host path in an error.
 		http.Error(w, "not found", http.StatusNotFound)
-		ev.Kind, ev.Err, ev.Time = "http-error", errNotFound, time.Now()
+		ev.Kind, ev.Err, ev.Time = "http-error", ErrNotFound, time.Now()
 		h.report(ev)
 		return
 	}
 	defer f.Close()
-	w.Header().Set("Content-Length", strconv.FormatInt(st.Size(), 10))
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	w.Header().Set("Content-Type", "application/octet-stream")
 	var n int64
 	if r.Method == http.MethodGet {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -13,9 +12,10 @@ import (
 	"github.com/pin/tftp/v3"
 )
 
-// TFTP is a read-only TFTP server confined to one directory.
+// TFTP is a read-only TFTP server.
 type TFTP struct {
-	root   *os.Root
+	files  Files
+	close  func() error // what Shutdown releases besides the server
 	srv    *tftp.Server
 	report Reporter
 	// maxTransfers and maxPerClient cap the transfers in flight, in all
@@ -29,34 +29,37 @@ type TFTP struct {
 	stop    sync.Once
 }
 
-// Errors sent to clients. pin/tftp puts the handler's error text on the
-// wire, so they must never carry a host path.
+// More errors sent to clients (see ErrNotFound).
 var (
-	errNotFound = errors.New("file not found")
-	errAccess   = errors.New("access violation")
 	errBusy     = errors.New("too many transfers, try again later")
 	errShutdown = errors.New("server shutting down")
 )
 
-// NewTFTP serves the files under dir. Reads are confined with os.OpenRoot,
-// which refuses "../x", absolute escapes and symlinks that leave dir. Writes
-// are refused.
+// NewTFTP serves the files under dir (see Dir). Writes are refused.
 func NewTFTP(dir string, report Reporter) (*TFTP, error) {
-	root, err := os.OpenRoot(dir)
+	d, err := OpenDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("open TFTP root: %w", err)
+		return nil, err
 	}
+	t := NewTFTPFrom(d, report)
+	t.close = d.Close
+	return t, nil
+}
+
+// NewTFTPFrom serves what files holds (a Booter's boots). Writes are refused.
+func NewTFTPFrom(files Files, report Reporter) *TFTP {
 	if report == nil {
 		report = func(Event) {}
 	}
-	t := &TFTP{root: root, report: report, maxTransfers: 64, maxPerClient: 8, active: map[string]int{}, closing: make(chan struct{})}
+	t := &TFTP{files: files, report: report, close: func() error { return nil },
+		maxTransfers: 64, maxPerClient: 8, active: map[string]int{}, closing: make(chan struct{})}
 	t.srv = tftp.NewServer(t.read, nil)
 	// Boot ROMs are slow and simple: retransmit after a fixed second rather
 	// than the library's default random 0–1 s backoff on top of the timeout.
 	t.srv.SetTimeout(time.Second)
 	t.srv.SetRetries(8)
 	t.srv.SetBackoff(func(int) time.Duration { return 0 })
-	return t, nil
+	return t
 }
 
 // Serve answers requests on conn until Shutdown.
@@ -70,7 +73,7 @@ func (t *TFTP) Serve(conn net.PacketConn) error {
 func (t *TFTP) Shutdown() {
 	t.stop.Do(func() { close(t.closing) })
 	t.srv.Shutdown()
-	t.root.Close()
+	t.close()
 }
 
 func (t *TFTP) read(name string, rf io.ReaderFrom) error {
@@ -81,13 +84,13 @@ func (t *TFTP) read(name string, rf io.ReaderFrom) error {
 		ev.Kind, ev.Err = "tftp-error", shownErr(err)
 	}
 	t.report(ev)
-	for _, sendable := range []error{errNotFound, errAccess, errBusy, errMode, errShutdown} {
+	for _, sendable := range []error{ErrNotFound, ErrAccess, errBusy, errMode, errShutdown} {
 		if errors.Is(err, sendable) {
 			return sendable
 		}
 	}
 	if err != nil {
-		return errAccess
+		return ErrAccess
 	}
 	return nil
 }
@@ -104,21 +107,18 @@ func (t *TFTP) send(name string, rf io.ReaderFrom) (int64, error) {
 	if known && mode != "octet" && mode != "netascii" {
 		return 0, errMode
 	}
-	f, err := t.open(name)
+	f, size, err := t.open(name)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	if known {
-		// tsize (used only when the client asked for it): iPXE and U-Boot
-		// preallocate and show progress with it, and iPXE is much slower
-		// without it. Left alone, the library finds it by seeking, which
-		// it cannot do once it has wrapped a netascii transfer.
-		if err := setSize(rf, f, mode); err != nil {
-			return 0, err
-		}
+	// tsize (sent only when the client asked for it): iPXE and U-Boot
+	// preallocate and show progress with it, and iPXE is much slower
+	// without it.
+	if err := setSize(rf, f, size, mode); err != nil {
+		return 0, err
 	}
-	sf := &servedFile{File: f, closing: t.closing}
+	sf := &servedFile{r: f, closing: t.closing}
 	n, err := rf.ReadFrom(sf)
 	if sf.err != nil {
 		err = sf.err
@@ -129,9 +129,9 @@ func (t *TFTP) send(name string, rf io.ReaderFrom) (int64, error) {
 // servedFile is a file as a transfer reads it. It ends the transfer once
 // the server is shutting down. pin/tftp sends the reader's error text to the
 // client, and a host read error carries the path: the client gets
-// errAccess, the event the real error.
+// ErrAccess, the event the real error.
 type servedFile struct {
-	*os.File
+	r       io.Reader
 	closing <-chan struct{}
 	err     error
 }
@@ -142,27 +142,30 @@ func (s *servedFile) Read(p []byte) (int, error) {
 		return 0, errShutdown
 	default:
 	}
-	n, err := s.File.Read(p)
+	n, err := s.r.Read(p)
 	if err != nil && err != io.EOF {
 		s.err = fmt.Errorf("read served file: %w", err)
-		return n, errAccess
+		return n, ErrAccess
 	}
 	return n, err
 }
 
-// setSize tells the transfer how many bytes it will send.
-func setSize(rf io.ReaderFrom, f *os.File, mode string) error {
+// setSize tells the transfer how many bytes it will send: size, or in
+// netascii mode what size becomes once line ends are converted, counted on
+// a file that can seek back. Unless it is told, the library finds the size
+// by seeking, which it cannot do once it has wrapped a netascii transfer.
+func setSize(rf io.ReaderFrom, f io.Reader, size int64, mode string) error {
 	ot, ok := rf.(tftp.OutgoingTransfer)
 	if !ok {
 		return nil
 	}
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("stat served file: %w", err)
-	}
-	size := st.Size()
 	if mode == "netascii" {
-		if size, err = netasciiSize(f); err != nil {
+		rs, ok := f.(io.ReadSeeker)
+		if !ok {
+			return fmt.Errorf("netascii needs a file that can seek: %w", errMode)
+		}
+		var err error
+		if size, err = netasciiSize(rs); err != nil {
 			return err
 		}
 	}
@@ -173,20 +176,18 @@ func setSize(rf io.ReaderFrom, f *os.File, mode string) error {
 // resolve is the file a client's name means, relative to the root. Clients
 // send names with a leading slash (U-Boot, iPXE with absolute URLs) or DOS
 // separators (old PXE ROMs); both mean the same file. What is left is for
-// os.Root to confine.
+// the Files to confine.
 func resolve(name string) string {
 	return strings.TrimLeft(strings.ReplaceAll(name, `\`, "/"), "/")
 }
 
-// open opens the file a client's name means, if it is a regular file inside
-// the root.
-func (t *TFTP) open(name string) (*os.File, error) {
+// open opens the file a client's name means, if its Files has it.
+func (t *TFTP) open(name string) (io.ReadCloser, int64, error) {
 	clean := resolve(name)
 	if clean == "" {
-		return nil, errNotFound
+		return nil, 0, ErrNotFound
 	}
-	f, _, err := openRegular(t.root, clean)
-	return f, err
+	return t.files.Open(clean)
 }
 
 // clientIP is the address a transfer goes to.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 	"unsafe"
@@ -57,7 +56,7 @@ func normaliseRequest(rf io.ReaderFrom) (mode string, known bool) {
 // netasciiSize is how many bytes f takes in netascii, where every LF goes
 // out as CR LF and every CR as CR NUL (RFC 1350, RFC 764): tsize must count
 // what is sent, not what is on disk. It leaves f at its start.
-func netasciiSize(f *os.File) (int64, error) {
+func netasciiSize(f io.ReadSeeker) (int64, error) {
 	var n int64
 	br := bufio.NewReaderSize(f, 64<<10)
 	for {

@@ -28,12 +28,14 @@ fi
 # dnsmasq-base (a rival DHCP server on the bench segment; the binary only,
 # no host-wide service). bench/tftp-vs-dnsmasq.sh: curl (the TFTP client)
 # and tftpd-hpa (in.tftpd, a baseline it runs alone in a namespace).
+# ovmf: the UEFI PC's firmware, whose own PXE client is chainloaded into
+# iPXE from ipxe's binaries (undionly.kpxe, ipxe.efi).
 # postgresql: the shared results store's tests start their own throwaway
 # cluster with its initdb and server (/usr/lib/postgresql/*/bin), on a unix
 # socket in a temporary directory; they never use the package's own
 # cluster, which Debian creates on install.
 missing=()
-for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa; do
+for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -13,6 +13,7 @@ package serialctl
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -50,7 +51,10 @@ type Console struct {
 	mu         sync.Mutex
 	cur        io.ReadCloser // the port being read; nil while lost or closed
 	transcript bytes.Buffer
-	err        error
+	// grown is closed when the transcript grows (and then replaced), so
+	// Expect can wait for text that ends no line, like a prompt.
+	grown chan struct{}
+	err   error
 }
 
 // source is a console that can be found again after it went away.
@@ -88,7 +92,7 @@ func New(r io.ReadCloser) *Console {
 }
 
 func newConsole(r io.ReadCloser) *Console {
-	return &Console{cur: r, lines: make(chan Line, 1024), closed: make(chan struct{}), done: make(chan struct{}), released: make(chan struct{})}
+	return &Console{cur: r, lines: make(chan Line, 1024), closed: make(chan struct{}), done: make(chan struct{}), released: make(chan struct{}), grown: make(chan struct{})}
 }
 
 func (c *Console) loop() {
@@ -134,6 +138,7 @@ func (c *Console) read(r io.Reader, partial *[]byte) error {
 			now := time.Now()
 			c.mu.Lock()
 			c.transcript.Write(buf[:n])
+			c.grow()
 			c.mu.Unlock()
 			if c.tee != nil {
 				c.tee.Write(buf[:n])
@@ -244,6 +249,43 @@ func (c *Console) emit(l Line) {
 	select {
 	case c.lines <- l:
 	case <-c.closed:
+	}
+}
+
+// grow wakes the waiters of Expect; c.mu is held.
+func (c *Console) grow() {
+	close(c.grown)
+	c.grown = make(chan struct{})
+}
+
+// ErrNotSeen is what Expect returns when the text did not come in time.
+var ErrNotSeen = errors.New("not seen on the console")
+
+// Expect waits until the transcript from offset from on holds text, and
+// returns the offset just past it: the next Expect starts there, so each
+// waits for text that came after what the one before matched. Text need
+// not end a line (a bootloader's prompt does not). It fails with
+// ErrNotSeen when ctx ends first, or when the console ends.
+func (c *Console) Expect(ctx context.Context, from int, text string) (int, error) {
+	for {
+		c.mu.Lock()
+		b := c.transcript.Bytes()
+		if from > len(b) {
+			from = len(b)
+		}
+		i := bytes.Index(b[from:], []byte(text))
+		grown := c.grown
+		c.mu.Unlock()
+		if i >= 0 {
+			return from + i + len(text), nil
+		}
+		select {
+		case <-grown:
+		case <-ctx.Done():
+			return from, fmt.Errorf("%q %w (%v)", text, ErrNotSeen, context.Cause(ctx))
+		case <-c.done:
+			return from, fmt.Errorf("%q %w: the console ended", text, ErrNotSeen)
+		}
 	}
 }
 

@@ -77,6 +77,7 @@ func openVirtual(ctx context.Context, b boards.Board, progress io.Writer) (*rig,
 	m := vbench.Machine{
 		Binary: p.Virtual.QEMU, Args: p.Virtual.Args, NIC: p.Virtual.NIC, MAC: b.MAC,
 		Memory: p.RAMMB, SeaBIOSSerial: p.Virtual.SeaBIOSSerial, UBootEnv: p.Virtual.UBootEnv,
+		Pflash: p.Virtual.Pflash,
 	}
 	r := &rig{board: b, close: func() {}}
 	if p.Boot == boards.BootQEMUDirect {
@@ -89,7 +90,9 @@ func openVirtual(ctx context.Context, b boards.Board, progress io.Writer) (*rig,
 	}
 	setupNote(progress, "network", "virtual bench: namespace %s, tap %s on %s", n.Name, n.Tap, n.Addr())
 	r.board.Address = vbench.BoardAddr
-	r.target = vbench.NewBoard(n, m, cache)
+	vb := vbench.NewBoard(n, m, cache)
+	vb.ROM, vb.Name = p.Virtual.ROM, b.Name
+	r.target = vb
 	r.bench = &harness.NetBench{Net: n}
 	r.close = func() { n.Close() }
 	return r, nil

@@ -9,19 +9,41 @@ import (
 )
 
 // TestE2EBoards boots the other virtual boards through their own paths: the
-// arm64 board netboots through U-Boot from our DHCP and TFTP, the MIPS
-// router boots one ELF holding kernel and image, as RouterBOOT does.
+// arm64 board through U-Boot's stock environment driven over the console
+// (its script, or pxe get / pxe boot), the virtual RouterBOARD by BOOTP and
+// TFTP of one ELF, the UEFI PC by its firmware's PXE chainloading iPXE, the
+// MIPS router from one ELF QEMU loads itself.
 func TestE2EBoards(t *testing.T) {
 	requireBench(t)
 	tests := []struct {
 		board, qemu, arch string
+		algs              string   // as few as make 12 metrics where the command line is short (Malta: 255 bytes)
 		progress          []string // stages the terminal must show
 		transcript        []string // what the console must have said
 	}{
-		{"qemu-arm64", "qemu-system-aarch64", "arm64",
-			[]string{"dhcp-offer to 52:54:00:bb:00:02", "tftp     boot.scr.uimg", "tftp     Image", "tftp     initramfs.cpio"},
-			[]string{"U-Boot", "bootbench: loading from 198.18.0.1"}},
-		{"qemu-mipsel", "qemu-system-mipsel", "mipsle",
+		{"qemu-arm64", "qemu-system-aarch64", "arm64", "md5,sha256,aes-128-cbc",
+			[]string{"console  step 4: dhcp", "dhcp-offer to 52:54:00:bb:00:02", "tftp     qemu-arm64/boot.scr.uimg", "console  step 6: source ${fileaddr}",
+				"tftp     qemu-arm64/Image", "tftp     qemu-arm64/initramfs.cpio"},
+			// U-Boot's stock environment, stopped from the console.
+			[]string{"U-Boot", "Hit any key to stop autoboot", "=> dhcp", "bootbench: loading from 198.18.0.1"}},
+		// The same board the PXELINUX way: pxe get, pxe boot.
+		{"qemu-arm64-pxe", "qemu-system-aarch64", "arm64", "md5,sha256,aes-128-cbc",
+			[]string{"boot file qemu-arm64-pxe/pxelinux.0", "console  step 6: pxe get", "tftp     qemu-arm64-pxe/pxelinux.cfg/01-52-54-00-bb-00-06",
+				"tftp     qemu-arm64-pxe/Image", "tftp     qemu-arm64-pxe/initramfs.cpio"},
+			[]string{"Hit any key to stop autoboot", "=> pxe boot", "Starting kernel"}},
+		// The virtual RouterBOARD: its ROM sends a plain BOOTP request and
+		// takes only a reply without a DHCP message type, as RouterBOOT
+		// does; the server's log shows what it sent (options 1: the mask).
+		{"qemu-routerboot", "qemu-system-mipsel", "mipsle", "md5,sha256",
+			[]string{"bootp-reply to 52:54:00:bb:00:04: 198.18.0.10, boot file qemu-routerboot/kernel.elf (options 1)", "tftp     qemu-routerboot/kernel.elf"},
+			[]string{"RouterBOOT booter virtual", "trying bootp protocol... OK", "transfer ok", "jumping to kernel code", "Welcome to u-root"}},
+		// A UEFI PC whose NIC has no iPXE ROM: EDK2's own PXE client asks,
+		// gets iPXE, and iPXE then gets the run's script.
+		{"qemu-x86_64-uefi", "qemu-system-x86_64", "amd64", "md5,sha256,aes-128-cbc",
+			[]string{"dhcp-offer to 52:54:00:bb:00:05: 198.18.0.10, boot file qemu-x86_64-uefi/ipxe.efi", "tftp     qemu-x86_64-uefi/ipxe.efi",
+				"boot file qemu-x86_64-uefi/boot.ipxe", "http     qemu-x86_64-uefi/vmlinuz"},
+			[]string{">>Start PXE over IPv4", "iPXE", "Welcome to u-root"}},
+		{"qemu-mipsel", "qemu-system-mipsel", "mipsle", "md5,sha256,aes-128-cbc",
 			[]string{"kernel and image in one ELF", "kernel   [    0.000000] Linux version"},
 			[]string{"Welcome to u-root"}},
 	}
@@ -31,7 +53,7 @@ func TestE2EBoards(t *testing.T) {
 				t.Fatalf("%s missing (make deps installs it)", tt.qemu)
 			}
 			db := filepath.Join(t.TempDir(), "results.db")
-			r := bootbench(t, db, "run", "--board", tt.board, "--seconds", "0.1", "--algs", "md5,sha256,aes-128-cbc")
+			r := bootbench(t, db, "run", "--board", tt.board, "--seconds", "0.1", "--algs", tt.algs)
 			if r.code != 0 {
 				t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
 			}

@@ -489,7 +489,7 @@ func TestE2ERivalDHCP(t *testing.T) {
 	if !strings.Contains(show.stdout, "net0: 198.18.5.1") || strings.Contains(show.stdout, "net0: "+simBoardIP+"/") {
 		t.Errorf("the board's address did not come from dnsmasq's range:\n%s", show.stdout)
 	}
-	if !strings.Contains(show.stdout, "http://198.18.5.1/vmlinuz... ok") {
+	if !strings.Contains(show.stdout, "http://198.18.5.1/pc1/vmlinuz... ok") {
 		t.Errorf("the board did not load from bootbench:\n%s", show.stdout)
 	}
 	s.assertBoardOff()

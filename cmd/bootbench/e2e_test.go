@@ -217,7 +217,7 @@ func TestE2ERunStoresResult(t *testing.T) {
 		t.Fatalf("no run id in progress output:\n%s", r.stderr)
 	}
 	id := m[1]
-	for _, stage := range []string{"image ", "dhcp-offer to 52:54:00:bb:00:01", "tftp     boot.ipxe", "http     vmlinuz", "board up: amd64", "stored   run " + id + ": ok"} {
+	for _, stage := range []string{"image ", "dhcp-offer to 52:54:00:bb:00:01", "tftp     qemu-x86_64/boot.ipxe", "http     qemu-x86_64/vmlinuz", "board up: amd64", "stored   run " + id + ": ok"} {
 		if !strings.Contains(r.stderr, stage) {
 			t.Errorf("progress output lacks %q:\n%s", stage, r.stderr)
 		}
@@ -242,7 +242,7 @@ func TestE2ERunStoresResult(t *testing.T) {
 
 	// The transcript shows iPXE fetching from our own server's address.
 	show := bootbench(t, db, "results", "show", id, "--transcript")
-	for _, want := range []string{"Next server: 198.18.0.1", "tftp://198.18.0.1/boot.ipxe... ok", "http://198.18.0.1/vmlinuz... ok", "Welcome to u-root"} {
+	for _, want := range []string{"Next server: 198.18.0.1", "tftp://198.18.0.1/qemu-x86_64/boot.ipxe... ok", "http://198.18.0.1/qemu-x86_64/vmlinuz... ok", "Welcome to u-root"} {
 		if !strings.Contains(show.stdout, want) {
 			t.Errorf("transcript lacks %q", want)
 		}

@@ -37,7 +37,7 @@ func cmdImage(ctx context.Context, args []string) error {
 	}
 	fs := newFlags("image build", "image build --arch GOARCH [--goarm N] [--gomips softfloat|hardfloat]\n"+
 		"    [--bench speed|openssl|NAME] [--bench-cmd \"CMD ARGS\"] [--add HOST:IMG]... [--sysroot DIR]\n"+
-		"    [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--compress gz|xz|none] [--kernel FILE] [--ram MIB] [-o OUT]\n\n"+
+		"    [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--compress gz|xz|none] [--kernel FILE] [--cmdline ARGS] [--ram MIB] [-o OUT]\n\n"+
 		"Builds the initramfs a board boots: u-root's init with benchinit as its only job,\n"+
 		"and optionally an external benchmark with the libraries it needs. Without the\n"+
 		"source tree or Go it starts from the prebuilt set ('image prebuild').")
@@ -53,6 +53,7 @@ func cmdImage(ctx context.Context, args []string) error {
 	format := fs.String("format", "cpio", "output: "+strings.Join(imageFormats, ", "))
 	compress := fs.String("compress", "gz", "how uimage and elf carry the initramfs: gz, xz or none (the kernel unpacks it)")
 	kernel := fs.String("kernel", "", "kernel file: wrapped by --format elf, counted by --ram")
+	cmdline := fs.String("cmdline", "", "for --format elf: kernel parameters written, with rd_start/rd_size, into the kernel's own command line area (OpenWrt's CMDLINE:), for loaders that pass none of ours (RouterBOOT)")
 	ramMiB := fs.Int("ram", 0, "board RAM in MiB: refuse an image that cannot boot in it")
 	out := fs.String("o", "", "output file (default initramfs-ARCH.FORMAT)")
 	if err := parseFlags(fs, args[1:]); err != nil {
@@ -69,6 +70,9 @@ func cmdImage(ctx context.Context, args []string) error {
 	}
 	if *format == "elf" && *kernel == "" {
 		return usageErr("image build: --format elf needs --kernel (the kernel ELF to wrap)")
+	}
+	if *cmdline != "" && *format != "elf" {
+		return usageErr("image build: --cmdline is for --format elf (other formats' loaders pass the command line)")
 	}
 	if *ramMiB < 0 {
 		return usageErr("image build: --ram %d: want MiB of RAM", *ramMiB)
@@ -112,7 +116,7 @@ func cmdImage(ctx context.Context, args []string) error {
 	}
 
 	fmt.Fprintf(os.Stderr, "writing %s\n", *format)
-	data, loaded, note, err := formatImage(cpio, img.Digest, *format, *compress, *arch, kernelBytes, cache)
+	data, loaded, note, err := formatImage(cpio, img.Digest, *format, *compress, *arch, kernelBytes, *cmdline, cache)
 	if err != nil {
 		return usageErr("image build: %v", err)
 	}
@@ -151,7 +155,7 @@ func cmdImage(ctx context.Context, args []string) error {
 // compression "none": U-Boot's bootm/booti hand a ramdisk to the kernel as
 // is, and the kernel unpacks gz or xz itself (legacy uImage headers have no
 // xz, and a "gzip" header would make U-Boot inflate it first for nothing).
-func formatImage(cpio []byte, digest, format, compress, arch string, kernel []byte, cache string) (data []byte, loaded int64, note string, err error) {
+func formatImage(cpio []byte, digest, format, compress, arch string, kernel []byte, cmdline, cache string) (data []byte, loaded int64, note string, err error) {
 	inner := map[string]string{"gz": "cpio.gz", "xz": "cpio.xz", "none": "cpio"}[compress]
 	if strings.HasPrefix(format, "cpio") {
 		inner = format
@@ -167,11 +171,16 @@ func formatImage(cpio []byte, digest, format, compress, arch string, kernel []by
 		u, err := initramfs.UImage(payload, initramfs.UImageOptions{Arch: arch, Type: "ramdisk", Compression: "none", Name: "bootbench " + arch})
 		return u, int64(len(u)), "", err
 	case "elf":
-		e, cmdline, err := initramfs.WrapELF(kernel, payload, initramfs.ELFOptions{})
-		if err != nil && !errors.Is(err, initramfs.ErrNoBuiltinCmdline) {
+		e, rd, err := initramfs.WrapELF(kernel, payload, initramfs.ELFOptions{EmbedCmdline: cmdline})
+		switch {
+		case errors.Is(err, initramfs.ErrNoBuiltinCmdline) && cmdline != "":
+			return nil, 0, "", fmt.Errorf("--cmdline: %w (OpenWrt's MIPS kernels have one, a CMDLINE: area; pass the parameters by the bootloader instead)", err)
+		case err != nil && !errors.Is(err, initramfs.ErrNoBuiltinCmdline):
 			return nil, 0, "", err
+		case cmdline != "":
+			return e, int64(len(payload)), "kernel command line area holds: " + cmdline + " " + rd, nil
 		}
-		return e, int64(len(payload)), "kernel command line must add: " + cmdline, nil
+		return e, int64(len(payload)), "kernel command line must add: " + rd, nil
 	}
 	return nil, 0, "", fmt.Errorf("unknown format %q", format)
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 
+	"path/filepath"
+	"sync"
+
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/internal/owner"
 	"github.com/bootbench/bootbench/serialctl"
@@ -18,9 +21,20 @@ type Board struct {
 	Net      *Net // nil: a board without network (it loads its kernel directly)
 	Machine  Machine
 	CacheDir string // QEMU's files for one boot go in a directory here
+	// ROM is the board's boot ROM when it has one instead of QEMU's
+	// firmware: "routerboot" (see routerBOOTROM). The ROM runs on the
+	// bench's tap from power-on; QEMU starts with what it loaded.
+	ROM  string
+	Name string // the board model, as a ROM tells it
 
+	mu  sync.Mutex // guards q, which a ROM's goroutine sets
 	q   *QEMU
 	dir string
+
+	// A board with a ROM: its line, and the ROM while it runs.
+	line    *uart
+	romStop context.CancelFunc
+	romDone chan struct{}
 }
 
 // NewBoard is a virtual board on n (nil for none) with QEMU as m says.
@@ -57,7 +71,7 @@ func (b *Board) LoadDirect(kernel, initrd, cmdline string) {
 // Console starts QEMU paused and opens its serial port: the guest runs
 // only on power-on, so the console misses nothing.
 func (b *Board) Console(ctx context.Context) (*serialctl.Console, error) {
-	if b.q != nil {
+	if b.q != nil || b.line != nil {
 		return nil, fmt.Errorf("%s: already running", b.Machine.Binary)
 	}
 	dir, err := os.MkdirTemp(b.CacheDir, "qemu-")
@@ -67,6 +81,14 @@ func (b *Board) Console(ctx context.Context) (*serialctl.Console, error) {
 	if err := owner.Claim(dir, ""); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("virtual board: %w", err)
+	}
+	if b.ROM != "" {
+		if b.line, err = newUART(); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		b.dir = dir
+		return serialctl.New(b.line.master), nil
 	}
 	q, err := Start(ctx, b.Net, b.Machine, dir)
 	if err != nil {
@@ -83,16 +105,28 @@ func (b *Board) Console(ctx context.Context) (*serialctl.Console, error) {
 	return con, nil
 }
 
-// On lets the paused guest run.
+// On lets the paused guest run; a board with a ROM starts the ROM.
 func (b *Board) On(ctx context.Context) error {
+	if b.ROM != "" {
+		return b.startROM()
+	}
 	if b.q == nil {
 		return fmt.Errorf("%s: not started (open its console first)", b.Machine.Binary)
 	}
 	return b.q.Continue()
 }
 
-// Off ends QEMU and removes its files.
+// Off ends the ROM and QEMU and removes their files.
 func (b *Board) Off(ctx context.Context) error {
+	if b.romStop != nil {
+		b.romStop()
+		<-b.romDone
+		b.romStop = nil
+	}
+	if b.line != nil {
+		b.line.closeBoard()
+		b.line = nil
+	}
 	if b.q != nil {
 		b.q.Kill()
 		b.q = nil
@@ -107,13 +141,89 @@ func (b *Board) Off(ctx context.Context) error {
 // PoweredOff reports whether the guest shut itself down. QEMU stays up
 // after that (-no-shutdown), so the last frames are not lost with the pty.
 func (b *Board) PoweredOff(ctx context.Context) bool {
-	if b.q == nil {
-		return true
+	q := b.guest()
+	if q == nil {
+		return b.romDone == nil || chanClosed(b.romDone)
 	}
 	select {
-	case <-b.q.Exited():
+	case <-q.Exited():
 		return true
 	default:
 	}
-	return b.q.PoweredOff()
+	return q.PoweredOff()
+}
+
+// startROM powers the board on: the ROM runs until it has a kernel, then
+// QEMU starts the kernel on the board's line. A ROM that gets nowhere goes
+// on trying until power-off, as a board's would.
+func (b *Board) startROM() error {
+	if b.line == nil {
+		return fmt.Errorf("%s: not started (open its console first)", b.Name)
+	}
+	if b.ROM != "routerboot" {
+		return fmt.Errorf("virtual board %s: unknown boot ROM %q", b.Name, b.ROM)
+	}
+	if b.Net == nil {
+		return fmt.Errorf("virtual board %s: its ROM boots from the network, and it has none", b.Name)
+	}
+	mhz := 0
+	if b.Machine.Icount >= 0 {
+		mhz = 1000 >> b.Machine.Icount
+	}
+	rom := &routerBOOTROM{net: b.Net, mac: b.Machine.MAC, console: b.line.slave, ramMB: b.Machine.Memory, mhz: mhz, board: b.Name}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.romStop, b.romDone = cancel, make(chan struct{})
+	go func() {
+		defer close(b.romDone)
+		load, err := rom.boot(ctx)
+		if ctx.Err() != nil {
+			return // powered off
+		}
+		if err != nil {
+			fmt.Fprintf(b.line.slave, "\r\nbootbench: virtual board: %v\r\n", err)
+			return
+		}
+		if err := b.startKernel(ctx, load); err != nil {
+			fmt.Fprintf(b.line.slave, "\r\nbootbench: virtual board: %v\r\n", err)
+		}
+	}()
+	return nil
+}
+
+// startKernel starts QEMU with what the ROM loaded, as the CPU jumping to
+// it: no firmware, no NIC (the ROM had it), the board's line as its UART.
+func (b *Board) startKernel(ctx context.Context, load *romLoad) error {
+	elf := filepath.Join(b.dir, "kernel.elf")
+	if err := os.WriteFile(elf, load.elf, 0o644); err != nil {
+		return err
+	}
+	m := b.Machine
+	m.Kernel, m.Initrd, m.Append, m.Serial = elf, "", load.cmdline, b.line.path
+	q, err := Start(ctx, nil, m, b.dir)
+	if err != nil {
+		return err
+	}
+	b.setGuest(q)
+	return q.Continue()
+}
+
+func (b *Board) guest() *QEMU {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.q
+}
+
+func (b *Board) setGuest(q *QEMU) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.q = q
+}
+
+func chanClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }

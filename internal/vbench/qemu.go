@@ -39,6 +39,13 @@ type Machine struct {
 	// UBootEnv, when set, is the environment U-Boot finds in the second
 	// flash bank (name=value entries).
 	UBootEnv []string
+	// Serial, when set, is a tty the guest's first UART is attached to
+	// (its board's line, see uart); otherwise QEMU makes a pty of its own.
+	Serial string
+	// Pflash are flash images, in order: the first mapped read-only (a
+	// firmware's code), the others copied into the boot's directory (its
+	// variables, which the firmware writes).
+	Pflash []string
 }
 
 // QEMU is a running virtual board.
@@ -73,8 +80,23 @@ func Start(ctx context.Context, n *Net, m Machine, dir string) (*QEMU, error) {
 		// pty) open; the last frames a board sends just before powering
 		// off would otherwise be lost with the pty's unread input.
 		"-no-reboot", "-no-shutdown", "-S",
-		"-serial", "pty",
 		"-monitor", "unix:" + q.monitor + ",server=on,wait=off",
+	}
+	if m.Serial != "" {
+		args = append(args, "-chardev", "serial,id=s0,path="+m.Serial, "-serial", "chardev:s0")
+	} else {
+		args = append(args, "-serial", "pty")
+	}
+	for i, f := range m.Pflash {
+		opt := "if=pflash,format=raw,readonly=on,file=" + f
+		if i > 0 {
+			cp := filepath.Join(dir, fmt.Sprintf("pflash%d-%s", i, filepath.Base(f)))
+			if err := copyFile(f, cp); err != nil {
+				return nil, fmt.Errorf("firmware flash: %w", err)
+			}
+			opt = "if=pflash,format=raw,file=" + cp
+		}
+		args = append(args, "-drive", opt)
 	}
 	if m.SeaBIOSSerial {
 		args = append(args, "-vga", "none")
@@ -160,6 +182,10 @@ func Start(ctx context.Context, n *Net, m Machine, dir string) (*QEMU, error) {
 		close(q.exited)
 	}()
 
+	if m.Serial != "" {
+		q.PTY = m.Serial
+		return q, q.waitMonitor(ctx)
+	}
 	select {
 	case q.PTY = <-ptyc:
 		return q, nil
@@ -172,6 +198,37 @@ func Start(ctx context.Context, n *Net, m Machine, dir string) (*QEMU, error) {
 		q.Kill()
 		return nil, ctx.Err()
 	}
+}
+
+// waitMonitor returns once QEMU's monitor socket is there: QEMU has set
+// the machine up and waits to be continued.
+func (q *QEMU) waitMonitor(ctx context.Context) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(q.monitor); err == nil {
+			return nil
+		}
+		select {
+		case <-q.exited:
+			return fmt.Errorf("QEMU exited at start: %v: %s", q.waitErr, q.Stderr())
+		case <-ctx.Done():
+			q.Kill()
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			q.Kill()
+			return fmt.Errorf("QEMU gave no monitor within 30s: %s", q.Stderr())
+		}
+	}
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
 }
 
 // Continue starts the paused guest.

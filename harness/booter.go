@@ -1,0 +1,340 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/netboot"
+	"github.com/bootbench/bootbench/results"
+	"github.com/insomniacslk/dhcp/iana"
+)
+
+// BootSpec is one boot of one board: the kernel and image its bootloader
+// loads (files in the cache) and the kernel command line of the run.
+type BootSpec struct {
+	Run     results.RunID
+	Kernel  string
+	Image   string // the initramfs, an uncompressed cpio
+	Cmdline string
+}
+
+// Booter decides in one place what every board gets when it netboots, in
+// the dialect of the client asking (pixiecore's Booter is the model): the
+// boot file its DHCP or BOOTP answer names, and every file it then fetches.
+// Kernels and images are served from the cache where they are; scripts,
+// configurations and RouterBOOT's single ELF are made from the boot's spec,
+// in memory. Nothing is copied into a per-run directory. run hands out one
+// fixed boot (AddBoot), serve a new run whenever a board asks (AddServed).
+//
+// Every board's files live under its name: <board>/boot.ipxe,
+// <board>/vmlinuz, <board>/initramfs.cpio, and so on.
+type Booter struct {
+	Server    net.IP
+	Mask      net.IPMask
+	Transport string // how iPXE fetches kernel and image: "http" or "tftp"
+
+	mu     sync.Mutex
+	byMAC  map[string]*bootBoard
+	byName map[string]*bootBoard
+}
+
+// NewBooter answers for server on a subnet of mask.
+func NewBooter(server net.IP, mask net.IPMask, transport string) *Booter {
+	return &Booter{Server: server, Mask: mask, Transport: transport, byMAC: map[string]*bootBoard{}, byName: map[string]*bootBoard{}}
+}
+
+// bootBoard is one board the Booter answers.
+type bootBoard struct {
+	board boards.Board
+	// next gives the boot the board gets when it asks: serve starts a
+	// run there, or goes on with the one still netbooting.
+	next func() (*BootSpec, error)
+	cur  *bootFiles // the boot handed out last; nil before the first
+}
+
+// bootFiles is one boot's spec and what is made from it, each made once.
+type bootFiles struct {
+	spec *BootSpec
+	once sync.Once
+	elf  []byte
+	err  error
+}
+
+// AddBoot makes board b get spec whenever it asks.
+func (bt *Booter) AddBoot(b boards.Board, spec *BootSpec) {
+	bt.add(b, func() (*BootSpec, error) { return spec, nil })
+	bt.byName[b.Name].cur = &bootFiles{spec: spec}
+}
+
+// AddServed makes board b get what next says each time it asks for a boot
+// by DHCP or BOOTP.
+func (bt *Booter) AddServed(b boards.Board, next func() (*BootSpec, error)) {
+	bt.add(b, next)
+}
+
+func (bt *Booter) add(b boards.Board, next func() (*BootSpec, error)) {
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	e := &bootBoard{board: b, next: next}
+	bt.byMAC[b.MAC.String()] = e
+	bt.byName[b.Name] = e
+}
+
+// withoutAddress names a board that has no fixed address, "" when all do.
+func (bt *Booter) withoutAddress() string {
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	for _, e := range bt.byName {
+		if !e.board.Address.IsValid() {
+			return e.board.Name
+		}
+	}
+	return ""
+}
+
+// Plan implements netboot.Planner: a known board's request gets its
+// address and the boot file of its dialect.
+func (bt *Booter) Plan(c netboot.Client) (netboot.Offer, bool) {
+	bt.mu.Lock()
+	e := bt.byMAC[c.MAC.String()]
+	bt.mu.Unlock()
+	if e == nil {
+		return netboot.Offer{}, false
+	}
+	file, err := BootFile(e.board, c)
+	if err != nil {
+		return netboot.Offer{}, false
+	}
+	spec, err := e.next()
+	if err != nil || spec == nil {
+		return netboot.Offer{}, false
+	}
+	bt.mu.Lock()
+	if e.cur == nil || e.cur.spec != spec {
+		e.cur = &bootFiles{spec: spec}
+	}
+	bt.mu.Unlock()
+	return netboot.Offer{IP: addrIP(e.board.Address), Mask: bt.Mask, Server: bt.Server, BootFile: file}, true
+}
+
+// BootFile is what board b's DHCP or BOOTP answer names, for the client
+// asking: the dialect of its boot method, and for a firmware PXE client
+// the iPXE binary that its architecture runs.
+func BootFile(b boards.Board, c netboot.Client) (string, error) {
+	p := b.Profile
+	switch p.Boot {
+	case boards.BootIPXE, boards.BootPXE:
+		if strings.HasPrefix(c.VendorClass, "HTTPClient") {
+			// UEFI HTTP boot wants a URL, and the board's PXE asks too.
+			return "", fmt.Errorf("board %s: UEFI HTTP boot is not served (its PXE boot is)", b.Name)
+		}
+		if c.Kind() != netboot.ClientPXE {
+			return b.Name + "/boot.ipxe", nil
+		}
+		bin, err := chainloadFor(c)
+		if err != nil {
+			return "", err
+		}
+		return b.Name + "/" + bin, nil
+	case boards.BootUBootDHCP, boards.BootUBootSerial:
+		// U-Boot's distro boot asks for boot.scr.uimg by this name.
+		return b.Name + "/boot.scr.uimg", nil
+	case boards.BootPXELinux:
+		// U-Boot's pxe get looks for pxelinux.cfg/ in the boot file's
+		// directory; the file itself is never loaded.
+		return b.Name + "/pxelinux.0", nil
+	case boards.BootRouterBOOT, boards.BootCFE:
+		return b.Name + "/kernel.elf", nil
+	}
+	return "", fmt.Errorf("board %s: boot method %s is not served over the network", b.Name, p.Boot)
+}
+
+// chainloadFor is the iPXE build a firmware PXE client runs, by its
+// architecture (DHCP option 93, RFC 4578): BIOS gets undionly.kpxe (iPXE
+// on the ROM's own UNDI driver), x86-64 UEFI ipxe.efi.
+func chainloadFor(c netboot.Client) (string, error) {
+	if !c.HasArch {
+		return "undionly.kpxe", nil
+	}
+	switch c.Arch {
+	case iana.INTEL_X86PC:
+		return "undionly.kpxe", nil
+	case iana.EFI_X86_64, iana.EFI_BC:
+		return "ipxe.efi", nil
+	}
+	return "", fmt.Errorf("no iPXE for a PXE client of architecture %s", c.Arch)
+}
+
+// Open implements netboot.Files: <board>/<file> of the board's current
+// boot.
+func (bt *Booter) Open(name string) (io.ReadCloser, int64, error) {
+	board, file, ok := strings.Cut(name, "/")
+	if !ok {
+		return nil, 0, netboot.ErrNotFound
+	}
+	bt.mu.Lock()
+	e := bt.byName[board]
+	var cur *bootFiles
+	if e != nil {
+		cur = e.cur
+	}
+	bt.mu.Unlock()
+	if cur == nil {
+		return nil, 0, netboot.ErrNotFound
+	}
+	b, spec := e.board, cur.spec
+	switch {
+	case file == kernelName(b.Profile):
+		return openCached(spec.Kernel)
+	case file == "initramfs.cpio":
+		return openCached(spec.Image)
+	case file == "undionly.kpxe" || file == "ipxe.efi":
+		if b.Profile.Boot != boards.BootIPXE && b.Profile.Boot != boards.BootPXE {
+			return nil, 0, netboot.ErrNotFound
+		}
+		return openCached(chainloadPath(b.Profile, file))
+	}
+	data, err := bt.generated(b, cur, file)
+	if err != nil {
+		return nil, 0, err
+	}
+	return netboot.Memory(data)
+}
+
+// generated makes a file of the boot from its spec: the script or
+// configuration of the board's dialect, or RouterBOOT's ELF.
+func (bt *Booter) generated(b boards.Board, cur *bootFiles, file string) ([]byte, error) {
+	spec, m := cur.spec, b.Profile.Boot
+	switch {
+	case file == "boot.ipxe" && (m == boards.BootIPXE || m == boards.BootPXE):
+		return []byte(IPXEScript(bt.Transport, bt.Server, b.Name, string(spec.Run), spec.Cmdline)), nil
+	case file == "boot.scr.uimg" && (m == boards.BootUBootDHCP || m == boards.BootUBootSerial):
+		return initramfs.UBootScript(UBootScript(b.Name, spec.Cmdline))
+	case m == boards.BootPXELinux && (file == "pxelinux.cfg/default" || file == "pxelinux.cfg/"+pxelinuxMAC(b.MAC)):
+		return []byte(PXELinuxConfig(string(spec.Run), spec.Cmdline)), nil
+	case file == "kernel.elf" && (m == boards.BootRouterBOOT || m == boards.BootCFE):
+		cur.once.Do(func() { cur.elf, cur.err = SingleELF(b.Profile, spec) })
+		return cur.elf, cur.err
+	}
+	return nil, netboot.ErrNotFound
+}
+
+// kernelName is what the board's scripts call the kernel: U-Boot boards
+// boot an arm64 Image, the rest a vmlinuz.
+func kernelName(p boards.Profile) string {
+	switch p.Boot {
+	case boards.BootUBootDHCP, boards.BootUBootSerial, boards.BootPXELinux:
+		return "Image"
+	}
+	return "vmlinuz"
+}
+
+// ipxeDir is where Debian's ipxe package puts its binaries.
+const ipxeDir = "/usr/lib/ipxe"
+
+// chainloadPath is the iPXE binary file: the profile's, else Debian's.
+func chainloadPath(p boards.Profile, file string) string {
+	if path := p.IPXE[file]; path != "" {
+		return path
+	}
+	return filepath.Join(ipxeDir, file)
+}
+
+// openCached opens a file of the cache (a kernel, an image, an iPXE
+// binary). Its path never reaches the client: a missing one is "not found".
+func openCached(path string) (io.ReadCloser, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, netboot.ErrNotFound
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, netboot.ErrNotFound
+	}
+	return f, st.Size(), nil
+}
+
+// pxelinuxMAC is the name PXELINUX and U-Boot's pxe get look for first:
+// ARP type 1 (Ethernet), then the MAC in lower-case hex with dashes.
+func pxelinuxMAC(mac net.HardwareAddr) string {
+	return "01-" + strings.ReplaceAll(mac.String(), ":", "-")
+}
+
+// IPXEScript is what iPXE runs: load the board's kernel and image from the
+// server by transport ("http" or "tftp"), with the run's parameters on the
+// kernel command line. initrd= names the image for a kernel started as a
+// UEFI application: its EFI stub loads the initrd from iPXE's file system
+// by that name (iPXE before 1.21 has no other way to hand it over); a BIOS
+// boot ignores it.
+func IPXEScript(transport string, server net.IP, board, runID, cmdline string) string {
+	base := transport + "://" + server.String() + "/" + board + "/"
+	return "#!ipxe\n" +
+		"echo bootbench: run " + runID + " loading from " + server.String() + " by " + transport + "\n" +
+		"kernel " + base + "vmlinuz initrd=initramfs.cpio " + cmdline + "\n" +
+		"initrd " + base + "initramfs.cpio\n" +
+		"boot\n"
+}
+
+// UBootScript is what U-Boot runs: fetch the board's kernel and image by
+// TFTP from the server that answered its DHCP, and boot them with the run's
+// command line. Debian's arm64 kernel is an uncompressed Image, which booti
+// takes as is; the device tree is the one QEMU gave U-Boot.
+func UBootScript(board, cmdline string) string {
+	return strings.Join([]string{
+		"echo bootbench: loading from ${serverip}",
+		"setenv bootargs " + cmdline,
+		"tftpboot ${kernel_addr_r} " + board + "/Image",
+		"tftpboot ${ramdisk_addr_r} " + board + "/initramfs.cpio",
+		"booti ${kernel_addr_r} ${ramdisk_addr_r}:${filesize} ${fdtcontroladdr}",
+	}, "\n") + "\n"
+}
+
+// PXELinuxConfig is the pxelinux.cfg file U-Boot's pxe get fetches and pxe
+// boot runs. Its paths are relative to the boot file's directory, the
+// board's own.
+func PXELinuxConfig(runID, cmdline string) string {
+	return "# bootbench run " + runID + "\n" +
+		"default bootbench\n" +
+		"prompt 0\n" +
+		"timeout 0\n\n" +
+		"label bootbench\n" +
+		"\tkernel Image\n" +
+		"\tinitrd initramfs.cpio\n" +
+		"\tappend " + cmdline + "\n"
+}
+
+// SingleELF is the one file RouterBOOT (and CFE's boot -elf) loads: the
+// kernel with the image, compressed, as an extra segment. The run's command
+// line, with rd_start/rd_size telling the kernel where the image is, goes
+// into the kernel's own command line area (OpenWrt's CMDLINE:), since these
+// loaders pass only their own parameters. A kernel without one gets one
+// added where the profile says its loader reads it (the virtual RouterBOOT
+// board's ROM); otherwise such a kernel cannot be booted this way.
+func SingleELF(p boards.Profile, spec *BootSpec) ([]byte, error) {
+	kernel, err := os.ReadFile(spec.Kernel)
+	if err != nil {
+		return nil, fmt.Errorf("read kernel: %w", err)
+	}
+	cpio, err := os.ReadFile(spec.Image)
+	if err != nil {
+		return nil, fmt.Errorf("read image: %w", err)
+	}
+	gz, err := initramfs.Compress(cpio, "cpio.gz")
+	if err != nil {
+		return nil, err
+	}
+	o := initramfs.ELFOptions{EmbedCmdline: spec.Cmdline, AddCmdlineArea: p.Virtual != nil && p.Virtual.AddCmdlineArea}
+	elf, _, err := initramfs.WrapELF(kernel, gz, o)
+	if err != nil {
+		return nil, fmt.Errorf("kernel and image in one ELF: %w", err)
+	}
+	return elf, nil
+}
