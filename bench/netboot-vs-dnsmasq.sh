@@ -12,17 +12,8 @@
 # Usage, as root from the repository root: bench/netboot-vs-dnsmasq.sh [-n REPS]
 set -euo pipefail
 
-die() { echo "netboot-vs-dnsmasq: $*" >&2; exit 1; }
-reps=3
-while getopts n: opt; do
-	case $opt in
-	n) reps=$OPTARG ;;
-	*) echo "usage: $0 [-n REPS]" >&2; exit 2 ;;
-	esac
-done
-[[ $reps =~ ^[1-9][0-9]*$ ]] || die "-n wants a positive number of repetitions"
-[ "$(id -u)" = 0 ] || die "run as root: namespaces and tap devices need it"
-[ -f cmd/bootbench/main.go ] || die "run from the bootbench repository root"
+. "$(dirname "$0")/lib.sh"
+bench_init netboot-vs-dnsmasq "namespaces and tap devices need it" "$@"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
 if ! command -v dnsmasq >/dev/null; then
 	# dnsmasq-base is the binary alone; the dnsmasq package would also
@@ -60,7 +51,6 @@ printf '\xf8\x03' >"$tmp/sercon-port" # SeaBIOS's console on COM1 (0x3f8), as bo
 # --kernel pins the kernel B serves (bootbench would pick the same one from the cache).
 # The boot functions run in this shell, not in $(...), so that the EXIT trap
 # sees what they started; they leave their time in secs.
-since() { secs=$(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'); }
 boot_bootbench() { # LOG [run flags...]; exits on failure
 	local log=$1 t0=$EPOCHREALTIME rc=0
 	shift
@@ -154,14 +144,10 @@ for ((rep = 1; rep <= reps; rep++)); do
 	done
 done
 
-stats() { # seconds... -> "median min max"
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-		END { printf "%.2f %.2f %.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
-}
-read -r base _ <<<"$(stats ${times[B]})"
+read -r base _ <<<"$(stats 2 ${times[B]})"
 printf '\n%-30s %8s %8s %8s %11s\n' variant median min max "vs dnsmasq"
 for v in "${names[@]}"; do
-	read -r med lo hi <<<"$(stats ${times[$v]})"
+	read -r med lo hi <<<"$(stats 2 ${times[$v]})"
 	printf '%-30s %8.2f %8.2f %8.2f %10.2fx\n' "${label[$v]}" "$med" "$lo" "$hi" "$(awk -v m="$med" -v b="$base" 'BEGIN { print m / b }')"
 done
 cat <<EOF

@@ -18,17 +18,8 @@
 # Usage, as root from the repository root: bench/realbench-vs-virtual.sh [-n REPS]
 set -euo pipefail
 
-die() { echo "realbench-vs-virtual: $*" >&2; exit 1; }
-reps=3
-while getopts n: opt; do
-	case $opt in
-	n) reps=$OPTARG ;;
-	*) echo "usage: $0 [-n REPS]" >&2; exit 2 ;;
-	esac
-done
-[[ $reps =~ ^[1-9][0-9]*$ ]] || die "-n wants a positive number of repetitions"
-[ "$(id -u)" = 0 ] || die "run as root: namespaces and tap devices need it"
-[ -f cmd/bootbench/main.go ] || die "run from the bootbench repository root"
+. "$(dirname "$0")/lib.sh"
+bench_init realbench-vs-virtual "namespaces and tap devices need it" "$@"
 for c in qemu-system-x86_64 socat ip; do command -v $c >/dev/null || die "$c missing (make deps installs it)"; done
 
 tmp=$(mktemp -d /tmp/realbench.XXXXXX)
@@ -87,7 +78,6 @@ boards:
     power: {driver: command, on: "$tmp/on.sh", off: "$tmp/off.sh"}
 EOF
 
-since() { secs=$(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'); }
 run_variant() { # LOG NETNS [run flags...]; leaves the time in secs, exits on failure
 	local log=$1 where=$2 t0=$EPOCHREALTIME rc=0
 	shift 2
@@ -117,14 +107,10 @@ done
 digests=$(bin/bootbench results export --format json --db "$tmp/db" | grep -o '"image_digest": *"[^"]*"' | sort -u | wc -l)
 [ "$digests" = 1 ] || die "the variants ran different images"
 
-stats() { # seconds... -> "median min max"
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-		END { printf "%.2f %.2f %.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
-}
-read -r base _ <<<"$(stats ${times[A]})"
+read -r base _ <<<"$(stats 2 ${times[A]})"
 printf '\n%-26s %8s %8s %8s %11s\n' variant median min max "vs virtual"
 for v in "${names[@]}"; do
-	read -r med lo hi <<<"$(stats ${times[$v]})"
+	read -r med lo hi <<<"$(stats 2 ${times[$v]})"
 	printf '%-26s %8.2f %8.2f %8.2f %10.2fx\n' "${label[$v]}" "$med" "$lo" "$hi" "$(awk -v m="$med" -v b="$base" 'BEGIN { print m / b }')"
 done
 cat <<EOF

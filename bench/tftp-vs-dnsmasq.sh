@@ -17,17 +17,8 @@
 # Usage, as root from the repository root: bench/tftp-vs-dnsmasq.sh [-n REPS]
 set -euo pipefail
 
-die() { echo "tftp-vs-dnsmasq: $*" >&2; exit 1; }
-reps=3
-while getopts n: opt; do
-	case $opt in
-	n) reps=$OPTARG ;;
-	*) echo "usage: $0 [-n REPS]" >&2; exit 2 ;;
-	esac
-done
-[[ $reps =~ ^[1-9][0-9]*$ ]] || die "-n wants a positive number of repetitions"
-[ "$(id -u)" = 0 ] || die "run as root: the namespace and port 69 need it"
-[ -f cmd/bootbench/main.go ] || die "run from the bootbench repository root"
+. "$(dirname "$0")/lib.sh"
+bench_init tftp-vs-dnsmasq "the namespace and port 69 need it" "$@"
 command -v curl >/dev/null || die "curl missing (make deps, or apt-get install curl)"
 command -v dnsmasq >/dev/null || die "dnsmasq missing (make deps, or apt-get install dnsmasq-base)"
 command -v in.tftpd >/dev/null || die "in.tftpd missing (make deps installs tftpd-hpa with its service disabled)"
@@ -102,15 +93,11 @@ for ((rep = 1; rep <= reps; rep++)); do
 	done
 done
 
-stats() { # seconds... -> "median min max"
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-		END { printf "%.3f %.3f %.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
-}
 printf '\n%-7s %-18s %8s %8s %8s %8s %11s\n' blksize server median min max MiB/s "vs dnsmasq"
 for bs in "${blksizes[@]}"; do
-	read -r base _ <<<"$(stats ${times[B$bs]})"
+	read -r base _ <<<"$(stats 3 ${times[B$bs]})"
 	for v in "${names[@]}"; do
-		read -r med lo hi <<<"$(stats ${times[$v$bs]})"
+		read -r med lo hi <<<"$(stats 3 ${times[$v$bs]})"
 		awk -v bs="$bs" -v l="${label[$v]}" -v m="$med" -v lo="$lo" -v hi="$hi" -v b="$base" -v size="$size" \
 			'BEGIN { printf "%-7d %-18s %8.3f %8.3f %8.3f %8.1f %10.2fx\n", bs, l, m, lo, hi, size / 1048576 / m, m / b }'
 	done

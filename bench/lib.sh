@@ -1,0 +1,34 @@
+# Shared by the bench/*.sh scripts that boot or serve: their usage, checks
+# and statistics. Sourced, never run.
+
+# bench_init NAME WHY-ROOT "$@": die() names the script; -n REPS (default 3)
+# sets reps; the script runs as root (WHY-ROOT says why) from the
+# repository root.
+bench_init() {
+	bench_name=$1 bench_why_root=$2
+	shift 2
+	reps=3
+	local opt OPTIND=1
+	while getopts n: opt; do
+		case $opt in
+		n) reps=$OPTARG ;;
+		*) echo "usage: $0 [-n REPS]" >&2; exit 2 ;;
+		esac
+	done
+	[[ $reps =~ ^[1-9][0-9]*$ ]] || die "-n wants a positive number of repetitions"
+	[ "$(id -u)" = 0 ] || die "run as root: $bench_why_root"
+	[ -f cmd/bootbench/main.go ] || die "run from the bootbench repository root"
+}
+
+die() { echo "$bench_name: $*" >&2; exit 1; }
+
+# since START END: the seconds between two `date +%s.%N` readings, in secs.
+since() { secs=$(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'); }
+
+# stats DIGITS SECONDS...: "median min max" with DIGITS decimals.
+stats() {
+	local digits=$1
+	shift
+	printf '%s\n' "$@" | sort -g | awk -v d="$digits" '{ v[NR] = $1 }
+		END { f = "%." d "f %." d "f %." d "f"; printf f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
+}
