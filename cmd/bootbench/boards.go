@@ -74,7 +74,12 @@ func showBoard(w io.Writer, p boards.Profile) {
 		for _, s := range p.Works {
 			fmt.Fprintf(w, "works         %s\n", s)
 		}
-		fmt.Fprintf(w, "tested        import, compare and export by the tests, with recorded openssl outputs; nothing runs on the board\n")
+		if len(p.Tested.Virtual) == 0 {
+			fmt.Fprintf(w, "tested        import, compare and export by the tests, with recorded openssl outputs; nothing runs on the board\n")
+			return
+		}
+		fmt.Fprintf(w, "tested        nothing runs on the board; what stands in for parts of its path:\n")
+		printStandIns(w, p)
 		return
 	}
 	spec := initramfs.Spec{Arch: p.Arch, GOARM: p.GOARM, GOMIPS: p.GOMIPS}
@@ -99,6 +104,11 @@ func showBoard(w io.Writer, p boards.Profile) {
 	default:
 		fmt.Fprintf(w, "tested        ONLY ON VIRTUAL BOARDS: no run on a real %s yet; what stands in for it:\n", p.Name)
 	}
+	printStandIns(w, p)
+}
+
+// printStandIns lists the virtual boards that run parts of p's path.
+func printStandIns(w io.Writer, p boards.Profile) {
 	for _, v := range p.Tested.Virtual {
 		fmt.Fprintf(w, "              %s: %s\n", v.Board, v.Covers)
 	}
