@@ -16,11 +16,14 @@ func TestE2EForeignOpenSSL(t *testing.T) {
 	for _, tt := range []struct {
 		board, qemu string
 		args        []string
+		progress    []string // stages the terminal must show
 	}{
 		// 250 MHz: a virtual second is a quarter of the instructions,
 		// so openssl's 58 timed seconds take a quarter of the time.
-		{"qemu-arm64", "qemu-system-aarch64", []string{"--clock", "250"}},
-		{"qemu-mipsel", "qemu-system-mipsel", nil},
+		{"qemu-arm64", "qemu-system-aarch64", []string{"--clock", "250"}, nil},
+		// The MIPS router's path without a network: QEMU loads the one
+		// ELF holding kernel and image, as RouterBOOT would fetch it.
+		{"qemu-mipsel", "qemu-system-mipsel", nil, []string{"kernel and image in one ELF", "kernel   [    0.000000] Linux version"}},
 	} {
 		t.Run(tt.board, func(t *testing.T) {
 			requireTools(t, tt.qemu)
@@ -28,6 +31,11 @@ func TestE2EForeignOpenSSL(t *testing.T) {
 			r := bootbench(t, db, append([]string{"run", "--board", tt.board, "--bench", "openssl", "--seconds", "1"}, tt.args...)...)
 			if r.code != 0 {
 				t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+			}
+			for _, want := range tt.progress {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("progress lacks %q:\n%s", want, r.stderr)
+				}
 			}
 			raw := bootbench(t, db, "results", "export", "--format", "json")
 			var e struct {
