@@ -97,6 +97,15 @@ func run(out *frameWriter, p bootparam.Params, root string) int {
 		return 2
 	}
 	b, benchErr := loadBench(root, p)
+	var commands *os.File
+	if b != nil && b.route {
+		// Before hello: the host answers hello with its first command,
+		// and a console nobody has open for reading drops what it gets.
+		commands, benchErr = openCommands()
+		if commands != nil {
+			defer commands.Close()
+		}
+	}
 	out.send(frame.Hello, hello(root, p, b))
 	if benchErr != nil {
 		out.send(frame.Fail, frame.FailBody{Run: p.Run, Reason: benchErr.Error()})
@@ -105,7 +114,7 @@ func run(out *frameWriter, p bootparam.Params, root string) int {
 	sum := sha256.New()
 	raw := &rawWriter{f: out, sum: sum}
 	if b.route {
-		return routeBoot(out, raw, sum, p, root)
+		return routeBoot(out, raw, sum, p, root, commands)
 	}
 	exit, reps := 0, 0
 	for k := 1; k <= p.Reps; k++ {
@@ -140,12 +149,8 @@ func run(out *frameWriter, p bootparam.Params, root string) int {
 }
 
 // routeBoot runs the route benchmark, driven by the host over the console.
-func routeBoot(out *frameWriter, raw *rawWriter, sum hash.Hash, p bootparam.Params, root string) int {
-	in, err := openCommands()
-	if err == nil {
-		defer in.Close()
-		err = runRoute(out, raw, p, root, in)
-	}
+func routeBoot(out *frameWriter, raw *rawWriter, sum hash.Hash, p bootparam.Params, root string, commands io.Reader) int {
+	err := runRoute(out, raw, p, root, commands)
 	raw.flush()
 	if err != nil {
 		out.send(frame.Fail, frame.FailBody{Run: p.Run, Reason: err.Error()})

@@ -1,3 +1,5 @@
+//go:build !mips && !mipsle
+
 package main
 
 import (
@@ -19,6 +21,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// The route benchmark is left out of 32-bit MIPS builds: its netlink
+// (nf_tables) code costs some 400 kB of image, and those builds are for
+// the routers with the least RAM (see route_small.go).
+//
 // The route benchmark makes the board a router between two host networks
 // and lets the host drive it over the console, one configuration at a
 // time:

@@ -1,3 +1,5 @@
+//go:build !mips && !mipsle
+
 package main
 
 import (
@@ -7,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/google/nftables"
 )
 
@@ -42,10 +45,10 @@ func TestApplyConfig(t *testing.T) {
 		conntrack bool
 		has       string
 	}{
-		{ConfigStateful, 4, true, "ct state & 06000000 != 00000000 counter packets 0 accept"},
-		{ConfigPlain, 0, false, ""},
-		{ConfigFirewall, 7, false, "meta iifname == \"eth1\" meta oifname == \"eth2\" meta nfproto == 02 payload @1,12,4 & ffffff00 == c6120100 counter packets 0 accept"},
-		{ConfigConntrack, 1, true, "ct state & 08000000 != 00000000 counter packets 0"},
+		{bootparam.ConfigStateful, 4, true, "ct state & 06000000 != 00000000 counter packets 0 accept"},
+		{bootparam.ConfigPlain, 0, false, ""},
+		{bootparam.ConfigFirewall, 7, false, "meta iifname == \"eth1\" meta oifname == \"eth2\" meta nfproto == 02 payload @1,12,4 & ffffff00 == c6120100 counter packets 0 accept"},
+		{bootparam.ConfigConntrack, 1, true, "ct state & 08000000 != 00000000 counter packets 0"},
 	}
 	for _, tt := range tests {
 		if err := applyConfig(c, tt.config, p); err != nil {

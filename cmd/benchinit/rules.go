@@ -1,3 +1,5 @@
+//go:build !mips && !mipsle
+
 package main
 
 import (
@@ -7,22 +9,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 )
-
-// The route benchmark's configurations: with and without connection
-// tracking, with and without a firewall, as people bench their routers.
-const (
-	ConfigPlain     = "plain"     // no conntrack, no firewall: forwarding alone
-	ConfigFirewall  = "firewall"  // no conntrack, a stateless filter
-	ConfigConntrack = "conntrack" // connections tracked, nothing filtered
-	ConfigStateful  = "stateful"  // conntrack and a stateful firewall
-)
-
-// Configs lists them in the order the host runs them by default.
-var Configs = []string{ConfigPlain, ConfigFirewall, ConfigConntrack, ConfigStateful}
 
 // tableName is the one table the board's rules live in.
 const tableName = "bootbench"
@@ -64,9 +55,9 @@ func applyConfig(c *nftables.Conn, config string, p ports) error {
 func configRules(config string, p ports) ([][]expr.Any, nftables.ChainPolicy, error) {
 	accept, drop := nftables.ChainPolicyAccept, nftables.ChainPolicyDrop
 	switch config {
-	case ConfigPlain:
+	case bootparam.ConfigPlain:
 		return nil, accept, nil
-	case ConfigFirewall:
+	case bootparam.ConfigFirewall:
 		// What a stateless router filter holds: a few ports refused,
 		// then each direction let through by interface and subnet.
 		return [][]expr.Any{
@@ -76,11 +67,11 @@ func configRules(config string, p ports) ([][]expr.Any, nftables.ChainPolicy, er
 			join(ifaces(p.wan, p.lan), ipNet(16, p.lanNet), counterVerdict(expr.VerdictAccept)),
 			counterVerdict(expr.VerdictDrop),
 		}, drop, nil
-	case ConfigConntrack:
+	case bootparam.ConfigConntrack:
 		// A rule that only looks at the connection state makes the
 		// kernel track every connection, and filters nothing.
 		return [][]expr.Any{join(ctState(expr.CtStateBitNEW), []expr.Any{&expr.Counter{}})}, accept, nil
-	case ConfigStateful:
+	case bootparam.ConfigStateful:
 		return [][]expr.Any{
 			join(ctState(expr.CtStateBitESTABLISHED|expr.CtStateBitRELATED), counterVerdict(expr.VerdictAccept)),
 			join(ctState(expr.CtStateBitINVALID), counterVerdict(expr.VerdictDrop)),
@@ -88,7 +79,7 @@ func configRules(config string, p ports) ([][]expr.Any, nftables.ChainPolicy, er
 			counterVerdict(expr.VerdictDrop),
 		}, drop, nil
 	}
-	return nil, accept, fmt.Errorf("unknown configuration %q (%s)", config, strings.Join(Configs, ", "))
+	return nil, accept, fmt.Errorf("unknown configuration %q (%s)", config, strings.Join(bootparam.RouteConfigs, ", "))
 }
 
 func join(parts ...[]expr.Any) []expr.Any { return slices.Concat(parts...) }

@@ -37,6 +37,19 @@ type Params struct {
 	Ports []Port
 }
 
+// The route benchmark's configurations, which the host asks the board
+// for by name: with and without connection tracking, with and without a
+// firewall, as people bench their routers.
+const (
+	ConfigPlain     = "plain"     // no conntrack, no firewall: forwarding alone
+	ConfigFirewall  = "firewall"  // no conntrack, a stateless filter
+	ConfigConntrack = "conntrack" // connections tracked, nothing filtered
+	ConfigStateful  = "stateful"  // conntrack and a stateful firewall
+)
+
+// RouteConfigs lists them in the order the host runs them by default.
+var RouteConfigs = []string{ConfigPlain, ConfigFirewall, ConfigConntrack, ConfigStateful}
+
 // Port is one routed port: the NIC with this MAC gets this address.
 type Port struct {
 	MAC  string // lowercase, colon separated
