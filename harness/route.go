@@ -146,7 +146,7 @@ func (d *routeDriver) result(res serialctl.Result) ([]results.Metric, error) {
 		ms = append(ms,
 			results.Metric{Name: "route-forwarded/" + c, Unit: "count", Value: float64(b.Forwarded)},
 			results.Metric{Name: "route-dropped/" + c, Unit: "count", Value: float64(b.Dropped)},
-			results.Metric{Name: "conntrack-new/" + c, Unit: "count", Value: float64(b.ConntrackNew)})
+			results.Metric{Name: "conntrack-entries/" + c, Unit: "count", Value: float64(b.ConntrackEntries)})
 	}
 	return ms, nil
 }

@@ -80,7 +80,7 @@ func (b *routeBoard) On(ctx context.Context) error {
 				if cur == bootparam.ConfigConntrack || cur == bootparam.ConfigStateful {
 					ct = 4
 				}
-				send(frame.Counters, frame.CountersBody{Run: b.run, Config: cur, Forwarded: 1000, ConntrackNew: ct})
+				send(frame.Counters, frame.CountersBody{Run: b.run, Config: cur, Forwarded: 1000, ConntrackEntries: ct})
 			}
 			if cmd == "done" {
 				sum := sha256.Sum256(nil)
@@ -189,8 +189,8 @@ func TestRouteRun(t *testing.T) {
 					t.Errorf("route-forwarded/%s = %v", c, got["route-forwarded/"+c])
 				}
 			}
-			if got["conntrack-new/"+bootparam.ConfigStateful] != 4 || got["conntrack-new/"+bootparam.ConfigPlain] != 0 {
-				t.Errorf("conntrack-new: %v", got)
+			if got["conntrack-entries/"+bootparam.ConfigStateful] != 4 || got["conntrack-entries/"+bootparam.ConfigPlain] != 0 {
+				t.Errorf("conntrack-entries: %v", got)
 			}
 			if rec.Tool != "iperf3" || rec.ToolVersion != "3.12" || rec.Bench != BenchRoute {
 				t.Errorf("tool %q %q bench %q", rec.Tool, rec.ToolVersion, rec.Bench)

@@ -130,7 +130,7 @@ func (w *watcher) line(text []byte) (err error, done bool) {
 	case ev == serialctl.Counters:
 		res := w.col.Result()
 		c := res.Counters[len(res.Counters)-1]
-		r.say("route", "%s: board forwarded %d, dropped %d, conntrack new %d", c.Config, c.Forwarded, c.Dropped, c.ConntrackNew)
+		r.say("route", "%s: board forwarded %d, dropped %d, conntrack entries %d", c.Config, c.Forwarded, c.Dropped, c.ConntrackEntries)
 	case ev == serialctl.Done, ev == serialctl.Failed:
 		return r.result(w.col, ev, nil), true
 	}

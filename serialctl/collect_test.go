@@ -94,7 +94,7 @@ func TestCollectorRoute(t *testing.T) {
 		{enc(1, frame.Ready, frame.ReadyBody{Run: "r1", Config: "plain"}), Ready},
 		{enc(2, frame.Counters, frame.CountersBody{Run: "r1", Config: "plain", Forwarded: 10}), Counters},
 		{enc(3, frame.Ready, frame.ReadyBody{Run: "r1", Config: "conntrack", Rules: []string{"ct state new counter"}, Conntrack: true}), Ready},
-		{enc(4, frame.Counters, frame.CountersBody{Run: "r1", Config: "conntrack", Forwarded: 12, ConntrackNew: 2}), Counters},
+		{enc(4, frame.Counters, frame.CountersBody{Run: "r1", Config: "conntrack", Forwarded: 12, ConntrackEntries: 2}), Counters},
 		{enc(5, frame.Done, frame.DoneBody{Run: "r1", SHA256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}), Done},
 	}
 	c := NewCollector("r1")
@@ -105,7 +105,7 @@ func TestCollectorRoute(t *testing.T) {
 		}
 	}
 	res := c.Result()
-	if len(res.Ready) != 2 || res.Ready[1].Config != "conntrack" || !res.Ready[1].Conntrack || len(res.Counters) != 2 || res.Counters[1].ConntrackNew != 2 {
+	if len(res.Ready) != 2 || res.Ready[1].Config != "conntrack" || !res.Ready[1].Conntrack || len(res.Counters) != 2 || res.Counters[1].ConntrackEntries != 2 {
 		t.Errorf("route reports: %+v %+v", res.Ready, res.Counters)
 	}
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bootbench/bootbench/internal/bootparam"
@@ -72,7 +74,7 @@ func runRoute(out *frameWriter, raw io.Writer, p bootparam.Params, root string, 
 			continue // not for us: the console may echo anything
 		}
 		if cur != "" {
-			if err := reportCounters(out, raw, nft, root, cur, before, p.Run); err != nil {
+			if err := reportCounters(out, raw, nft, root, pp, cur, before, p.Run); err != nil {
 				return err
 			}
 		}
@@ -82,11 +84,15 @@ func runRoute(out *frameWriter, raw io.Writer, p bootparam.Params, root string, 
 		if err := applyConfig(nft, cmd, pp); err != nil {
 			return err
 		}
+		// What the last configuration tracked is not this one's.
+		if err := flushConntrack(); err != nil {
+			return err
+		}
 		rs, err := listRules(nft)
 		if err != nil {
 			return err
 		}
-		cur, before = cmd, readCounters(root)
+		cur, before = cmd, readCounters(root, pp)
 		out.send(frame.Ready, frame.ReadyBody{Run: p.Run, Config: cmd, Rules: nonNil(rs.lines), Conntrack: rs.conntrack})
 	}
 	if err := lines.Err(); err != nil {
@@ -103,8 +109,8 @@ func nonNil(s []string) []string {
 }
 
 // reportCounters sends what the kernel counted in config since before.
-func reportCounters(out *frameWriter, raw io.Writer, nft *nftables.Conn, root, config string, before counters, run string) error {
-	after := readCounters(root)
+func reportCounters(out *frameWriter, raw io.Writer, nft *nftables.Conn, root string, pp ports, config string, before counters, run string) error {
+	after := readCounters(root, pp)
 	rs, err := listRules(nft)
 	if err != nil {
 		return err
@@ -113,12 +119,11 @@ func reportCounters(out *frameWriter, raw io.Writer, nft *nftables.Conn, root, c
 		Run: run, Config: config,
 		Forwarded:        after.forwarded - before.forwarded,
 		Dropped:          after.discarded - before.discarded + rs.dropped,
-		ConntrackNew:     after.ctInserted - before.ctInserted,
 		ConntrackEntries: after.ctEntries,
 	}
 	out.send(frame.Counters, c)
-	fmt.Fprintf(raw, "%s: forwarded %d, dropped %d, conntrack new %d, entries %d; %d rules\n",
-		config, c.Forwarded, c.Dropped, c.ConntrackNew, c.ConntrackEntries, len(rs.lines))
+	fmt.Fprintf(raw, "%s: forwarded %d, dropped %d, conntrack entries %d; %d rules\n",
+		config, c.Forwarded, c.Dropped, c.ConntrackEntries, len(rs.lines))
 	for _, l := range rs.lines {
 		fmt.Fprintf(raw, "  %s\n", l)
 	}
@@ -238,23 +243,34 @@ func setAddr(name string, ip net.IP, mask net.IPMask) error {
 }
 
 // counters are the kernel's running totals a configuration's report is
-// the difference of.
+// the difference of, and the conntrack table's size.
 type counters struct {
-	forwarded, discarded  uint64
-	ctInserted, ctEntries uint64
+	forwarded, discarded uint64
+	ctEntries            uint64
 }
 
-func readCounters(root string) counters {
+// readCounters reads the IP layer's forwarded and discarded datagrams
+// (/proc/net/snmp), what the ports' drivers and queues dropped (sysfs),
+// and the conntrack table's size.
+func readCounters(root string, pp ports) counters {
 	var c counters
 	snmp, _ := os.ReadFile(filepath.Join(root, "proc/net/snmp"))
 	ip := snmpFields(string(snmp), "Ip")
 	c.forwarded = ip["ForwDatagrams"]
 	c.discarded = ip["InDiscards"] + ip["OutDiscards"] + ip["OutNoRoutes"]
-	stat, _ := os.ReadFile(filepath.Join(root, "proc/net/stat/nf_conntrack"))
-	c.ctInserted = conntrackInserted(string(stat))
-	count, _ := os.ReadFile(filepath.Join(root, "proc/sys/net/netfilter/nf_conntrack_count"))
-	c.ctEntries, _ = strconv.ParseUint(strings.TrimSpace(string(count)), 10, 64)
+	for _, ifc := range []string{pp.lan, pp.wan} {
+		for _, f := range []string{"rx_dropped", "tx_dropped", "rx_missed_errors", "rx_fifo_errors"} {
+			c.discarded += readUint(filepath.Join(root, "sys/class/net", ifc, "statistics", f))
+		}
+	}
+	c.ctEntries = readUint(filepath.Join(root, "proc/sys/net/netfilter/nf_conntrack_count"))
 	return c
+}
+
+func readUint(path string) uint64 {
+	b, _ := os.ReadFile(path)
+	n, _ := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return n
 }
 
 // snmpFields reads one protocol's pair of lines from /proc/net/snmp:
@@ -281,27 +297,41 @@ func snmpFields(snmp, proto string) map[string]uint64 {
 	return out
 }
 
-// conntrackInserted sums the "insert" column of /proc/net/stat/nf_conntrack
-// (a header line, then one line of hex figures per CPU): how many
-// connections the kernel has started tracking since boot.
-func conntrackInserted(stat string) uint64 {
-	lines := strings.Split(strings.TrimSpace(stat), "\n")
-	if len(lines) < 2 {
-		return 0
+// flushConntrack empties the connection tracking table through ctnetlink
+// (what conntrack -F does): an IPCTNL_MSG_CT_DELETE with no attributes
+// deletes every entry. A kernel without conntrack has nothing to flush.
+func flushConntrack() error {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER)
+	if err != nil {
+		return fmt.Errorf("flush conntrack: netlink socket: %w", err)
 	}
-	col := slices.Index(strings.Fields(lines[0]), "insert")
-	if col < 0 {
-		return 0
+	defer unix.Close(fd)
+	const ctnetlink, ctDelete = 1, 2 // NFNL_SUBSYS_CTNETLINK, IPCTNL_MSG_CT_DELETE
+	msg := make([]byte, unix.NLMSG_HDRLEN+4)
+	binary.NativeEndian.PutUint32(msg[0:], uint32(len(msg)))
+	binary.NativeEndian.PutUint16(msg[4:], ctnetlink<<8|ctDelete)
+	binary.NativeEndian.PutUint16(msg[6:], unix.NLM_F_REQUEST|unix.NLM_F_ACK)
+	binary.NativeEndian.PutUint32(msg[8:], 1)    // sequence
+	msg[unix.NLMSG_HDRLEN] = unix.AF_INET        // nfgenmsg: family
+	msg[unix.NLMSG_HDRLEN+1] = unix.NFNETLINK_V0 // version
+	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return fmt.Errorf("flush conntrack: %w", err)
 	}
-	var sum uint64
-	for _, l := range lines[1:] {
-		f := strings.Fields(l)
-		if col < len(f) {
-			n, _ := strconv.ParseUint(f[col], 16, 64)
-			sum += n
+	buf := make([]byte, 4096)
+	n, _, err := unix.Recvfrom(fd, buf, 0)
+	if err != nil {
+		return fmt.Errorf("flush conntrack: %w", err)
+	}
+	msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+	if err != nil || len(msgs) == 0 {
+		return fmt.Errorf("flush conntrack: unreadable answer: %v", err)
+	}
+	if m := msgs[0]; m.Header.Type == unix.NLMSG_ERROR && len(m.Data) >= 4 {
+		if errno := -int32(binary.NativeEndian.Uint32(m.Data)); errno != 0 {
+			return fmt.Errorf("flush conntrack: %w", syscall.Errno(errno))
 		}
 	}
-	return sum
+	return nil
 }
 
 // openCommands opens the console for the host's commands, without echo:

@@ -78,13 +78,4 @@ func TestCounterFiles(t *testing.T) {
 	if ip["ForwDatagrams"] != 900 || ip["InDiscards"] != 3 || ip["OutDiscards"] != 2 || ip["OutNoRoutes"] != 1 {
 		t.Errorf("snmp Ip: %v", ip)
 	}
-	stat := "entries  clashres found new invalid ignore delete chainlength insert insert_failed drop\n" +
-		"00000002  00000000 00000000 00000000 00000000 00000000 00000000 00000000 0000000a 00000000 00000000\n" +
-		"00000002  00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000011 00000000 00000000\n"
-	if got := conntrackInserted(stat); got != 27 {
-		t.Errorf("conntrack inserted = %d, want 27", got)
-	}
-	if got := conntrackInserted(""); got != 0 {
-		t.Errorf("no nf_conntrack: %d", got)
-	}
 }

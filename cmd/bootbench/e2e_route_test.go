@@ -117,8 +117,8 @@ func TestE2ERoute(t *testing.T) {
 		if cb.Forwarded == 0 {
 			t.Errorf("%s: the board forwarded nothing", config)
 		}
-		if (cb.ConntrackNew > 0) != w.conntrack {
-			t.Errorf("%s: %d connections tracked, want tracking %v", config, cb.ConntrackNew, w.conntrack)
+		if (cb.ConntrackEntries > 0) != w.conntrack {
+			t.Errorf("%s: %d conntrack entries, want tracking %v", config, cb.ConntrackEntries, w.conntrack)
 		}
 	}
 	if strings.Join(ready[bootparam.ConfigFirewall].Rules, "\n") == strings.Join(ready[bootparam.ConfigStateful].Rules, "\n") {

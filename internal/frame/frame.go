@@ -186,9 +186,8 @@ type CountersBody struct {
 	// Dropped is datagrams the IP layer discarded plus packets the rules
 	// dropped.
 	Dropped uint64 `json:"dropped"`
-	// ConntrackNew is connections the kernel started tracking
-	// (nf_conntrack's insert count); ConntrackEntries the table's size
-	// at the end.
-	ConntrackNew     uint64 `json:"conntrack_new"`
+	// ConntrackEntries is the connection tracking table's size at the
+	// end: the board empties the table when it applies a configuration,
+	// so these are the connections tracked in this one.
 	ConntrackEntries uint64 `json:"conntrack_entries"`
 }

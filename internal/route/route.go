@@ -13,8 +13,10 @@
 // A packet size is the payload each packet carries: UDP datagrams of that
 // many bytes (iperf3 -l), and TCP segments of that many bytes, made by an
 // MTU on the client's interface of size + 52 (IPv4 20, TCP 20, timestamps
-// 12): Linux refuses an MSS below 88 (iperf3 -M), and an MTU also holds
-// for a sender writing faster than the wire.
+// 12) on both hosts' interfaces: Linux refuses an MSS below 88 (iperf3
+// -M), and an MTU also holds for a sender writing faster than the wire.
+// Both ends, because a veth pair drops what exceeds the receiving end's
+// MTU: a server left at 1500 loses its own segments to a small client.
 package route
 
 import (
@@ -108,11 +110,17 @@ func Run(ctx context.Context, plan Plan, client, server Side) ([]Figure, error) 
 		return nil, err
 	}
 	defer stop()
-	defer setMTU(context.WithoutCancel(ctx), client, 1500)
+	defer func() {
+		for _, s := range []Side{client, server} {
+			setMTU(context.WithoutCancel(ctx), s, 1500)
+		}
+	}()
 	var figs []Figure
 	for _, size := range plan.Sizes {
-		if err := setMTU(ctx, client, size+HeaderBytes); err != nil {
-			return nil, err
+		for _, s := range []Side{client, server} {
+			if err := setMTU(ctx, s, size+HeaderBytes); err != nil {
+				return nil, err
+			}
 		}
 		for _, proto := range []string{"tcp", "udp"} {
 			t, err := iperf(ctx, plan, client, server, size, proto)
@@ -125,8 +133,8 @@ func Run(ctx context.Context, plan Plan, client, server Side) ([]Figure, error) 
 	return figs, nil
 }
 
-// setMTU sets the client interface's MTU, so TCP sends segments of the
-// size under test (the MSS it announces and uses follows the MTU).
+// setMTU sets an interface's MTU, so TCP sends segments of the size under
+// test (the MSS it announces and uses follows the MTU).
 func setMTU(ctx context.Context, s Side, mtu int) error {
 	out, err := s.command(ctx, "ip", "link", "set", "dev", s.Iface, "mtu", strconv.Itoa(mtu)).CombinedOutput()
 	if err != nil {
@@ -144,7 +152,11 @@ func iperf(ctx context.Context, plan Plan, client, server Side, size int, proto 
 	}
 	var lastErr error
 	for try := 0; try < 10; try++ {
-		out, err := client.command(ctx, "iperf3", args...).Output()
+		// A test that does not end (its control connection stuck) is
+		// a failed measurement, not a hung run.
+		tctx, cancel := context.WithTimeout(ctx, time.Duration(max(1, plan.Seconds)+15)*time.Second)
+		out, err := client.command(tctx, "iperf3", args...).Output()
+		cancel()
 		if ctx.Err() != nil {
 			return parse.IPerf3Test{}, ctx.Err()
 		}

@@ -53,8 +53,10 @@ type Machine struct {
 
 // Port is a NIC of the board on a tap in a namespace. QEMU gets the tap
 // already open (-netdev tap,fd=), since it runs in the boot network's
-// namespace, where the tap's name means nothing; without vnet_hdr, so
-// every frame crosses the tap as the wire carries it, at its own size.
+// namespace, where the tap's name means nothing. The tap is opened
+// without IFF_VNET_HDR, so QEMU (which probes the fd) offers the guest no
+// offloads: every frame crosses the tap as a wire carries it, at its own
+// size.
 type Port struct {
 	Netns, Tap string
 	MAC        net.HardwareAddr
@@ -134,7 +136,7 @@ func Start(ctx context.Context, n *Net, m Machine, dir string) (*QEMU, error) {
 		portFiles = append(portFiles, f)
 		id := fmt.Sprintf("p%d", i+1)
 		args = append(args,
-			"-netdev", fmt.Sprintf("tap,id=%s,fd=%d,vnet_hdr=off", id, 3+i),
+			"-netdev", fmt.Sprintf("tap,id=%s,fd=%d", id, 3+i),
 			"-device", m.NIC+",netdev="+id+",mac="+p.MAC.String())
 	}
 	if len(m.UBootEnv) > 0 {
