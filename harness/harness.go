@@ -284,7 +284,7 @@ func (r *run) boot(ctx context.Context) error {
 		}()
 	}
 	if o.Benchmark == BenchRoute {
-		r.route = newRouteDriver(ctx, r, con)
+		r.route = newRouteDriver(r, con)
 		defer r.route.stop()
 	}
 	return r.watch(ctx, con.Lines(), events)

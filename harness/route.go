@@ -56,13 +56,12 @@ type routeDriver struct {
 	version string // iperf3's
 }
 
-func newRouteDriver(ctx context.Context, r *run, con *serialctl.Console) *routeDriver {
+func newRouteDriver(r *run, con *serialctl.Console) *routeDriver {
 	configs := r.o.RouteConfigs
 	if len(configs) == 0 {
 		configs = bootparam.RouteConfigs
 	}
-	d := &routeDriver{r: r, con: con, configs: configs, steps: make(chan routeStep, 1)}
-	return d
+	return &routeDriver{r: r, con: con, configs: configs, steps: make(chan routeStep, 1)}
 }
 
 // measure starts one sweep on its goroutine.
