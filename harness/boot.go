@@ -23,6 +23,9 @@ func (r *run) cmdline() string {
 		baud = p.Baud
 	}
 	params := bootparam.Params{Run: string(r.rec.ID), Bench: o.Benchmark, Seconds: o.Seconds, Algs: o.Algs}
+	if o.Router != nil && o.Benchmark == BenchRoute {
+		params.Ports = o.Router.Ports()
+	}
 	parts := []string{fmt.Sprintf("console=%s,%d panic=-1 quiet loglevel=1", p.Console, baud)}
 	switch {
 	case o.Clock == 0:

@@ -67,6 +67,15 @@ type Options struct {
 	// Operator is asked to set a clock by hand (clock method manual).
 	Operator Operator
 
+	// Router is the route benchmark's host networks (Benchmark "route");
+	// RouteConfigs the configurations it runs, in order (default: all
+	// of bootparam.RouteConfigs).
+	Router       Router
+	RouteConfigs []string
+	// ImageFiles, when set, names files the image carries for this
+	// kernel, as HOST:IMG (the route benchmark's kernel modules).
+	ImageFiles func(ctx context.Context, kernel string) ([]string, error)
+
 	Store    *results.Store
 	Progress io.Writer // one line per stage; nil for silence
 	// Events, when set, gets every progress step as it happens, for
@@ -149,6 +158,9 @@ func (o *Options) settle() error {
 	if o.BuildImage == nil {
 		o.BuildImage = initramfs.Build
 	}
+	if o.Benchmark == BenchRoute && o.Router == nil {
+		return fmt.Errorf("board %s: the route benchmark needs the host's networks on both sides of the board, which this bench does not have", o.Board.Name)
+	}
 	return nil
 }
 
@@ -162,6 +174,11 @@ type run struct {
 	// driven reports the end of the console steps (nil when the profile
 	// has none): an error fails the boot.
 	driven <-chan error
+
+	// route drives the route benchmark (nil for the others); res is the
+	// board's verified report.
+	route *routeDriver
+	res   serialctl.Result
 
 	mu        sync.Mutex
 	stageFrom time.Time
@@ -266,6 +283,10 @@ func (r *run) boot(ctx context.Context) error {
 			}
 		}()
 	}
+	if o.Benchmark == BenchRoute {
+		r.route = newRouteDriver(r, con)
+		defer r.route.stop()
+	}
 	return r.watch(ctx, con.Lines(), events)
 }
 
@@ -287,11 +308,37 @@ func (r *run) powerOff() {
 	}
 }
 
-// prepare builds the image and finds the kernel.
+// prepare finds the kernel and builds the image (which may carry files
+// for that kernel).
 func (r *run) prepare(ctx context.Context) (*initramfs.Image, string, error) {
 	o, p := r.o, r.o.Board.Profile
 	r.enter("image")
+	kernel := o.Kernel
+	if kernel == "" {
+		kernel = o.Board.Kernel
+	}
+	if kernel == "" {
+		if o.Kernels == nil || p.Kernel.Flavour == "" {
+			return nil, "", fmt.Errorf("board %s: no kernel (name one in the inventory, kernel: FILE, or with --kernel)", o.Board.Name)
+		}
+		var err error
+		if kernel, err = o.Kernels(ctx, p.Kernel); err != nil {
+			return nil, "", err
+		}
+	}
+	if _, err := os.Stat(kernel); err != nil {
+		return nil, "", fmt.Errorf("kernel: %w", err)
+	}
+	r.rec.Kernel = filepath.Base(kernel)
+
 	spec := initramfs.Spec{Arch: p.Arch, GOARM: p.GOARM, GOMIPS: p.GOMIPS, Bench: o.Benchmark, Source: o.Source}
+	if o.ImageFiles != nil {
+		add, err := o.ImageFiles(ctx, kernel)
+		if err != nil {
+			return nil, "", err
+		}
+		spec.Add = add
+	}
 	img, err := o.BuildImage(ctx, spec, filepath.Join(o.CacheDir, "images"))
 	if err != nil {
 		return nil, "", err
@@ -302,23 +349,6 @@ func (r *run) prepare(ctx context.Context) (*initramfs.Image, string, error) {
 		how = "cached"
 	}
 	r.say("image", "%s initramfs %s (%s gzipped), %s", p.Arch, mib(img.Size), mib(img.GzipSize), how)
-
-	kernel := o.Kernel
-	if kernel == "" {
-		kernel = o.Board.Kernel
-	}
-	if kernel == "" {
-		if o.Kernels == nil || p.Kernel.Flavour == "" {
-			return nil, "", fmt.Errorf("board %s: no kernel (name one in the inventory, kernel: FILE, or with --kernel)", o.Board.Name)
-		}
-		if kernel, err = o.Kernels(ctx, p.Kernel); err != nil {
-			return nil, "", err
-		}
-	}
-	if _, err := os.Stat(kernel); err != nil {
-		return nil, "", fmt.Errorf("kernel: %w", err)
-	}
-	r.rec.Kernel = filepath.Base(kernel)
 	return img, kernel, nil
 }
 
@@ -332,6 +362,7 @@ func (r *run) result(col *serialctl.Collector, ev serialctl.Event, err error) er
 		return fail(FailBoard, fmt.Errorf("board failed: %s", col.Reason))
 	}
 	res := col.Result()
+	r.res = res
 	r.out = res.Output
 	if res.Exit != 0 {
 		return fail(FailExit, fmt.Errorf("benchmark exited with status %d", res.Exit))
@@ -345,7 +376,15 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 	rec := r.rec
 	rec.Finished = time.Now()
 	rec.RawOutput = r.out
-	if err == nil {
+	if err == nil && r.route != nil {
+		ms, rerr := r.route.result(r.res)
+		if rerr != nil {
+			err = fail(FailOutput, rerr)
+		} else {
+			rec.Tool, rec.ToolVersion = "iperf3", r.route.version
+			rec.Metrics = ms
+		}
+	} else if err == nil {
 		out, perr := parse.Auto(r.out)
 		if perr != nil {
 			err = fail(FailOutput, fmt.Errorf("benchmark output not understood: %w", perr))

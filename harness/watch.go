@@ -21,7 +21,12 @@ const pollEvery = time.Second
 // watcher follows one boot on the console and the servers.
 type watcher struct {
 	r   *run
+	ctx context.Context
 	col *serialctl.Collector
+	// stepped is set when the board made a step of a run that has
+	// several (the route benchmark's configurations): the run timeout
+	// holds per step.
+	stepped bool
 
 	hello    bool   // the board has reported
 	kernel   bool   // the kernel has started
@@ -40,11 +45,15 @@ type watcher struct {
 // runs out of time, and says why in a classified error.
 func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-chan netboot.Event) error {
 	w := &watcher{
-		r: r, col: serialctl.NewCollector(string(r.rec.ID)), lastAt: time.Now(),
+		r: r, ctx: ctx, col: serialctl.NewCollector(string(r.rec.ID)), lastAt: time.Now(),
 		kernel: r.stage == "kernel", banners: map[string]bool{}, ignored: map[string]bool{},
 	}
 	deadline := time.NewTimer(r.o.BootTimeout)
 	defer deadline.Stop()
+	var routeSteps <-chan routeStep
+	if r.route != nil {
+		routeSteps = r.route.steps
+	}
 	var poll <-chan time.Time
 	ps, knowsPower := r.o.Target.(PowerState)
 	if knowsPower {
@@ -64,6 +73,11 @@ func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-c
 			}
 		case e := <-events:
 			w.netEvent(e)
+		case s := <-routeSteps:
+			if err := r.route.done(s); err != nil {
+				return err
+			}
+			deadline.Reset(r.o.RunTimeout)
 		case err := <-r.driven:
 			r.driven = nil
 			if err != nil {
@@ -81,7 +95,8 @@ func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-c
 			switch {
 			case w.panicked != "" && !hadPanic:
 				deadline.Reset(panicGrace)
-			case w.hello && !hadHello:
+			case w.hello && !hadHello, w.stepped:
+				w.stepped = false
 				deadline.Reset(r.o.RunTimeout)
 			}
 		}
@@ -106,6 +121,16 @@ func (w *watcher) line(text []byte) (err error, done bool) {
 		return w.helloArrived()
 	case ev == serialctl.Progress:
 		r.showProgress(w.col.Output())
+	case ev == serialctl.Ready && r.route != nil:
+		w.stepped = true
+		res := w.col.Result()
+		if err := r.route.ready(w.ctx, res.Ready[len(res.Ready)-1]); err != nil {
+			return err, true
+		}
+	case ev == serialctl.Counters:
+		res := w.col.Result()
+		c := res.Counters[len(res.Counters)-1]
+		r.say("route", "%s: board forwarded %d, dropped %d, conntrack entries %d", c.Config, c.Forwarded, c.Dropped, c.ConntrackEntries)
 	case ev == serialctl.Done, ev == serialctl.Failed:
 		return r.result(w.col, ev, nil), true
 	}
@@ -176,6 +201,9 @@ func (w *watcher) helloArrived() (error, bool) {
 	r.rec.ClockReportedMHz, r.rec.ClockCheck = int(reported), check
 	if err != nil {
 		return failf(FailClockMismatch, false, "%v", err), true
+	}
+	if r.route != nil {
+		r.route.hello(w.ctx)
 	}
 	switch check {
 	case "verified":

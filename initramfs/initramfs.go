@@ -103,6 +103,9 @@ const DefaultGOMIPS = "softfloat"
 const (
 	BenchSpeed   = "speed"   // the suite built into benchinit
 	BenchOpenSSL = "openssl" // openssl speed
+	// BenchRoute is the route benchmark, built into benchinit like the
+	// suite; the kernel modules it needs come in Add.
+	BenchRoute = "route"
 )
 
 // OpenSSLArgs are the arguments benchinit gives openssl for --bench openssl:
@@ -162,10 +165,10 @@ func (s Spec) normalize() (Spec, error) {
 	if s.Bench == "" {
 		s.Bench = BenchSpeed
 	}
-	if s.Bench == BenchSpeed && s.BenchCmd != "" {
-		return s, errors.New(`a bench command needs a bench name of its own: "speed" is the suite built into benchinit`)
+	if (s.Bench == BenchSpeed || s.Bench == BenchRoute) && s.BenchCmd != "" {
+		return s, fmt.Errorf("a bench command needs a bench name of its own: %q is built into benchinit", s.Bench)
 	}
-	if s.Bench != BenchSpeed && s.Bench != BenchOpenSSL && s.BenchCmd == "" {
+	if s.Bench != BenchSpeed && s.Bench != BenchOpenSSL && s.Bench != BenchRoute && s.BenchCmd == "" {
 		return s, fmt.Errorf("bench %q is not built in (speed, openssl): give its command (--bench-cmd)", s.Bench)
 	}
 	return s, nil

@@ -327,7 +327,8 @@ func TestNormalize(t *testing.T) {
 		{"GOMIPS off mips", Spec{Arch: "mips64", GOMIPS: "softfloat"}, Spec{}, "GOMIPS applies to mips and mipsle"},
 		{"powerpc", Spec{Arch: "powerpc"}, Spec{}, "no 32-bit PowerPC port"},
 		{"unknown", Spec{Arch: "sparc64"}, Spec{}, "supported: amd64, 386"},
-		{"command for speed", Spec{Arch: "amd64", BenchCmd: "/bin/x"}, Spec{}, `"speed" is the suite built into benchinit`},
+		{"command for speed", Spec{Arch: "amd64", BenchCmd: "/bin/x"}, Spec{}, `"speed" is built into benchinit`},
+		{"command for route", Spec{Arch: "amd64", Bench: "route", BenchCmd: "/bin/x"}, Spec{}, `"route" is built into benchinit`},
 		{"name without command", Spec{Arch: "amd64", Bench: "iperf3"}, Spec{}, `bench "iperf3" is not built in`},
 	}
 	for _, tt := range tests {

@@ -60,6 +60,7 @@ type htmlBoard struct {
 	Name, Anchor string
 	Summary      string
 	ClockCharts  []htmlChart
+	RouteCharts  []htmlLineChart
 	Clocks       []string
 	Medians      []htmlMedianRow
 	MediansOpen  bool
@@ -295,6 +296,15 @@ func buildHTMLBoard(name string, runs []*Run, stageColors map[string]string) (*h
 		if len(bars) > 0 {
 			b.ClockCharts = append(b.ClockCharts, htmlBarChart(metric, bars))
 		}
+	}
+
+	// Route charts, per clock setting when there are several.
+	for _, s := range settings {
+		title := ""
+		if len(settings) > 1 {
+			title = " at " + exportClock(s.clock)
+		}
+		b.RouteCharts = append(b.RouteCharts, htmlRouteCharts(s, title)...)
 	}
 
 	// Medians table: every metric any ok run reported.
@@ -694,6 +704,11 @@ summary { cursor: pointer; font-weight: 600; margin: 1em 0 .3em; }
 <div class="charts">
 {{range .ClockCharts}}{{template "bars" .}}{{end}}
 </div>
+{{end}}{{if .RouteCharts}}
+<h3>Routing throughput by packet size</h3>
+<div class="charts">
+{{range .RouteCharts}}{{template "lines" .}}{{end}}
+</div>
 {{end}}
 {{if .Medians}}
 <details{{if .MediansOpen}} open{{end}}>
@@ -733,6 +748,22 @@ summary { cursor: pointer; font-weight: 600; margin: 1em 0 .3em; }
 {{end}}<line class="axis" x1="{{.Left}}" x2="{{.Left}}" y1="{{.Top}}" y2="{{.Bottom}}"/>
 </svg>
 <figcaption class="legend">{{range .Legend}}<span><i style="background: {{.Fill}}"></i>{{.Name}}</span>{{end}}</figcaption>
+</figure>
+{{end -}}
+{{define "lines"}}<figure>
+<figcaption><b>{{.Title}}</b><br>{{.Caption}}</figcaption>
+<svg width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" role="img" aria-label="{{.Title}}">
+{{range .Ticks}}<line class="grid" x1="{{$.Left}}" x2="{{$.Right}}" y1="{{.Y}}" y2="{{.Y}}"/>
+<text x="{{$.Left}}" dx="-6" y="{{.Y}}" dy="4" text-anchor="end">{{.Label}}</text>
+{{end}}{{range .XTicks}}<text x="{{.X}}" y="{{$.Bottom}}" dy="15" text-anchor="middle">{{.Label}}</text>
+{{end}}{{range $i, $s := .Series}}<g><title>{{.Name}}</title>
+<polyline points="{{.Points}}" fill="none" stroke="{{.Stroke}}" stroke-width="2"{{if .Dash}} stroke-dasharray="{{.Dash}}"{{end}}/>
+{{range .Dots}}<circle cx="{{.X}}" cy="{{.Y}}" r="3" fill="{{$s.Stroke}}"><title>{{.Tip}}</title></circle>
+{{end}}</g>
+{{end}}<line class="axis" x1="{{.Left}}" x2="{{.Right}}" y1="{{.Bottom}}" y2="{{.Bottom}}"/>
+<line class="axis" x1="{{.Left}}" x2="{{.Left}}" y1="{{.Top}}" y2="{{.Bottom}}"/>
+</svg>
+<figcaption class="legend">{{range .Series}}<span><i style="background: {{.Stroke}}"></i>{{.Name}}</span>{{end}}</figcaption>
 </figure>
 {{end -}}
 {{define "bars"}}<figure>

@@ -34,8 +34,11 @@ fi
 # cluster with its initdb and server (/usr/lib/postgresql/*/bin), on a unix
 # socket in a temporary directory; they never use the package's own
 # cluster, which Debian creates on install.
+# iperf3: the route benchmark's traffic (client and server in two network
+# namespaces); ethtool: turns off the offloads of the direct baseline's
+# veth pair, so it carries packets of the size under test.
 missing=()
-for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe; do
+for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

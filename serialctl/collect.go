@@ -27,6 +27,8 @@ const (
 	Progress                // a chunk of benchmark output arrived
 	Done                    // the result is complete and verified
 	Failed                  // the board reported a failure
+	Ready                   // the board routes in a configuration (route benchmark)
+	Counters                // the board's counters for a configuration (route benchmark)
 )
 
 // Result is a verified benchmark output.
@@ -35,6 +37,9 @@ type Result struct {
 	HelloRaw json.RawMessage
 	Output   []byte
 	Exit     int
+	// The route benchmark's reports, in the order they came.
+	Ready    []frame.ReadyBody
+	Counters []frame.CountersBody
 }
 
 // Collector assembles one run's frames. It accepts frames only for its run
@@ -126,6 +131,20 @@ func (c *Collector) Feed(line []byte) (Event, error) {
 		c.res.Output = c.Output()
 		c.res.Exit = b.Exit
 		return Done, nil
+	case frame.Ready:
+		var b frame.ReadyBody
+		if err := json.Unmarshal(f.Body, &b); err != nil {
+			return c.fail(fmt.Errorf("%w: ready: %v", ErrCorrupt, err))
+		}
+		c.res.Ready = append(c.res.Ready, b)
+		return Ready, nil
+	case frame.Counters:
+		var b frame.CountersBody
+		if err := json.Unmarshal(f.Body, &b); err != nil {
+			return c.fail(fmt.Errorf("%w: counters: %v", ErrCorrupt, err))
+		}
+		c.res.Counters = append(c.res.Counters, b)
+		return Counters, nil
 	case frame.Fail:
 		var b frame.FailBody
 		if err := json.Unmarshal(f.Body, &b); err != nil {

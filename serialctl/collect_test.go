@@ -75,3 +75,37 @@ func TestCollectorFail(t *testing.T) {
 		t.Fatalf("ev %v err %v reason %q", ev, err, c.Reason)
 	}
 }
+
+// The route benchmark's ready and counters frames come between hello and
+// done, each an event of its own, kept in order for the record.
+func TestCollectorRoute(t *testing.T) {
+	enc := func(seq int, typ string, body any) []byte {
+		l, err := frame.Encode(seq, typ, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []byte(l)
+	}
+	lines := []struct {
+		line []byte
+		want Event
+	}{
+		{enc(0, frame.Hello, frame.HelloBody{Run: "r1", Arch: "amd64", Bench: "route"}), Hello},
+		{enc(1, frame.Ready, frame.ReadyBody{Run: "r1", Config: "plain"}), Ready},
+		{enc(2, frame.Counters, frame.CountersBody{Run: "r1", Config: "plain", Forwarded: 10}), Counters},
+		{enc(3, frame.Ready, frame.ReadyBody{Run: "r1", Config: "conntrack", Rules: []string{"ct state new counter"}, Conntrack: true}), Ready},
+		{enc(4, frame.Counters, frame.CountersBody{Run: "r1", Config: "conntrack", Forwarded: 12, ConntrackEntries: 2}), Counters},
+		{enc(5, frame.Done, frame.DoneBody{Run: "r1", SHA256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}), Done},
+	}
+	c := NewCollector("r1")
+	for i, l := range lines {
+		ev, err := c.Feed(l.line)
+		if err != nil || ev != l.want {
+			t.Fatalf("line %d: event %v err %v, want %v", i, ev, err, l.want)
+		}
+	}
+	res := c.Result()
+	if len(res.Ready) != 2 || res.Ready[1].Config != "conntrack" || !res.Ready[1].Conntrack || len(res.Counters) != 2 || res.Counters[1].ConntrackEntries != 2 {
+		t.Errorf("route reports: %+v %+v", res.Ready, res.Counters)
+	}
+}

@@ -20,8 +20,9 @@ import (
 // bench is the benchmark this boot runs: the built-in suite, or the
 // external command the image describes.
 type bench struct {
-	p    bootparam.Params
-	argv []string // nil for the built-in suite
+	p     bootparam.Params
+	argv  []string // nil for the built-in suite
+	route bool     // the route benchmark, driven by the host
 }
 
 // loadBench works out what bootbench.bench names. Anything but the
@@ -30,6 +31,9 @@ type bench struct {
 func loadBench(root string, p bootparam.Params) (*bench, error) {
 	if p.Bench == "speed" {
 		return &bench{p: p}, nil
+	}
+	if p.Bench == "route" {
+		return &bench{p: p, route: true}, nil
 	}
 	data, err := os.ReadFile(filepath.Join(root, bootparam.BenchSpecPath))
 	if errors.Is(err, fs.ErrNotExist) {

@@ -17,6 +17,8 @@
 //	bootbench.clock=800       CPU clock in MHz, set through cpufreq (default:
 //	                          leave it alone)
 //	bootbench.timeout=600     seconds one repetition may take (default: no limit)
+//	bootbench.ports=MAC@IP/N,MAC@IP/N
+//	                          the route benchmark's two ports (bench "route")
 package main
 
 import (
@@ -25,6 +27,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -94,6 +97,15 @@ func run(out *frameWriter, p bootparam.Params, root string) int {
 		return 2
 	}
 	b, benchErr := loadBench(root, p)
+	var commands *os.File
+	if b != nil && b.route {
+		// Before hello: the host answers hello with its first command,
+		// and a console nobody has open for reading drops what it gets.
+		commands, benchErr = openCommands()
+		if commands != nil {
+			defer commands.Close()
+		}
+	}
 	out.send(frame.Hello, hello(root, p, b))
 	if benchErr != nil {
 		out.send(frame.Fail, frame.FailBody{Run: p.Run, Reason: benchErr.Error()})
@@ -101,6 +113,9 @@ func run(out *frameWriter, p bootparam.Params, root string) int {
 	}
 	sum := sha256.New()
 	raw := &rawWriter{f: out, sum: sum}
+	if b.route {
+		return routeBoot(out, raw, sum, p, root, commands)
+	}
 	exit, reps := 0, 0
 	for k := 1; k <= p.Reps; k++ {
 		if p.Reps > 1 {
@@ -131,6 +146,18 @@ func run(out *frameWriter, p bootparam.Params, root string) int {
 	raw.flush()
 	out.send(frame.Done, frame.DoneBody{Run: p.Run, Chunks: raw.n, SHA256: hex.EncodeToString(sum.Sum(nil)), Exit: exit, Reps: reps})
 	return exit
+}
+
+// routeBoot runs the route benchmark, driven by the host over the console.
+func routeBoot(out *frameWriter, raw *rawWriter, sum hash.Hash, p bootparam.Params, root string, commands io.Reader) int {
+	err := runRoute(out, raw, p, root, commands)
+	raw.flush()
+	if err != nil {
+		out.send(frame.Fail, frame.FailBody{Run: p.Run, Reason: err.Error()})
+		return 1
+	}
+	out.send(frame.Done, frame.DoneBody{Run: p.Run, Chunks: raw.n, SHA256: hex.EncodeToString(sum.Sum(nil)), Reps: 1})
+	return 0
 }
 
 // hello sets the requested clock, then reports the system as the

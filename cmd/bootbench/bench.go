@@ -13,6 +13,7 @@ import (
 	"github.com/bootbench/bootbench/harness/power"
 	"github.com/bootbench/bootbench/internal/benchnic"
 	"github.com/bootbench/bootbench/internal/kernels"
+	"github.com/bootbench/bootbench/internal/route"
 	"github.com/bootbench/bootbench/internal/vbench"
 	"github.com/bootbench/bootbench/netboot"
 )
@@ -34,6 +35,7 @@ type rig struct {
 	target   harness.Target
 	bench    harness.Bench
 	operator harness.Operator
+	router   harness.Router // the route benchmark's networks
 	close    func()
 }
 
@@ -56,17 +58,18 @@ func loadBoard(name, inventoryFlag string) (boards.Board, *boards.Inventory, err
 
 // openRig readies board b to be run: a virtual board gets the virtual bench,
 // a board from the inventory the inventory's bench NIC, console and power.
-func openRig(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy bool, progress io.Writer) (*rig, error) {
+// A plan asks for the route benchmark's networks.
+func openRig(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy bool, plan *route.Plan, progress io.Writer) (*rig, error) {
 	if b.Virtual() {
 		if proxy {
 			return nil, usageErr("--proxy is for a real bench that has a DHCP server of its own; virtual board %s has its own network", b.Name)
 		}
-		return openVirtual(ctx, b, progress)
+		return openVirtual(ctx, b, plan, progress)
 	}
 	return openWired(ctx, b, inv, proxy, progress)
 }
 
-func openVirtual(ctx context.Context, b boards.Board, progress io.Writer) (*rig, error) {
+func openVirtual(ctx context.Context, b boards.Board, plan *route.Plan, progress io.Writer) (*rig, error) {
 	p, cache := b.Profile, cacheDir()
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
@@ -90,11 +93,22 @@ func openVirtual(ctx context.Context, b boards.Board, progress io.Writer) (*rig,
 	}
 	setupNote(progress, "network", "virtual bench: namespace %s, tap %s on %s", n.Name, n.Tap, n.Addr())
 	r.board.Address = vbench.BoardAddr
+	r.close = func() { n.Close() }
+	if plan != nil {
+		rn, err := vbench.NewRouteNet(ctx, cache, *plan)
+		if err != nil {
+			n.Close()
+			return nil, err
+		}
+		setupNote(progress, "network", "route networks: namespace %s (client), namespace %s (server)", rn.Client, rn.Server)
+		m.Ports = rn.BoardPorts()
+		r.router = rn
+		r.close = func() { rn.Close(); n.Close() }
+	}
 	vb := vbench.NewBoard(n, m, cache)
 	vb.ROM, vb.Name = p.Virtual.ROM, b.Name
 	r.target = vb
 	r.bench = &harness.NetBench{Net: n}
-	r.close = func() { n.Close() }
 	return r, nil
 }
 

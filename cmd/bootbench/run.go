@@ -5,12 +5,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/internal/kernels"
+	"github.com/bootbench/bootbench/internal/route"
 	"github.com/bootbench/bootbench/results"
 )
 
@@ -52,6 +59,7 @@ func cmdRun(ctx context.Context, args []string) error {
 // runFlags are the flags of the commands that run boards (run, ci).
 type runFlags struct {
 	board, inventory, clocks, bench, algs, kernel, transport, appendArgs, db *string
+	routeSizes, routeConfigs, routeRate                                      *string
 	proxy                                                                    *bool
 	reps, retries                                                            *int
 	seconds                                                                  *float64
@@ -60,21 +68,24 @@ type runFlags struct {
 
 func addRunFlags(fs *flag.FlagSet, reps int) *runFlags {
 	return &runFlags{
-		board:       fs.String("board", boards.Default, "board: one from the inventory, or a virtual qemu-* board (see 'bootbench boards list')"),
-		inventory:   fs.String("inventory", "", "bench inventory (default $BOOTBENCH_INVENTORY, else $XDG_CONFIG_HOME/bootbench/bench.yaml when it exists)"),
-		proxy:       fs.Bool("proxy", false, "serve as proxyDHCP: the bench segment's own DHCP server hands out addresses, bootbench only the boot"),
-		clocks:      fs.String("clock", "", "clock settings in MHz, comma separated (default: the board's default)"),
-		reps:        fs.Int("reps", reps, "repetitions of each clock setting"),
-		bench:       fs.String("bench", "speed", "benchmark: speed (built in, pure Go) or openssl (the host's openssl speed, for a board of the host's arch)"),
-		seconds:     fs.Float64("seconds", 0.3, "seconds per algorithm and block size"),
-		algs:        fs.String("algs", "", "algorithms, comma separated (default: the suite's default set)"),
-		kernel:      fs.String("kernel", "", "kernel image (default: the inventory's, else the board's Debian kernel, fetched into the cache)"),
-		transport:   fs.String("transport", "http", "how iPXE loads kernel and image from bootbench: http or tftp"),
-		appendArgs:  fs.String("append", "", "extra kernel command line parameters"),
-		bootTimeout: fs.Duration("boot-timeout", 0, "time allowed from power-on to the board's hello (default: the profile's)"),
-		runTimeout:  fs.Duration("run-timeout", 0, "time allowed from hello to the result (default: the profile's)"),
-		retries:     fs.Int("retries", 1, "boot again this many times when the board never reported or its frames went corrupt (every attempt is stored)"),
-		db:          dbFlag(fs),
+		board:        fs.String("board", boards.Default, "board: one from the inventory, or a virtual qemu-* board (see 'bootbench boards list')"),
+		inventory:    fs.String("inventory", "", "bench inventory (default $BOOTBENCH_INVENTORY, else $XDG_CONFIG_HOME/bootbench/bench.yaml when it exists)"),
+		proxy:        fs.Bool("proxy", false, "serve as proxyDHCP: the bench segment's own DHCP server hands out addresses, bootbench only the boot"),
+		clocks:       fs.String("clock", "", "clock settings in MHz, comma separated (default: the board's default)"),
+		reps:         fs.Int("reps", reps, "repetitions of each clock setting"),
+		bench:        fs.String("bench", "speed", "benchmark: speed (built in, pure Go), openssl (the host's openssl speed, for a board of the host's arch), or route (the board routes iperf3 traffic between two host networks)"),
+		routeSizes:   fs.String("route-sizes", "64,128,256,512,1024,1460", "route: packet sizes in bytes of payload, comma separated"),
+		routeConfigs: fs.String("route-configs", strings.Join(bootparam.RouteConfigs, ","), "route: configurations, in order"),
+		routeRate:    fs.String("route-udp-rate", "50M", "route: the UDP tests' offered rate in bit/s (K, M, G suffixes)"),
+		seconds:      fs.Float64("seconds", 0.3, "seconds per algorithm and block size"),
+		algs:         fs.String("algs", "", "algorithms, comma separated (default: the suite's default set)"),
+		kernel:       fs.String("kernel", "", "kernel image (default: the inventory's, else the board's Debian kernel, fetched into the cache)"),
+		transport:    fs.String("transport", "http", "how iPXE loads kernel and image from bootbench: http or tftp"),
+		appendArgs:   fs.String("append", "", "extra kernel command line parameters"),
+		bootTimeout:  fs.Duration("boot-timeout", 0, "time allowed from power-on to the board's hello (default: the profile's)"),
+		runTimeout:   fs.Duration("run-timeout", 0, "time allowed from hello to the result (default: the profile's)"),
+		retries:      fs.Int("retries", 1, "boot again this many times when the board never reported or its frames went corrupt (every attempt is stored)"),
+		db:           dbFlag(fs),
 	}
 }
 
@@ -85,6 +96,8 @@ type runJob struct {
 	inv      *boards.Inventory
 	settings []boards.MHz
 	src      string
+	plan     route.Plan // the route benchmark's
+	configs  []string
 }
 
 // prepare checks the flags and finds the board, before anything is touched.
@@ -96,8 +109,12 @@ func (rf *runFlags) prepare(ctx context.Context, cmd string) (*runJob, error) {
 		return nil, usageErr("%s: --reps must be at least 1", cmd)
 	case *rf.transport != "http" && *rf.transport != "tftp":
 		return nil, usageErr("%s: --transport must be http or tftp", cmd)
-	case *rf.bench != "speed" && *rf.bench != "openssl":
-		return nil, usageErr("%s: unknown benchmark %q (speed or openssl)", cmd, *rf.bench)
+	case *rf.bench != "speed" && *rf.bench != "openssl" && *rf.bench != harness.BenchRoute:
+		return nil, usageErr("%s: unknown benchmark %q (speed, openssl or route)", cmd, *rf.bench)
+	}
+	plan, configs, err := rf.routePlan(cmd)
+	if err != nil {
+		return nil, err
 	}
 	src, _ := initramfs.FindSource() // none: images come from the prebuilt set
 	b, inv, err := loadBoard(*rf.board, *rf.inventory)
@@ -124,17 +141,87 @@ func (rf *runFlags) prepare(ctx context.Context, cmd string) (*runJob, error) {
 	if err := checkBoard(ctx, b.Profile, *rf.bench, k, src); err != nil {
 		return nil, err
 	}
-	return &runJob{rf: rf, board: b, inv: inv, settings: settings, src: src}, nil
+	if *rf.bench == harness.BenchRoute && !routable(b) {
+		return nil, usageErr("%s: the route benchmark runs on the virtual PCs for now (qemu-x86_64, qemu-x86_64-uefi): a real bench needs its two routed networks described in the inventory", cmd)
+	}
+	return &runJob{rf: rf, board: b, inv: inv, settings: settings, src: src, plan: plan, configs: configs}, nil
+}
+
+// routable is a board the route benchmark can run on: a virtual PC,
+// whose extra virtio NICs Debian's kernel drives with the modules the
+// image then carries.
+func routable(b boards.Board) bool {
+	v := b.Profile.Virtual
+	return v != nil && b.Profile.Arch == "amd64" && v.NIC == "virtio-net-pci" && b.Profile.Boot != boards.BootQEMUDirect
+}
+
+// routePlan reads the route flags.
+func (rf *runFlags) routePlan(cmd string) (route.Plan, []string, error) {
+	plan := route.Plan{Seconds: max(1, int(math.Round(*rf.seconds)))}
+	for _, s := range splitList(*rf.routeSizes) {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 16 || n > 1460 {
+			return plan, nil, usageErr("%s: --route-sizes: %q is not a payload size from 16 to 1460 bytes", cmd, s)
+		}
+		plan.Sizes = append(plan.Sizes, n)
+	}
+	if len(plan.Sizes) == 0 {
+		return plan, nil, usageErr("%s: --route-sizes: no sizes", cmd)
+	}
+	rate, err := parseRate(*rf.routeRate)
+	if err != nil {
+		return plan, nil, usageErr("%s: --route-udp-rate: %v", cmd, err)
+	}
+	plan.UDPRate = rate
+	configs := splitList(*rf.routeConfigs)
+	for _, c := range configs {
+		if !slices.Contains(bootparam.RouteConfigs, c) {
+			return plan, nil, usageErr("%s: --route-configs: unknown configuration %q (%s)", cmd, c, strings.Join(bootparam.RouteConfigs, ", "))
+		}
+	}
+	if len(configs) == 0 {
+		return plan, nil, usageErr("%s: --route-configs: no configurations", cmd)
+	}
+	return plan, configs, nil
+}
+
+// parseRate reads a rate in bit/s with an optional K, M or G (decimal).
+func parseRate(s string) (float64, error) {
+	mult := 1.0
+	switch {
+	case strings.HasSuffix(s, "K"), strings.HasSuffix(s, "k"):
+		mult, s = 1e3, s[:len(s)-1]
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1e6, s[:len(s)-1]
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1e9, s[:len(s)-1]
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a rate (like 50M)", s)
+	}
+	return v * mult, nil
 }
 
 // open readies the board's rig and returns the options every run shares.
 func (j *runJob) open(ctx context.Context, store *results.Store) (harness.Options, func(), error) {
 	rf := j.rf
-	rig, err := openRig(ctx, j.board, j.inv, *rf.proxy, os.Stderr)
+	var plan *route.Plan
+	if *rf.bench == harness.BenchRoute {
+		plan = &j.plan
+	}
+	rig, err := openRig(ctx, j.board, j.inv, *rf.proxy, plan, os.Stderr)
 	if err != nil {
 		return harness.Options{}, nil, err
 	}
+	var imageFiles func(context.Context, string) ([]string, error)
+	if plan != nil {
+		imageFiles = func(ctx context.Context, kernel string) ([]string, error) {
+			return kernels.Modules(ctx, cacheDir(), kernel, "lib/modules/bootbench", kernels.RouteModules)
+		}
+	}
 	return harness.Options{
+		Router: rig.router, RouteConfigs: j.configs, ImageFiles: imageFiles,
 		Board: rig.board, Target: rig.target, Bench: rig.bench, Operator: rig.operator,
 		Benchmark: *rf.bench, Seconds: time.Duration(*rf.seconds * float64(time.Second)), Algs: splitList(*rf.algs),
 		Kernel: *rf.kernel, Kernels: debianKernel(j.src), Source: j.src, CacheDir: cacheDir(),

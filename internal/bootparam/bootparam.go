@@ -31,6 +31,29 @@ type Params struct {
 	// longest one repetition may take before the board gives up on it;
 	// 0 = no limit.
 	Timeout time.Duration
+	// Ports is bootbench.ports: the board's routed ports for the route
+	// benchmark, each a MAC and the address to give it
+	// ("52:54:00:bb:01:01@198.18.1.1/24,...").
+	Ports []Port
+}
+
+// The route benchmark's configurations, which the host asks the board
+// for by name: with and without connection tracking, with and without a
+// firewall, as people bench their routers.
+const (
+	ConfigPlain     = "plain"     // no conntrack, no firewall: forwarding alone
+	ConfigFirewall  = "firewall"  // no conntrack, a stateless filter
+	ConfigConntrack = "conntrack" // connections tracked, nothing filtered
+	ConfigStateful  = "stateful"  // conntrack and a stateful firewall
+)
+
+// RouteConfigs lists them in the order the host runs them by default.
+var RouteConfigs = []string{ConfigPlain, ConfigFirewall, ConfigConntrack, ConfigStateful}
+
+// Port is one routed port: the NIC with this MAC gets this address.
+type Port struct {
+	MAC  string // lowercase, colon separated
+	Addr string // address with prefix length, "198.18.1.1/24"
 }
 
 // DefaultSeconds is what {seconds} in a BenchSpec's argv becomes when
@@ -71,9 +94,25 @@ func Parse(cmdline string) Params {
 			if d, ok := seconds(v); ok {
 				p.Timeout = d
 			}
+		case "bootbench.ports":
+			p.Ports = parsePorts(v)
 		}
 	}
 	return p
+}
+
+// parsePorts reads "mac@addr/len,..."; a malformed entry drops them all,
+// so a board never routes with half its ports.
+func parsePorts(v string) []Port {
+	var ports []Port
+	for _, e := range strings.Split(v, ",") {
+		mac, addr, ok := strings.Cut(e, "@")
+		if !ok || mac == "" || !strings.Contains(addr, "/") {
+			return nil
+		}
+		ports = append(ports, Port{MAC: strings.ToLower(mac), Addr: addr})
+	}
+	return ports
 }
 
 // seconds parses a positive number of seconds, fractions allowed.
@@ -108,6 +147,13 @@ func (p Params) String() string {
 	}
 	if p.Timeout > 0 {
 		s = append(s, fmt.Sprintf("bootbench.timeout=%g", p.Timeout.Seconds()))
+	}
+	if len(p.Ports) > 0 {
+		ports := make([]string, len(p.Ports))
+		for i, pt := range p.Ports {
+			ports[i] = pt.MAC + "@" + pt.Addr
+		}
+		s = append(s, "bootbench.ports="+strings.Join(ports, ","))
 	}
 	return strings.Join(s, " ")
 }

@@ -18,6 +18,9 @@ func TestParse(t *testing.T) {
 		{"", Params{Bench: "speed", Reps: 1}},
 		{"bootbench.bench=openssl bootbench.reps=5 bootbench.clock=680 bootbench.timeout=90", Params{Bench: "openssl", Reps: 5, ClockMHz: 680, Timeout: 90 * time.Second}},
 		{"bootbench.clock=0 bootbench.timeout=0.5", Params{Bench: "speed", Reps: 1, Timeout: 500 * time.Millisecond}},
+		{"bootbench.bench=route bootbench.ports=52:54:00:BB:01:01@198.18.1.1/24,52:54:00:bb:01:02@198.18.2.1/24", Params{Bench: "route", Reps: 1, Ports: []Port{{"52:54:00:bb:01:01", "198.18.1.1/24"}, {"52:54:00:bb:01:02", "198.18.2.1/24"}}}},
+		// A port without its address drops them all: never half a router.
+		{"bootbench.ports=52:54:00:bb:01:01@198.18.1.1/24,52:54:00:bb:01:02", Params{Bench: "speed", Reps: 1}},
 		// Nonsense keeps the defaults rather than stopping the board.
 		{"bootbench.reps=0 bootbench.reps=-2 bootbench.reps=two bootbench.clock=-5 bootbench.clock=800MHz bootbench.timeout=0 bootbench.timeout=NaN bootbench.timeout=1e300", Params{Bench: "speed", Reps: 1}},
 	}
@@ -33,6 +36,7 @@ func TestStringRoundTrip(t *testing.T) {
 		{Run: "0123abcd", Bench: "speed", Seconds: 300 * time.Millisecond, Algs: []string{"md5", "aes-128-cbc"}, Reps: 1},
 		{Run: "r2", Bench: "openssl", Seconds: 2 * time.Second, Reps: 5, ClockMHz: 800, Timeout: 120 * time.Second},
 		{Run: "r3", Bench: "speed", Reps: 1, Timeout: 1500 * time.Millisecond},
+		{Run: "r4", Bench: "route", Reps: 1, Ports: []Port{{"52:54:00:bb:01:01", "198.18.1.1/24"}, {"52:54:00:bb:01:02", "198.18.2.1/24"}}},
 	}
 	for _, p := range tests {
 		s := p.String()

@@ -369,3 +369,73 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// KernelModules unpacks the kernel modules under the given directories of
+// lib/modules/<version>/kernel ("net", "drivers/virtio") from the versioned
+// kernel package pkg of arch into cacheDir/kernels/<arch>/<pkg>/lib, beside
+// the image Kernel unpacked, and returns that lib/modules/<version>
+// directory. Debian's kernel image is modular: netfilter and most NIC
+// drivers are modules a board's image has to carry.
+func KernelModules(ctx context.Context, cacheDir, arch, pkg string, dirs []string) (string, error) {
+	dest := filepath.Join(cacheDir, "kernels", arch, pkg)
+	if m := modulesDir(dest); m != "" {
+		return m, nil
+	}
+	a, err := newAPT(cacheDir, arch)
+	if err != nil {
+		return "", err
+	}
+	pkgs, err := a.resolve(ctx, pkg)
+	if err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dest), ".dl.")
+	if err != nil {
+		return "", fmt.Errorf("kernel modules: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	deb, err := a.download(ctx, tmp, pkgs[0])
+	if err != nil {
+		return "", err
+	}
+	x := filepath.Join(tmp, "x")
+	if err := os.Mkdir(x, 0o755); err != nil {
+		return "", err
+	}
+	args := []string{"-x", "-C", x, "--wildcards"}
+	for _, d := range dirs {
+		args = append(args, "./lib/modules/*/kernel/"+strings.Trim(d, "/")+"/*")
+	}
+	tarCmd := fmt.Sprintf("dpkg-deb --fsys-tarfile %q | tar %s", deb, shellWords(args))
+	if out, err := exec.CommandContext(ctx, "sh", "-c", tarCmd).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("unpack the modules of %s: %w: %s", filepath.Base(deb), err, out)
+	}
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return "", err
+	}
+	// One rename, so a concurrent reader sees all the modules or none.
+	if err := os.Rename(filepath.Join(x, "lib"), filepath.Join(dest, "lib")); err != nil && modulesDir(dest) == "" {
+		return "", fmt.Errorf("kernel modules: %w", err)
+	}
+	if m := modulesDir(dest); m != "" {
+		return m, nil
+	}
+	return "", fmt.Errorf("%s holds no lib/modules/<version>/kernel", pkg)
+}
+
+func modulesDir(pkgDir string) string {
+	found, _ := filepath.Glob(filepath.Join(pkgDir, "lib", "modules", "*", "kernel"))
+	if len(found) == 0 {
+		return ""
+	}
+	return filepath.Dir(found[0])
+}
+
+// shellWords quotes words for sh.
+func shellWords(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}

@@ -30,6 +30,11 @@ const (
 	Raw   = "raw"   // a base64 chunk of the benchmark's own output
 	Done  = "done"  // chunk count, sha256 of the raw output, exit status
 	Fail  = "fail"  // the board could not run the benchmark
+	// The route benchmark's steps: the board has applied a
+	// configuration and routes (ready), and what its kernel counted
+	// while the host sent traffic through it (counters).
+	Ready    = "ready"
+	Counters = "counters"
 )
 
 // Frame is one decoded line.
@@ -156,4 +161,33 @@ type DoneBody struct {
 type FailBody struct {
 	Run    string `json:"run"`
 	Reason string `json:"reason"`
+}
+
+// ReadyBody says the board routes in one configuration, with the rule set
+// as its kernel lists it back (not as the board meant to write it).
+type ReadyBody struct {
+	Run    string `json:"run"`
+	Config string `json:"config"`
+	// Rules are the netfilter rules in force, one line a rule
+	// ("inet bootbench forward: meta iifname == ... counter accept"),
+	// none for a configuration without a firewall.
+	Rules []string `json:"rules"`
+	// Conntrack says whether the rules make the kernel track connections.
+	Conntrack bool `json:"conntrack"`
+}
+
+// CountersBody is what the board's kernel counted in one configuration,
+// from its ready to the host's next command.
+type CountersBody struct {
+	Run    string `json:"run"`
+	Config string `json:"config"`
+	// Forwarded is IP datagrams forwarded (/proc/net/snmp ForwDatagrams).
+	Forwarded uint64 `json:"forwarded"`
+	// Dropped is datagrams the IP layer discarded plus packets the rules
+	// dropped.
+	Dropped uint64 `json:"dropped"`
+	// ConntrackEntries is the connection tracking table's size at the
+	// end: the board empties the table when it applies a configuration,
+	// so these are the connections tracked in this one.
+	ConntrackEntries uint64 `json:"conntrack_entries"`
 }

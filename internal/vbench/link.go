@@ -24,28 +24,36 @@ type link struct {
 // openLink attaches to n's tap as the board with mac. The tap is opened
 // inside the namespace, where its name means something.
 func openLink(n *Net, mac net.HardwareAddr) (*link, error) {
+	f, err := openTap(n.Name, n.Tap, unix.O_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
+	return &link{f: f, mac: mac}, nil
+}
+
+// openTap attaches to tap device tap in namespace netns: Ethernet frames
+// without packet information or offload headers, each as the wire
+// carries it.
+func openTap(netns, tap string, flags int) (*os.File, error) {
 	var f *os.File
-	err := n.Do(func() error {
-		fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	err := doIn(netns, func() error {
+		fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC|flags, 0)
 		if err != nil {
 			return fmt.Errorf("open /dev/net/tun: %w", err)
 		}
-		ifr, err := unix.NewIfreq(n.Tap)
+		ifr, err := unix.NewIfreq(tap)
 		if err == nil {
 			ifr.SetUint16(unix.IFF_TAP | unix.IFF_NO_PI)
 			err = unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr)
 		}
 		if err != nil {
 			unix.Close(fd)
-			return fmt.Errorf("attach to tap %s: %w", n.Tap, err)
+			return fmt.Errorf("attach to tap %s: %w", tap, err)
 		}
-		f = os.NewFile(uintptr(fd), n.Tap)
+		f = os.NewFile(uintptr(fd), tap)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &link{f: f, mac: mac}, nil
+	return f, err
 }
 
 func (l *link) Close() error { return l.f.Close() }

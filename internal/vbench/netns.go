@@ -136,10 +136,13 @@ func ipcmd(ctx context.Context, args ...string) error {
 // Do runs fn on a thread that has entered the namespace. Sockets opened in
 // fn belong to the namespace for their whole life, whichever thread uses
 // them later.
-func (n *Net) Do(fn func() error) error {
-	target, err := os.Open(filepath.Join("/run/netns", n.Name))
+func (n *Net) Do(fn func() error) error { return doIn(n.Name, fn) }
+
+// doIn runs fn on a thread that has entered namespace name.
+func doIn(name string, fn func() error) error {
+	target, err := os.Open(filepath.Join("/run/netns", name))
 	if err != nil {
-		return fmt.Errorf("open namespace %s: %w", n.Name, err)
+		return fmt.Errorf("open namespace %s: %w", name, err)
 	}
 	defer target.Close()
 
@@ -152,13 +155,13 @@ func (n *Net) Do(fn func() error) error {
 	defer orig.Close()
 	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
 		runtime.UnlockOSThread()
-		return fmt.Errorf("enter namespace %s: %w", n.Name, err)
+		return fmt.Errorf("enter namespace %s: %w", name, err)
 	}
 	ferr := fn()
 	if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
 		// The thread is stuck in the wrong namespace: keep it locked so
 		// the runtime discards it when this goroutine ends.
-		return fmt.Errorf("leave namespace %s: %w", n.Name, err)
+		return fmt.Errorf("leave namespace %s: %w", name, err)
 	}
 	runtime.UnlockOSThread()
 	return ferr

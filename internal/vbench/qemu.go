@@ -42,10 +42,24 @@ type Machine struct {
 	// Serial, when set, is a tty the guest's first UART is attached to
 	// (its board's line, see uart); otherwise QEMU makes a pty of its own.
 	Serial string
+	// Ports are NICs beyond the boot NIC, each on a tap of its own in a
+	// namespace of its own (the route benchmark's two networks).
+	Ports []Port
 	// Pflash are flash images, in order: the first mapped read-only (a
 	// firmware's code), the others copied into the boot's directory (its
 	// variables, which the firmware writes).
 	Pflash []string
+}
+
+// Port is a NIC of the board on a tap in a namespace. QEMU gets the tap
+// already open (-netdev tap,fd=), since it runs in the boot network's
+// namespace, where the tap's name means nothing. The tap is opened
+// without IFF_VNET_HDR, so QEMU (which probes the fd) offers the guest no
+// offloads: every frame crosses the tap as a wire carries it, at its own
+// size.
+type Port struct {
+	Netns, Tap string
+	MAC        net.HardwareAddr
 }
 
 // QEMU is a running virtual board.
@@ -108,6 +122,23 @@ func Start(ctx context.Context, n *Net, m Machine, dir string) (*QEMU, error) {
 	} else {
 		args = append(args, "-nic", "none")
 	}
+	var portFiles []*os.File
+	defer func() {
+		for _, f := range portFiles {
+			f.Close() // QEMU has its own copies
+		}
+	}()
+	for i, p := range m.Ports {
+		f, err := openTap(p.Netns, p.Tap, 0)
+		if err != nil {
+			return nil, fmt.Errorf("board port %d: %w", i+1, err)
+		}
+		portFiles = append(portFiles, f)
+		id := fmt.Sprintf("p%d", i+1)
+		args = append(args,
+			"-netdev", fmt.Sprintf("tap,id=%s,fd=%d", id, 3+i),
+			"-device", m.NIC+",netdev="+id+",mac="+p.MAC.String())
+	}
 	if len(m.UBootEnv) > 0 {
 		flash := filepath.Join(dir, "uboot-env.img")
 		if err := writePflashEnv(flash, m.UBootEnv); err != nil {
@@ -140,6 +171,7 @@ func Start(ctx context.Context, n *Net, m Machine, dir string) (*QEMU, error) {
 		args = append([]string{"ip", "netns", "exec", n.Name}, args...)
 	}
 	q.cmd = exec.Command(args[0], args[1:]...)
+	q.cmd.ExtraFiles = portFiles // fd 3, 4, ...
 	// Own process group, so teardown reaches everything QEMU started; and
 	// killed with us, so a bootbench killed with SIGKILL leaves no board
 	// running.

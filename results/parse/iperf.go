@@ -22,6 +22,49 @@ const (
 	MetricTCPThroughputSender = "tcp-throughput-sender"
 )
 
+// IPerf3Test is one iperf3 -J test's figures, TCP or UDP, as a benchmark
+// that runs iperf3 itself reads them. Unlike Auto's metrics, counts may
+// be zero: no retransmits, no loss.
+type IPerf3Test struct {
+	Version  string // "3.12"
+	Protocol string // "TCP" or "UDP"
+	// Received is what arrived, in bits/s (end.sum_received); Sent what
+	// the client sent (end.sum_sent).
+	Received, Sent float64
+	// Retransmits is TCP's (-1 where the system does not report them);
+	// LostPercent UDP's datagram loss.
+	Retransmits int64
+	LostPercent float64
+}
+
+// IPerf3JSON reads the output of iperf3 -J for one test.
+func IPerf3JSON(data []byte) (IPerf3Test, error) {
+	off, ok := jsonStart(data)
+	if !ok {
+		return IPerf3Test{}, &Error{Line: 1, Msg: "no iperf3 JSON (iperf3 -J)"}
+	}
+	var doc iperf3Doc
+	if err := json.NewDecoder(bytes.NewReader(data[off:])).Decode(&doc); err != nil {
+		return IPerf3Test{}, &Error{Line: 1, Msg: fmt.Sprintf("iperf3 JSON: %v", err)}
+	}
+	if doc.Error != "" {
+		return IPerf3Test{}, &Error{Line: 1, Msg: "iperf3: " + doc.Error}
+	}
+	t := IPerf3Test{Version: strings.TrimPrefix(doc.Start.Version, "iperf "), Protocol: doc.Start.TestStart.Protocol, Retransmits: -1}
+	r, s := doc.End.SumReceived, doc.End.SumSent
+	if r == nil || s == nil {
+		return IPerf3Test{}, &Error{Line: 1, Msg: "iperf3 JSON has no end.sum_received and end.sum_sent (iperf3 before 3.7, or truncated output?)"}
+	}
+	t.Received, t.Sent = r.BitsPerSecond, s.BitsPerSecond
+	if s.Retransmits != nil {
+		t.Retransmits = *s.Retransmits
+	}
+	if r.LostPercent != nil {
+		t.LostPercent = *r.LostPercent
+	}
+	return t, nil
+}
+
 var (
 	// intervalRE is the start of a result row of iperf 2 and iperf3 text
 	// output: "[  3]  0.0-10.0 sec", "[  1] 0.0000-2.0122 sec",
@@ -309,7 +352,9 @@ type iperf3Doc struct {
 }
 
 type iperf3Sum struct {
-	BitsPerSecond float64 `json:"bits_per_second"`
+	BitsPerSecond float64  `json:"bits_per_second"`
+	Retransmits   *int64   `json:"retransmits"`
+	LostPercent   *float64 `json:"lost_percent"`
 }
 
 func iperf3JSON(data []byte, off int) (*Output, error) {

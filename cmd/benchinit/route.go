@@ -1,0 +1,351 @@
+//go:build !mips && !mipsle
+
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/google/nftables"
+	"golang.org/x/sys/unix"
+)
+
+// The route benchmark is left out of 32-bit MIPS builds: its netlink
+// (nf_tables) code costs some 400 kB of image, and those builds are for
+// the routers with the least RAM (see route_small.go).
+//
+// The route benchmark makes the board a router between two host networks
+// and lets the host drive it over the console, one configuration at a
+// time:
+//
+//	host: bootbench route <config>   board: applies it, sends "ready"
+//	(the host sends its traffic through the board)
+//	host: bootbench route <next>     board: sends "counters", applies next
+//	host: bootbench route done       board: sends "counters", then "done"
+//
+// The board's own output (the raw frames) is a line per configuration
+// with what its kernel counted, for the record.
+
+// RouteModulesDir is where the image carries the kernel modules the
+// route benchmark loads, in the order their names sort in.
+const RouteModulesDir = "lib/modules/bootbench"
+
+// routeCommand starts every line the host sends the board.
+const routeCommand = "bootbench route "
+
+// routeDone ends the benchmark.
+const routeDone = "done"
+
+// runRoute runs the route benchmark, its reports into out and its summary
+// into raw, reading the host's commands from in.
+func runRoute(out *frameWriter, raw io.Writer, p bootparam.Params, root string, in io.Reader) error {
+	if err := loadModules(filepath.Join(root, RouteModulesDir)); err != nil {
+		return err
+	}
+	pp, err := setUpPorts(p.Ports)
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(root, "proc/sys/net/ipv4/ip_forward"), "1"); err != nil {
+		return fmt.Errorf("turn on forwarding: %w", err)
+	}
+	nft, err := nftables.New()
+	if err != nil {
+		return fmt.Errorf("netlink to nf_tables: %w", err)
+	}
+	cur, before := "", counters{}
+	lines := bufio.NewScanner(in)
+	for lines.Scan() {
+		cmd, ok := strings.CutPrefix(strings.TrimSpace(lines.Text()), routeCommand)
+		if !ok {
+			continue // not for us: the console may echo anything
+		}
+		if cur != "" {
+			if err := reportCounters(out, raw, nft, root, pp, cur, before, p.Run); err != nil {
+				return err
+			}
+		}
+		if cmd == routeDone {
+			return nil
+		}
+		if err := applyConfig(nft, cmd, pp); err != nil {
+			return err
+		}
+		// What the last configuration tracked is not this one's.
+		if err := flushConntrack(); err != nil {
+			return err
+		}
+		rs, err := listRules(nft)
+		if err != nil {
+			return err
+		}
+		cur, before = cmd, readCounters(root, pp)
+		out.send(frame.Ready, frame.ReadyBody{Run: p.Run, Config: cmd, Rules: nonNil(rs.lines), Conntrack: rs.conntrack})
+	}
+	if err := lines.Err(); err != nil {
+		return fmt.Errorf("reading the host's commands on the console: %w", err)
+	}
+	return errors.New("the console closed before the host said it was done")
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// reportCounters sends what the kernel counted in config since before.
+func reportCounters(out *frameWriter, raw io.Writer, nft *nftables.Conn, root string, pp ports, config string, before counters, run string) error {
+	after := readCounters(root, pp)
+	rs, err := listRules(nft)
+	if err != nil {
+		return err
+	}
+	c := frame.CountersBody{
+		Run: run, Config: config,
+		Forwarded:        after.forwarded - before.forwarded,
+		Dropped:          after.discarded - before.discarded + rs.dropped,
+		ConntrackEntries: after.ctEntries,
+	}
+	out.send(frame.Counters, c)
+	fmt.Fprintf(raw, "%s: forwarded %d, dropped %d, conntrack entries %d; %d rules\n",
+		config, c.Forwarded, c.Dropped, c.ConntrackEntries, len(rs.lines))
+	for _, l := range rs.lines {
+		fmt.Fprintf(raw, "  %s\n", l)
+	}
+	return nil
+}
+
+// loadModules loads every module in dir, in name order (the image names
+// them so that a module's dependencies come first). A module already in
+// the kernel is fine.
+func loadModules(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // a kernel with everything built in
+		}
+		return fmt.Errorf("kernel modules: %w", err)
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".ko") {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return fmt.Errorf("kernel module %s: %w", e.Name(), err)
+		}
+		err = unix.FinitModule(int(f.Fd()), "", 0)
+		f.Close()
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			return fmt.Errorf("load kernel module %s: %w", e.Name(), err)
+		}
+	}
+	return nil
+}
+
+// setUpPorts finds the routed ports by MAC (a NIC's driver may take a
+// moment to register it), addresses them and brings them up.
+func setUpPorts(want []bootparam.Port) (ports, error) {
+	if len(want) != 2 {
+		return ports{}, fmt.Errorf("the route benchmark needs two ports on the command line (bootbench.ports=), got %d", len(want))
+	}
+	var names [2]string
+	var lanNet *net.IPNet
+	for i, pt := range want {
+		ip, n, err := net.ParseCIDR(pt.Addr)
+		if err != nil || ip.To4() == nil {
+			return ports{}, fmt.Errorf("port %s: address %q is not IPv4 with a prefix length", pt.MAC, pt.Addr)
+		}
+		ifc, err := waitInterface(pt.MAC, 10*time.Second)
+		if err != nil {
+			return ports{}, err
+		}
+		if err := setAddr(ifc.Name, ip.To4(), n.Mask); err != nil {
+			return ports{}, err
+		}
+		names[i] = ifc.Name
+		if i == 0 {
+			lanNet = n
+		}
+	}
+	return ports{lan: names[0], wan: names[1], lanNet: lanNet}, nil
+}
+
+func waitInterface(mac string, limit time.Duration) (net.Interface, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		ifs, _ := net.Interfaces()
+		if i := slices.IndexFunc(ifs, func(i net.Interface) bool { return i.HardwareAddr.String() == mac }); i >= 0 {
+			return ifs[i], nil
+		}
+		if time.Now().After(deadline) {
+			var have []string
+			for _, i := range ifs {
+				have = append(have, i.Name+" "+i.HardwareAddr.String())
+			}
+			return net.Interface{}, fmt.Errorf("no network interface with MAC %s within %s (have: %s)", mac, limit, strings.Join(have, ", "))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// setAddr gives interface name its address and brings it up, with the
+// classic ioctls: the kernel adds the subnet's route itself.
+func setAddr(name string, ip net.IP, mask net.IPMask) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("configure %s: %w", name, err)
+	}
+	defer unix.Close(fd)
+	step := func(what string, req uint, set func(*unix.Ifreq) error) error {
+		ifr, err := unix.NewIfreq(name)
+		if err == nil {
+			err = set(ifr)
+		}
+		if err == nil {
+			err = unix.IoctlIfreq(fd, req, ifr)
+		}
+		if err != nil {
+			return fmt.Errorf("configure %s: %s: %w", name, what, err)
+		}
+		return nil
+	}
+	if err := step("address", unix.SIOCSIFADDR, func(r *unix.Ifreq) error { return r.SetInet4Addr(ip) }); err != nil {
+		return err
+	}
+	if err := step("netmask", unix.SIOCSIFNETMASK, func(r *unix.Ifreq) error { return r.SetInet4Addr(net.IP(mask)) }); err != nil {
+		return err
+	}
+	ifr, err := unix.NewIfreq(name)
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("configure %s: flags: %w", name, err)
+	}
+	flags := ifr.Uint16() | unix.IFF_UP
+	return step("up", unix.SIOCSIFFLAGS, func(r *unix.Ifreq) error { r.SetUint16(flags); return nil })
+}
+
+// counters are the kernel's running totals a configuration's report is
+// the difference of, and the conntrack table's size.
+type counters struct {
+	forwarded, discarded uint64
+	ctEntries            uint64
+}
+
+// readCounters reads the IP layer's forwarded and discarded datagrams
+// (/proc/net/snmp), what the ports' drivers and queues dropped (sysfs),
+// and the conntrack table's size.
+func readCounters(root string, pp ports) counters {
+	var c counters
+	snmp, _ := os.ReadFile(filepath.Join(root, "proc/net/snmp"))
+	ip := snmpFields(string(snmp), "Ip")
+	c.forwarded = ip["ForwDatagrams"]
+	c.discarded = ip["InDiscards"] + ip["OutDiscards"] + ip["OutNoRoutes"]
+	for _, ifc := range []string{pp.lan, pp.wan} {
+		for _, f := range []string{"rx_dropped", "tx_dropped", "rx_missed_errors", "rx_fifo_errors"} {
+			c.discarded += readUint(filepath.Join(root, "sys/class/net", ifc, "statistics", f))
+		}
+	}
+	c.ctEntries = readUint(filepath.Join(root, "proc/sys/net/netfilter/nf_conntrack_count"))
+	return c
+}
+
+func readUint(path string) uint64 {
+	b, _ := os.ReadFile(path)
+	n, _ := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return n
+}
+
+// snmpFields reads one protocol's pair of lines from /proc/net/snmp:
+// "Ip: Forwarding DefaultTTL ..." then "Ip: 1 64 ...".
+func snmpFields(snmp, proto string) map[string]uint64 {
+	var names []string
+	out := map[string]uint64{}
+	for _, l := range strings.Split(snmp, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || f[0] != proto+":" {
+			continue
+		}
+		if names == nil {
+			names = f[1:]
+			continue
+		}
+		for i, v := range f[1:] {
+			if i < len(names) {
+				out[names[i]], _ = strconv.ParseUint(v, 10, 64)
+			}
+		}
+		break
+	}
+	return out
+}
+
+// flushConntrack empties the connection tracking table through ctnetlink
+// (what conntrack -F does): an IPCTNL_MSG_CT_DELETE with no attributes
+// deletes every entry. A kernel without conntrack has nothing to flush.
+func flushConntrack() error {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER)
+	if err != nil {
+		return fmt.Errorf("flush conntrack: netlink socket: %w", err)
+	}
+	defer unix.Close(fd)
+	const ctnetlink, ctDelete = 1, 2 // NFNL_SUBSYS_CTNETLINK, IPCTNL_MSG_CT_DELETE
+	msg := make([]byte, unix.NLMSG_HDRLEN+4)
+	binary.NativeEndian.PutUint32(msg[0:], uint32(len(msg)))
+	binary.NativeEndian.PutUint16(msg[4:], ctnetlink<<8|ctDelete)
+	binary.NativeEndian.PutUint16(msg[6:], unix.NLM_F_REQUEST|unix.NLM_F_ACK)
+	binary.NativeEndian.PutUint32(msg[8:], 1)    // sequence
+	msg[unix.NLMSG_HDRLEN] = unix.AF_INET        // nfgenmsg: family
+	msg[unix.NLMSG_HDRLEN+1] = unix.NFNETLINK_V0 // version
+	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return fmt.Errorf("flush conntrack: %w", err)
+	}
+	buf := make([]byte, 4096)
+	n, _, err := unix.Recvfrom(fd, buf, 0)
+	if err != nil {
+		return fmt.Errorf("flush conntrack: %w", err)
+	}
+	msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+	if err != nil || len(msgs) == 0 {
+		return fmt.Errorf("flush conntrack: unreadable answer: %v", err)
+	}
+	if m := msgs[0]; m.Header.Type == unix.NLMSG_ERROR && len(m.Data) >= 4 {
+		if errno := -int32(binary.NativeEndian.Uint32(m.Data)); errno != 0 {
+			return fmt.Errorf("flush conntrack: %w", syscall.Errno(errno))
+		}
+	}
+	return nil
+}
+
+// openCommands opens the console for the host's commands, without echo:
+// an echoed command would land in the middle of a frame.
+func openCommands() (*os.File, error) {
+	f, err := os.OpenFile("/dev/console", os.O_RDONLY|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open the console for the host's commands: %w", err)
+	}
+	if t, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
+		t.Lflag &^= unix.ECHO | unix.ECHONL
+		t.Lflag |= unix.ICANON
+		t.Iflag |= unix.ICRNL
+		_ = unix.IoctlSetTermios(int(f.Fd()), unix.TCSETS, t)
+	}
+	return f, nil
+}

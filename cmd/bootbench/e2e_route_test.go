@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/internal/frame"
+)
+
+// requireRoute is requireBench plus what the route benchmark's host side
+// runs.
+func requireRoute(t *testing.T) {
+	t.Helper()
+	requireBench(t)
+	for _, c := range []string{"iperf3", "ethtool"} {
+		if _, err := exec.LookPath(c); err != nil {
+			msg := "route benchmark prerequisite missing: " + c + " (make deps installs it)"
+			if os.Getenv("BOOTBENCH_E2E") == "1" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg + "; set BOOTBENCH_E2E=1 to make this a failure")
+		}
+	}
+}
+
+// routeArgs keep the run short: two sizes, one second a test.
+var routeArgs = []string{"run", "--board", "qemu-x86_64", "--bench", "route", "--route-sizes", "64,1460", "--seconds", "1", "--retries", "0"}
+
+// TestE2ERoute runs the route benchmark on the virtual PC: a throughput for
+// every size and configuration and the direct baseline in the store and
+// its CSV export; the four configurations as the board's kernel holds them
+// (rules read back through netlink, conntrack only where enabled); and
+// nothing left of the networks or iperf3 afterwards.
+func TestE2ERoute(t *testing.T) {
+	requireRoute(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	r := bootbench(t, db, routeArgs...)
+	defer assertNoIPerf(t)
+	defer assertNothingLeft(t, r.stderr)
+	if r.code != 0 {
+		t.Fatalf("bootbench run --bench route: exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	m := runIDRE.FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("no run id in progress output:\n%s", r.stderr)
+	}
+	id := m[1]
+
+	// 1. Every size × configuration and the baseline, in the CSV export.
+	ex := bootbench(t, db, "results", "export", "--format", "csv")
+	if ex.code != 0 {
+		t.Fatalf("export csv: exit %d: %s", ex.code, ex.stderr)
+	}
+	rows, err := csv.NewReader(strings.NewReader(ex.stdout)).ReadAll()
+	if err != nil {
+		t.Fatalf("export is not CSV: %v", err)
+	}
+	got := map[string]float64{}
+	for _, row := range rows[1:] {
+		if row[0] == id && row[4] == "ok" && row[6] == "route" {
+			got[row[9]], _ = strconv.ParseFloat(row[11], 64)
+		}
+	}
+	for _, config := range append([]string{"direct"}, bootparam.RouteConfigs...) {
+		for _, size := range []string{"64", "1460"} {
+			for _, name := range []string{"tcp-throughput", "udp-throughput"} {
+				if k := name + "@" + size + "/" + config; !(got[k] > 0) {
+					t.Errorf("%s = %v in the CSV export, want a rate", k, got[k])
+				}
+			}
+			if _, ok := got["udp-loss@"+size+"/"+config]; !ok {
+				t.Errorf("no udp-loss@%s/%s in the CSV export", size, config)
+			}
+		}
+	}
+	// The board is slower than a veth pair: routed TCP is below the
+	// direct baseline.
+	if got["tcp-throughput@1460/plain"] >= got["tcp-throughput@1460/direct"] {
+		t.Errorf("routed %v >= direct %v", got["tcp-throughput@1460/plain"], got["tcp-throughput@1460/direct"])
+	}
+
+	// 2. The configurations as the board's frames report them.
+	show := bootbench(t, db, "results", "show", id, "--transcript")
+	ready, counters := routeFrames(t, show.stdout)
+	want := map[string]struct {
+		rules     bool
+		conntrack bool
+	}{
+		bootparam.ConfigPlain: {false, false}, bootparam.ConfigFirewall: {true, false},
+		bootparam.ConfigConntrack: {true, true}, bootparam.ConfigStateful: {true, true},
+	}
+	for config, w := range want {
+		rb, ok := ready[config]
+		if !ok {
+			t.Errorf("no ready frame for %s", config)
+			continue
+		}
+		if (len(rb.Rules) > 0) != w.rules || rb.Conntrack != w.conntrack {
+			t.Errorf("%s: %d rules, conntrack %v; want rules %v, conntrack %v:\n%s", config, len(rb.Rules), rb.Conntrack, w.rules, w.conntrack, strings.Join(rb.Rules, "\n"))
+		}
+		cb, ok := counters[config]
+		if !ok {
+			t.Errorf("no counters frame for %s", config)
+			continue
+		}
+		if cb.Forwarded == 0 {
+			t.Errorf("%s: the board forwarded nothing", config)
+		}
+		if (cb.ConntrackEntries > 0) != w.conntrack {
+			t.Errorf("%s: %d conntrack entries, want tracking %v", config, cb.ConntrackEntries, w.conntrack)
+		}
+	}
+	if strings.Join(ready[bootparam.ConfigFirewall].Rules, "\n") == strings.Join(ready[bootparam.ConfigStateful].Rules, "\n") {
+		t.Error("firewall and stateful read back the same rules")
+	}
+}
+
+// TestE2ERouteInterrupt stops a route run in the middle of its traffic:
+// the namespaces, QEMU and every iperf3 go with it.
+func TestE2ERouteInterrupt(t *testing.T) {
+	requireRoute(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	cmd := exec.Command(bootbenchBin, routeArgs...)
+	cmd.Env = append(os.Environ(), "BOOTBENCH_DB="+db)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var seen strings.Builder
+	sc := bufio.NewScanner(stderr)
+	found := false
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		// The board routes and iperf3 runs through it.
+		if strings.Contains(sc.Text(), "plain: board ready") {
+			found = true
+			break
+		}
+	}
+	if !found {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the route run never got to its first configuration:\n%s", seen.String())
+	}
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	go func() {
+		for sc.Scan() {
+			seen.WriteString(sc.Text() + "\n")
+		}
+	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+			t.Errorf("exit after SIGINT: %v, want status 130", err)
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("bootbench did not stop within 30s of SIGINT")
+	}
+	assertNothingLeft(t, seen.String())
+	assertNoIPerf(t)
+}
+
+// assertNoIPerf checks that no iperf3 runs: the tests run alone under the
+// end-to-end lock, so any iperf3 is one a run left behind.
+func assertNoIPerf(t *testing.T) {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/comm")
+	for _, p := range procs {
+		b, _ := os.ReadFile(p)
+		if strings.TrimSpace(string(b)) == "iperf3" {
+			cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
+			t.Errorf("iperf3 left running: %s", bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+		}
+	}
+}
+
+// routeFrames decodes the board's ready and counters frames from a
+// transcript, by configuration.
+func routeFrames(t *testing.T, transcript string) (map[string]frame.ReadyBody, map[string]frame.CountersBody) {
+	t.Helper()
+	ready, counters := map[string]frame.ReadyBody{}, map[string]frame.CountersBody{}
+	for _, l := range strings.Split(transcript, "\n") {
+		if !frame.IsFrame([]byte(l)) {
+			continue
+		}
+		f, err := frame.Decode([]byte(l))
+		if err != nil {
+			t.Fatalf("transcript frame %q: %v", l, err)
+		}
+		switch f.Type {
+		case frame.Ready:
+			var b frame.ReadyBody
+			if err := json.Unmarshal(f.Body, &b); err != nil {
+				t.Fatal(err)
+			}
+			ready[b.Config] = b
+		case frame.Counters:
+			var b frame.CountersBody
+			if err := json.Unmarshal(f.Body, &b); err != nil {
+				t.Fatal(err)
+			}
+			counters[b.Config] = b
+		}
+	}
+	return ready, counters
+}

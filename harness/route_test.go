@@ -1,0 +1,214 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/internal/route"
+	"github.com/bootbench/bootbench/results/parse"
+	"github.com/bootbench/bootbench/serialctl"
+)
+
+// routeBoard is a board running the route benchmark as benchinit does:
+// hello, then for each "bootbench route <config>" line the host types, the
+// previous configuration's counters and this one's ready; "done" ends it.
+type routeBoard struct {
+	fakeTarget
+	toBoard   *io.PipeWriter // what the host types
+	fromHost  *io.PipeReader
+	cmdline   string
+	commands  []string
+	mu        sync.Mutex
+	boardDone chan struct{}
+}
+
+func (b *routeBoard) LoadDirect(kernel, initrd, cmdline string) {
+	b.fakeTarget.LoadDirect(kernel, initrd, cmdline)
+	b.cmdline = cmdline
+}
+
+// console is the host's end: reads what the board prints, writes to it.
+type console struct {
+	io.ReadCloser
+	io.Writer
+}
+
+func (b *routeBoard) Console(ctx context.Context) (*serialctl.Console, error) {
+	r, w := io.Pipe()
+	b.fromHost, b.toBoard = io.Pipe()
+	b.mu.Lock()
+	b.w = w
+	b.mu.Unlock()
+	return serialctl.New(console{r, b.toBoard}), nil
+}
+
+func (b *routeBoard) On(ctx context.Context) error {
+	b.boardDone = make(chan struct{})
+	go func() {
+		defer close(b.boardDone)
+		seq := 0
+		send := func(typ string, body any) {
+			l, _ := frame.Encode(seq, typ, body)
+			seq++
+			fmt.Fprintf(b.w, "%s\r\n", l)
+		}
+		send(frame.Hello, frame.HelloBody{Run: b.run, Arch: "amd64", Kernel: "6.1.0", Bench: "route"})
+		cur := ""
+		sc := bufio.NewScanner(b.fromHost)
+		for sc.Scan() {
+			cmd, ok := strings.CutPrefix(sc.Text(), "bootbench route ")
+			if !ok {
+				continue
+			}
+			b.mu.Lock()
+			b.commands = append(b.commands, cmd)
+			b.mu.Unlock()
+			if cur != "" {
+				ct := uint64(0)
+				if cur == bootparam.ConfigConntrack || cur == bootparam.ConfigStateful {
+					ct = 4
+				}
+				send(frame.Counters, frame.CountersBody{Run: b.run, Config: cur, Forwarded: 1000, ConntrackEntries: ct})
+			}
+			if cmd == "done" {
+				sum := sha256.Sum256(nil)
+				send(frame.Done, frame.DoneBody{Run: b.run, SHA256: hex.EncodeToString(sum[:])})
+				return
+			}
+			cur = cmd
+			send(frame.Ready, frame.ReadyBody{Run: b.run, Config: cmd, Rules: []string{}})
+		}
+	}()
+	return nil
+}
+
+func (b *routeBoard) Off(ctx context.Context) error {
+	b.fakeTarget.Off(ctx)
+	b.toBoard.Close()
+	b.fromHost.Close()
+	if b.boardDone != nil {
+		<-b.boardDone
+	}
+	return nil
+}
+
+// fakeRouter measures by the book: a figure per size and protocol, the
+// direct baseline fastest.
+type fakeRouter struct {
+	sweeps []bool
+	fail   error
+}
+
+func (f *fakeRouter) Ports() []bootparam.Port {
+	return []bootparam.Port{{MAC: "52:54:00:bb:01:01", Addr: "198.18.1.1/24"}, {MAC: "52:54:00:bb:01:02", Addr: "198.18.2.1/24"}}
+}
+
+func (f *fakeRouter) String() string { return "two fake networks" }
+
+func (f *fakeRouter) Sweep(ctx context.Context, direct bool) ([]route.Figure, error) {
+	f.sweeps = append(f.sweeps, direct)
+	if f.fail != nil && len(f.sweeps) == 2 {
+		return nil, f.fail
+	}
+	rate := 100e6
+	if direct {
+		rate = 1e9
+	}
+	var figs []route.Figure
+	for _, size := range []int{64, 1460} {
+		figs = append(figs,
+			route.Figure{Size: size, Proto: "tcp", Test: parse.IPerf3Test{Version: "3.12", Protocol: "TCP", Received: rate * float64(size) / 1460, Retransmits: 0}},
+			route.Figure{Size: size, Proto: "udp", Test: parse.IPerf3Test{Version: "3.12", Protocol: "UDP", Received: 10e6, Retransmits: -1, LostPercent: 0.5}})
+	}
+	return figs, nil
+}
+
+func TestRouteRun(t *testing.T) {
+	tests := []struct {
+		name    string
+		configs []string
+		fail    error
+		reason  string
+	}{
+		{"every configuration", nil, nil, ""},
+		{"two configurations", []string{bootparam.ConfigStateful, bootparam.ConfigPlain}, nil, ""},
+		{"a measurement that fails", nil, errors.New("iperf3 TCP at 64 bytes to 198.18.2.2: unable to connect"), "benchmark-exit: route plain: iperf3 TCP at 64 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &routeBoard{}
+			fr := &fakeRouter{fail: tt.fail}
+			o := fakeOptions(t, b, boards.Profile{})
+			o.Benchmark, o.Router, o.RouteConfigs = BenchRoute, fr, tt.configs
+			rec, err := Run(context.Background(), o)
+			if !strings.Contains(b.cmdline, "bootbench.ports=52:54:00:bb:01:01@198.18.1.1/24,52:54:00:bb:01:02@198.18.2.1/24") {
+				t.Errorf("kernel command line lacks the ports: %s", b.cmdline)
+			}
+			configs := tt.configs
+			if configs == nil {
+				configs = bootparam.RouteConfigs
+			}
+			if tt.fail != nil {
+				if err == nil || rec == nil || !strings.HasPrefix(rec.Reason, tt.reason) || len(rec.Metrics) != 0 {
+					t.Fatalf("Run = %+v, %v; want a failure %q", rec, err, tt.reason)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if want := append(slices.Clone(configs), "done"); !slices.Equal(b.commands, want) {
+				t.Errorf("board was told %q, want %q", b.commands, want)
+			}
+			if len(fr.sweeps) != len(configs)+1 || !fr.sweeps[0] || slices.Contains(fr.sweeps[1:], true) {
+				t.Errorf("sweeps (direct?) %v: want the baseline first, then one a configuration", fr.sweeps)
+			}
+			got := map[string]float64{}
+			for _, m := range rec.Metrics {
+				got[m.Name] = m.Value
+			}
+			for _, c := range append([]string{route.Direct}, configs...) {
+				for _, name := range []string{"tcp-throughput@64/", "tcp-throughput@1460/", "udp-throughput@64/", "udp-loss@1460/", "tcp-retransmits@64/"} {
+					if _, ok := got[name+c]; !ok {
+						t.Errorf("no %s%s", name, c)
+					}
+				}
+				if c != route.Direct && got["route-forwarded/"+c] != 1000 {
+					t.Errorf("route-forwarded/%s = %v", c, got["route-forwarded/"+c])
+				}
+			}
+			if got["conntrack-entries/"+bootparam.ConfigStateful] != 4 || got["conntrack-entries/"+bootparam.ConfigPlain] != 0 {
+				t.Errorf("conntrack-entries: %v", got)
+			}
+			if rec.Tool != "iperf3" || rec.ToolVersion != "3.12" || rec.Bench != BenchRoute {
+				t.Errorf("tool %q %q bench %q", rec.Tool, rec.ToolVersion, rec.Bench)
+			}
+		})
+	}
+}
+
+// A route run needs the host's networks: without them it is refused
+// before anything is powered on.
+func TestRouteNeedsRouter(t *testing.T) {
+	b := &routeBoard{}
+	o := fakeOptions(t, b, boards.Profile{})
+	o.Benchmark = BenchRoute
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "networks on both sides") {
+		t.Fatalf("Run without a router: %v", err)
+	}
+	if b.ons != 0 {
+		t.Error("the board was powered on")
+	}
+}

@@ -1,0 +1,81 @@
+package vbench
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bootbench/bootbench/internal/route"
+)
+
+// The route networks without a board: the direct baseline runs over the
+// veth pair, the board's taps are there to be opened, and Close leaves
+// no namespace, record or process behind.
+func TestRouteNet(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("BOOTBENCH_E2E") == "1" {
+			t.Fatal("needs root for network namespaces")
+		}
+		t.Skip("needs root; BOOTBENCH_E2E=1 makes this a failure")
+	}
+	for _, c := range []string{"ip", "iperf3", "ethtool"} {
+		if _, err := exec.LookPath(c); err != nil {
+			if os.Getenv("BOOTBENCH_E2E") == "1" {
+				t.Fatalf("needs %s (make deps installs it)", c)
+			}
+			t.Skip("needs " + c)
+		}
+	}
+	cache := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rn, err := NewRouteNet(ctx, cache, route.Plan{Sizes: []int{256}, Seconds: 1, UDPRate: 5e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			rn.Close()
+		}
+	}()
+	for _, p := range rn.BoardPorts() {
+		f, err := openTap(p.Netns, p.Tap, 0)
+		if err != nil {
+			t.Fatalf("board port %s: %v", p.MAC, err)
+		}
+		f.Close()
+	}
+	if got := rn.Ports(); len(got) != 2 || got[0].Addr != "198.18.1.1/24" || got[1].MAC != "52:54:00:bb:01:02" {
+		t.Errorf("ports %+v", got)
+	}
+	figs, err := rn.Sweep(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(figs) != 2 || !(figs[0].Test.Received > 0) || figs[1].Proto != "udp" {
+		t.Errorf("direct sweep: %+v", figs)
+	}
+	// Offloads off: the veth pair carries packets of the size under test.
+	out, err := exec.Command("ip", "netns", "exec", rn.Client, "ethtool", "-k", directClient).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "tcp-segmentation-offload: off") {
+		t.Errorf("offloads of %s: %v\n%s", directClient, err, out)
+	}
+	names := []string{rn.Client, rn.Server}
+	if err := rn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed = true
+	for _, ns := range names {
+		if _, err := os.Stat(filepath.Join("/run/netns", ns)); err == nil {
+			t.Errorf("namespace %s left", ns)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(cache, "vbench-*")); len(left) > 0 {
+		t.Errorf("records left: %v", left)
+	}
+}
