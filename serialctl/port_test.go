@@ -23,7 +23,7 @@ func TestOpenPortReadsWritesAndFlushes(t *testing.T) {
 	board := u.openBoard()
 	// What the board sent before the console was opened belongs to no run.
 	board.WriteString("stale boot noise\r\n")
-	time.Sleep(200 * time.Millisecond) // let socat carry it across
+	u.waitQueued(len("stale boot noise\r\n"))
 
 	tee := &syncBuffer{}
 	c, err := OpenPort(context.Background(), u.host, 115200, PortOptions{LockDir: dir, Tee: tee})
@@ -250,7 +250,13 @@ func TestReconnect(t *testing.T) {
 			defer c.Close()
 			board.WriteString("Linux version 6.1.0\r\nhalf a li")
 			readLines(t, c, 1, 3*time.Second)
-			time.Sleep(100 * time.Millisecond) // the half line is read, not yet a line
+			// The half line is read, not yet a line.
+			seen, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			_, err = c.Expect(seen, 0, "half a li")
+			cancel()
+			if err != nil {
+				t.Fatalf("the half line never arrived: %v", err)
+			}
 
 			u.unplug(sig)
 			board.Close()

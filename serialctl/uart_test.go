@@ -138,3 +138,27 @@ func texts(ls []Line) []string {
 	}
 	return s
 }
+
+// waitQueued waits until n bytes the board wrote wait in the host end's
+// input queue: socat carries them across in its own time, and a test that
+// needs them there before the console opens must not guess how long.
+func (u *uart) waitQueued(n int) {
+	u.t.Helper()
+	fd, err := unix.Open(u.host, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		q, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
+		if err != nil {
+			u.t.Fatal(err)
+		}
+		if q >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			u.t.Fatalf("%d of %d bytes reached %s in 5s", q, n, u.host)
+		}
+	}
+}
