@@ -12,7 +12,7 @@
 # Usage, as root from the repository root: bench/netboot-vs-dnsmasq.sh [-n REPS]
 set -euo pipefail
 
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 bench_init netboot-vs-dnsmasq "namespaces and tap devices need it" "$@"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
 if ! command -v dnsmasq >/dev/null; then

@@ -18,7 +18,7 @@
 # Usage, as root from the repository root: bench/realbench-vs-virtual.sh [-n REPS]
 set -euo pipefail
 
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 bench_init realbench-vs-virtual "namespaces and tap devices need it" "$@"
 for c in qemu-system-x86_64 socat ip; do command -v $c >/dev/null || die "$c missing (make deps installs it)"; done
 

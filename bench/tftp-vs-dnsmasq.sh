@@ -17,7 +17,7 @@
 # Usage, as root from the repository root: bench/tftp-vs-dnsmasq.sh [-n REPS]
 set -euo pipefail
 
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 bench_init tftp-vs-dnsmasq "the namespace and port 69 need it" "$@"
 command -v curl >/dev/null || die "curl missing (make deps, or apt-get install curl)"
 command -v dnsmasq >/dev/null || die "dnsmasq missing (make deps, or apt-get install dnsmasq-base)"

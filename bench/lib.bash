@@ -1,5 +1,5 @@
 # Shared by the bench/*.sh scripts that boot or serve: their usage, checks
-# and statistics. Sourced, never run.
+# and statistics. Sourced, never run (so not a *.sh: bench_test.go runs those).
 
 # bench_init NAME WHY-ROOT "$@": die() names the script; -n REPS (default 3)
 # sets reps; the script runs as root (WHY-ROOT says why) from the
