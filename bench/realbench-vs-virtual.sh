@@ -117,6 +117,6 @@ cat <<EOF
 
 seconds from 'bootbench run' to stored result over $reps rep(s), interleaved;
 ratio = median / the virtual board's median. The simulated bench's extra
-cost is its setup: the 2 s listen for a rival DHCP server and the bench
+cost is its setup: the 4 s listen for a rival DHCP server and the bench
 address it adds to bench0 and removes after.
 EOF
