@@ -269,28 +269,12 @@ func Kernel(ctx context.Context, cacheDir, arch, flavour string) (string, error)
 	if k := findKernel(dest); k != "" {
 		return k, nil
 	}
-	pkgs, err := a.resolve(ctx, name)
-	if err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dest), ".dl.")
-	if err != nil {
-		return "", fmt.Errorf("kernel: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	deb, err := a.download(ctx, tmp, pkgs[0])
-	if err != nil {
-		return "", err
-	}
-	x := filepath.Join(tmp, "x")
-	if err := os.Mkdir(x, 0o755); err != nil {
-		return "", err
-	}
 	// Only boot/ is needed: the image itself, not the modules.
-	tarCmd := fmt.Sprintf("dpkg-deb --fsys-tarfile %q | tar -x -C %q ./boot", deb, x)
-	if out, err := exec.CommandContext(ctx, "sh", "-c", tarCmd).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("unpack %s: %w: %s", filepath.Base(deb), err, out)
+	x, done, err := a.unpack(ctx, name, filepath.Dir(dest), []string{"./boot"})
+	if err != nil {
+		return "", err
 	}
+	defer done()
 	os.RemoveAll(dest)
 	if err := os.Rename(x, dest); err != nil {
 		return "", fmt.Errorf("kernel: %w", err)
@@ -385,31 +369,15 @@ func KernelModules(ctx context.Context, cacheDir, arch, pkg string, dirs []strin
 	if err != nil {
 		return "", err
 	}
-	pkgs, err := a.resolve(ctx, pkg)
-	if err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dest), ".dl.")
-	if err != nil {
-		return "", fmt.Errorf("kernel modules: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	deb, err := a.download(ctx, tmp, pkgs[0])
-	if err != nil {
-		return "", err
-	}
-	x := filepath.Join(tmp, "x")
-	if err := os.Mkdir(x, 0o755); err != nil {
-		return "", err
-	}
-	args := []string{"-x", "-C", x, "--wildcards"}
+	members := []string{"--wildcards"}
 	for _, d := range dirs {
-		args = append(args, "./lib/modules/*/kernel/"+strings.Trim(d, "/")+"/*")
+		members = append(members, "./lib/modules/*/kernel/"+strings.Trim(d, "/")+"/*")
 	}
-	tarCmd := fmt.Sprintf("dpkg-deb --fsys-tarfile %q | tar %s", deb, shellWords(args))
-	if out, err := exec.CommandContext(ctx, "sh", "-c", tarCmd).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("unpack the modules of %s: %w: %s", filepath.Base(deb), err, out)
+	x, done, err := a.unpack(ctx, pkg, filepath.Dir(dest), members)
+	if err != nil {
+		return "", err
 	}
+	defer done()
 	if err := os.MkdirAll(dest, 0o755); err != nil {
 		return "", err
 	}
@@ -438,4 +406,39 @@ func shellWords(words []string) string {
 		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 	}
 	return strings.Join(q, " ")
+}
+
+// unpack downloads package pkg into a temporary directory under parent
+// and extracts the members tar names (with tar's options before them) into
+// its x/, which it returns with what removes it all. Beside the cache entry
+// it fills, so that entry arrives by one rename.
+func (a *apt) unpack(ctx context.Context, pkg, parent string, members []string) (string, func(), error) {
+	pkgs, err := a.resolve(ctx, pkg)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", nil, err
+	}
+	tmp, err := os.MkdirTemp(parent, ".dl.")
+	if err != nil {
+		return "", nil, fmt.Errorf("unpack %s: %w", pkg, err)
+	}
+	done := func() { os.RemoveAll(tmp) }
+	deb, err := a.download(ctx, tmp, pkgs[0])
+	if err != nil {
+		done()
+		return "", nil, err
+	}
+	x := filepath.Join(tmp, "x")
+	if err := os.Mkdir(x, 0o755); err != nil {
+		done()
+		return "", nil, err
+	}
+	tarCmd := fmt.Sprintf("dpkg-deb --fsys-tarfile %q | tar -x -C %q %s", deb, x, shellWords(members))
+	if out, err := exec.CommandContext(ctx, "sh", "-c", tarCmd).CombinedOutput(); err != nil {
+		done()
+		return "", nil, fmt.Errorf("unpack %s: %w: %s", filepath.Base(deb), err, out)
+	}
+	return x, done, nil
 }
