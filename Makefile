@@ -43,6 +43,9 @@ fmt-check:
 # The end-to-end tests boot QEMU boards; BOOTBENCH_E2E=1 makes a missing
 # prerequisite a failure instead of a skip. -p 1: the boards' timings and the
 # image builds of every architecture should not fight over two cores.
+# ./bench's TestScripts runs every bench/*.sh (netboot-vs-dnsmasq.sh,
+# realbench-vs-virtual.sh, speed-vs-openssl.sh, store-sqlite-vs-postgres.sh,
+# tftp-vs-dnsmasq.sh) at its smallest count, and fails for one it does not know.
 test: deps fmt-check vet
 	BOOTBENCH_E2E=1 $(GO) test -count=1 -p 1 -timeout 60m ./...
 	@$(MAKE) --no-print-directory fuzz
