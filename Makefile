@@ -1,6 +1,6 @@
 # bootbench — see README.md.
 #   make demo   install what is missing, build, run the benchmark on the default virtual board
-#   make test   install what is missing, run every test, the end-to-end boot included, then fuzz
+#   make test   install what is missing, fuzz, run every test, the end-to-end boots included
 #   make fuzz   run each fuzz target for FUZZTIME (default 30s)
 GO      ?= go
 BIN     := bin/bootbench
@@ -46,9 +46,11 @@ fmt-check:
 # ./bench's TestScripts runs every bench/*.sh (netboot-vs-dnsmasq.sh,
 # realbench-vs-virtual.sh, speed-vs-openssl.sh, store-sqlite-vs-postgres.sh,
 # tftp-vs-dnsmasq.sh) at its smallest count, and fails for one it does not know.
+# The fuzz targets run first, so that the last lines are scripts/testsummary's:
+# what go test prints, then the ten slowest tests.
 test: deps fmt-check vet
-	BOOTBENCH_E2E=1 $(GO) test -count=1 -p 1 -timeout 60m ./...
 	@$(MAKE) --no-print-directory fuzz
+	BOOTBENCH_E2E=1 $(GO) run ./scripts/testsummary -top 10 -- -count=1 -p 1 -timeout 60m ./...
 
 # The servers' input from the network and the board's frames from the
 # console, fuzzed beyond their seed corpora (testdata/fuzz/ beside each

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/internal/userenv"
 )
 
 // scripts are the bench/ scripts with the arguments that make each as
@@ -24,7 +26,7 @@ var scripts = map[string]struct {
 	want  []*regexp.Regexp
 }{
 	"netboot-vs-dnsmasq.sh": {
-		args:  []string{"-n", "1"},
+		args:  []string{"-n", "1", "-q"},
 		needs: []string{"root", "qemu-system-x86_64", "ip", "go"},
 		want: []*regexp.Regexp{
 			regexp.MustCompile(`(?m)^rep 1/1  A bootbench \(HTTP\) +[0-9.]+ s$`),
@@ -34,7 +36,7 @@ var scripts = map[string]struct {
 		},
 	},
 	"realbench-vs-virtual.sh": {
-		args:  []string{"-n", "1"},
+		args:  []string{"-n", "1", "-q"},
 		needs: []string{"root", "qemu-system-x86_64", "ip", "go", "socat"},
 		want: []*regexp.Regexp{
 			regexp.MustCompile(`(?m)^rep 1/1  A virtual qemu-x86_64 +[0-9.]+ s$`),
@@ -67,7 +69,7 @@ var scripts = map[string]struct {
 		},
 	},
 	"speed-vs-openssl.sh": {
-		args:  []string{"-s", "1"},
+		args:  []string{"-s", "1", "-a", "sha256,rsa2048"},
 		needs: []string{"openssl", "go"},
 		want: []*regexp.Regexp{
 			regexp.MustCompile(`(?m)^openssl at the default clock \(baseline, 1 run\) vs bootbench-speed at the default clock \(1 run\)$`),
@@ -94,7 +96,9 @@ func TestScripts(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 			defer cancel()
 			// The scripts run from the repository root.
+			// As a user runs them: no go test settings in the environment.
 			cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join("bench", f)}, s.args...)...)
+			cmd.Env = userenv.Environ()
 			cmd.Dir = ".."
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb

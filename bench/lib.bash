@@ -2,19 +2,25 @@
 # and statistics. Sourced, never run (so not a *.sh: bench_test.go runs those).
 
 # bench_init NAME WHY-ROOT "$@": die() names the script; -n REPS (default 3)
-# sets reps; the script runs as root (WHY-ROOT says why) from the
-# repository root.
+# sets reps; -q runs the smallest benchmark on the board (md5 for 0.05 s a
+# block size: a check that the script works, whose times are mostly boot) in
+# place of the default suite at 0.3 s; the script runs as root (WHY-ROOT says
+# why) from the repository root. It sets suite_seconds and suite_algs, and
+# suite (the same as bootbench run flags).
 bench_init() {
 	bench_name=$1 bench_why_root=$2
 	shift 2
-	reps=3
+	reps=3 suite_seconds=0.3 suite_algs=
 	local opt OPTIND=1
-	while getopts n: opt; do
+	while getopts n:q opt; do
 		case $opt in
 		n) reps=$OPTARG ;;
-		*) echo "usage: $0 [-n REPS]" >&2; exit 2 ;;
+		q) suite_seconds=0.05 suite_algs=md5 ;;
+		*) echo "usage: $0 [-n REPS] [-q]" >&2; exit 2 ;;
 		esac
 	done
+	suite=(--seconds "$suite_seconds")
+	[ -z "$suite_algs" ] || suite+=(--algs "$suite_algs")
 	[[ $reps =~ ^[1-9][0-9]*$ ]] || die "-n wants a positive number of repetitions"
 	[ "$(id -u)" = 0 ] || die "run as root: $bench_why_root"
 	[ -f cmd/bootbench/main.go ] || die "run from the bootbench repository root"

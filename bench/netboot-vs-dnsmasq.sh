@@ -9,7 +9,8 @@
 #                                       QEMU started the way bootbench starts it
 #   C  bootbench run --transport tftp   like for like with B
 #
-# Usage, as root from the repository root: bench/netboot-vs-dnsmasq.sh [-n REPS]
+# Usage, as root from the repository root: bench/netboot-vs-dnsmasq.sh [-n REPS] [-q]
+# (-q: md5 alone for 0.05 s on the board, to check the script, not for figures)
 set -euo pipefail
 
 . "$(dirname "$0")/lib.bash"
@@ -38,7 +39,7 @@ trap 'echo "netboot-vs-dnsmasq: interrupted" >&2; exit 130' INT
 trap 'exit 143' TERM
 
 echo "building bootbench, warming the image cache, fetching the kernel..." >&2
-go build -o bin/bootbench ./cmd/bootbench
+make --no-print-directory build >/dev/null  # the binary a user gets
 bin/bootbench image build --arch amd64 -o "$tmp/initramfs.cpio"
 kernel=$(scripts/fetch-kernel.sh amd64)
 mkdir "$tmp/tftp"
@@ -54,7 +55,7 @@ printf '\xf8\x03' >"$tmp/sercon-port" # SeaBIOS's console on COM1 (0x3f8), as bo
 boot_bootbench() { # LOG [run flags...]; exits on failure
 	local log=$1 t0=$EPOCHREALTIME rc=0
 	shift
-	bin/bootbench run --db "$tmp/db" --seconds 0.3 --kernel "$kernel" "$@" >"$log" 2>&1 || rc=$?
+	bin/bootbench run --db "$tmp/db" "${suite[@]}" --kernel "$kernel" "$@" >"$log" 2>&1 || rc=$?
 	[ "$rc" = 0 ] || { tail -n 20 "$log" >&2; die "bootbench run $* failed (exit $rc)"; }
 	since "$t0" "$EPOCHREALTIME"
 }
@@ -79,7 +80,7 @@ boot_bootbench() { # LOG [run flags...]; exits on failure
 boot_dnsmasq() { # times namespace creation to the done frame; exits on failure
 	local id log=$tmp/serial.log t0 cmdline
 	id=$(date -u +%Y%m%d-%H%M%S)-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
-	cmdline="console=ttyS0,115200 panic=-1 quiet loglevel=1 bootbench.run=$id bootbench.bench=speed bootbench.seconds=0.3"
+	cmdline="console=ttyS0,115200 panic=-1 quiet loglevel=1 bootbench.run=$id bootbench.bench=speed bootbench.seconds=$suite_seconds${suite_algs:+ bootbench.algs=$suite_algs}"
 	# The script bootbench serves with --transport tftp (harness.IPXEScript).
 	printf '#!ipxe\necho bootbench: run %s loading from 198.18.0.1 by tftp\nkernel tftp://198.18.0.1/vmlinuz %s\ninitrd tftp://198.18.0.1/initramfs.cpio\nboot\n' \
 		"$id" "$cmdline" >"$tmp/tftp/boot.ipxe"

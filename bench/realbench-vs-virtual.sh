@@ -15,7 +15,8 @@
 # the inventory, the rival-DHCP probe, the serial adapter and the power
 # switch. Both timings are bootbench's whole command, store write included.
 #
-# Usage, as root from the repository root: bench/realbench-vs-virtual.sh [-n REPS]
+# Usage, as root from the repository root: bench/realbench-vs-virtual.sh [-n REPS] [-q]
+# (-q: md5 alone for 0.05 s on the board, to check the script, not for figures)
 set -euo pipefail
 
 . "$(dirname "$0")/lib.bash"
@@ -36,7 +37,7 @@ trap 'echo "realbench-vs-virtual: interrupted" >&2; exit 130' INT
 trap 'exit 143' TERM
 
 echo "building bootbench, warming the image cache, fetching the kernel..." >&2
-go build -o bin/bootbench ./cmd/bootbench
+make --no-print-directory build >/dev/null  # the binary a user gets
 bin/bootbench image build --arch amd64 -o "$tmp/warm.cpio" >/dev/null
 kernel=$(scripts/fetch-kernel.sh amd64)
 
@@ -82,9 +83,9 @@ run_variant() { # LOG NETNS [run flags...]; leaves the time in secs, exits on fa
 	local log=$1 where=$2 t0=$EPOCHREALTIME rc=0
 	shift 2
 	if [ -n "$where" ]; then
-		ip netns exec "$where" bin/bootbench run --db "$tmp/db" --kernel "$kernel" "$@" >"$log" 2>&1 || rc=$?
+		ip netns exec "$where" bin/bootbench run --db "$tmp/db" "${suite[@]}" --kernel "$kernel" "$@" >"$log" 2>&1 || rc=$?
 	else
-		bin/bootbench run --db "$tmp/db" --kernel "$kernel" "$@" >"$log" 2>&1 || rc=$?
+		bin/bootbench run --db "$tmp/db" "${suite[@]}" --kernel "$kernel" "$@" >"$log" 2>&1 || rc=$?
 	fi
 	[ "$rc" = 0 ] || { tail -n 20 "$log" >&2; die "bootbench run $* failed (exit $rc)"; }
 	since "$t0" "$EPOCHREALTIME"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/u-root/gobusybox/src/pkg/golang"
 	"github.com/u-root/mkuimage/uimage"
@@ -40,15 +42,15 @@ func (s Spec) variant() string {
 // the source and toolchain are unchanged, built when not, and from a
 // prebuilt set when there is no source tree or no Go toolchain.
 func baseImage(ctx context.Context, spec Spec, cacheDir string, say func(string)) (*Image, error) {
-	_, noGo := exec.LookPath("go")
-	if spec.Source == "" || noGo != nil {
+	var goroot string
+	noGo := errors.New("no bootbench source tree (run from it or set BOOTBENCH_SRC)")
+	if spec.Source != "" {
+		goroot, noGo = toolchainRoot()
+	}
+	if noGo != nil {
 		img, err := prebuiltBase(spec, cacheDir)
 		if err != nil {
-			why := "no bootbench source tree (run from it or set BOOTBENCH_SRC)"
-			if spec.Source != "" {
-				why = "no Go toolchain on PATH"
-			}
-			return nil, fmt.Errorf("cannot build the %s image: %s, and %w", spec.variant(), why, err)
+			return nil, fmt.Errorf("cannot build the %s image: %v, and %w", spec.variant(), noGo, err)
 		}
 		say("prebuilt " + spec.variant() + " base image")
 		return img, nil
@@ -67,15 +69,47 @@ func baseImage(ctx context.Context, spec Spec, cacheDir string, say func(string)
 		return img, nil
 	}
 	say("building init and benchinit (one binary) for " + spec.variant())
-	if err := buildBase(ctx, spec, cacheDir, out); err != nil {
+	if err := buildBase(ctx, spec, goroot, cacheDir, out); err != nil {
 		return nil, err
 	}
 	return describe(out)
 }
 
+// toolchainRoot asks the go command on PATH, once, where its toolchain
+// lives. A bootbench built with -trimpath (make build, a release) knows no
+// GOROOT of its own: go/build's default is then ".", and gobusybox would run
+// "bin/go" relative to the working directory. A user's shell sets no GOROOT
+// either; the go on PATH is the toolchain they mean.
+var toolchainRoot = sync.OnceValues(func() (string, error) {
+	if _, err := exec.LookPath("go"); err != nil {
+		return "", errors.New("no Go toolchain on PATH")
+	}
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	root := strings.TrimSpace(string(out))
+	if err != nil || root == "" {
+		return "", fmt.Errorf("the go command on PATH is not usable (go env GOROOT: %v)", goError(err))
+	}
+	if _, err := os.Stat(filepath.Join(root, "bin", "go")); err != nil {
+		return "", fmt.Errorf("the go command on PATH names GOROOT %s, which has no bin/go", root)
+	}
+	return root, nil
+})
+
+// goError is what a failed go command said, or how it failed.
+func goError(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && len(bytes.TrimSpace(ee.Stderr)) > 0 {
+		return string(bytes.TrimSpace(ee.Stderr))
+	}
+	if err == nil {
+		return "printed nothing"
+	}
+	return err.Error()
+}
+
 // buildBase compiles u-root's init and benchinit into one busybox binary
-// and writes the archive to out.
-func buildBase(ctx context.Context, spec Spec, cacheDir, out string) error {
+// with the toolchain at goroot and writes the archive to out.
+func buildBase(ctx context.Context, spec Spec, goroot, cacheDir, out string) error {
 	tmp, err := os.MkdirTemp(cacheDir, ".build-")
 	if err != nil {
 		return fmt.Errorf("image build dir: %w", err)
@@ -86,7 +120,7 @@ func buildBase(ctx context.Context, spec Spec, cacheDir, out string) error {
 	l := llog.New(slog.LevelWarn, llog.WritePrintf(&logBuf))
 	restore := setenv(spec) // u-root reads GOARM/GOMIPS from the process environment
 	err = uimage.Create(l,
-		uimage.WithReplaceEnv(golang.Default(golang.DisableCGO(), golang.WithGOARCH(spec.Arch), golang.WithWorkingDir(spec.Source))),
+		uimage.WithReplaceEnv(golang.Default(golang.DisableCGO(), golang.WithGOROOT(goroot), golang.WithGOARCH(spec.Arch), golang.WithWorkingDir(spec.Source))),
 		uimage.WithBaseArchive(uimage.DefaultRamfs()),
 		uimage.WithBusyboxCommands("github.com/u-root/u-root/cmds/core/init", Module+"/cmd/benchinit"),
 		uimage.WithBusyboxBuildOpts(&golang.BuildOpts{ExtraArgs: buildFlags(spec.Arch)}),

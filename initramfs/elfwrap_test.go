@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/userenv"
 	"github.com/u-root/mkuimage/cpio"
 )
 
@@ -272,7 +273,7 @@ func TestWrapELFBootsMalta(t *testing.T) {
 	dir := t.TempDir()
 	initBin := filepath.Join(dir, "init")
 	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", initBin, "./testdata/elfinit")
-	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=mipsle", "GOMIPS=softfloat", "CGO_ENABLED=0")
+	build.Env = userenv.Environ("GOOS=linux", "GOARCH=mipsle", "GOMIPS=softfloat", "CGO_ENABLED=0")
 	if msg, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build testdata/elfinit: %v\n%s", err, msg)
 	}

@@ -109,9 +109,14 @@ const (
 )
 
 // OpenSSLArgs are the arguments benchinit gives openssl for --bench openssl:
-// the algorithms the board comparisons use, for {seconds} each. OpenSSL 3
-// also gets its legacy provider loaded, after "speed" (see openSSLLegacy).
-var OpenSSLArgs = []string{"speed", "-seconds", bootparam.SecondsToken, "md5", "sha1", "sha256", "sha512", "des", "des-ede3", "aes-128-cbc", "aes-192-cbc", "aes-256-cbc", "rsa2048", "dsa2048"}
+// the run's algorithms (run --algs, as openssl speed names them; by default
+// OpenSSLAlgs), for {seconds} each. OpenSSL 3 also gets its legacy provider
+// loaded, after "speed" (see openSSLLegacy).
+var OpenSSLArgs = []string{"speed", "-seconds", bootparam.SecondsToken, bootparam.AlgsToken}
+
+// OpenSSLAlgs are the algorithms the board comparisons use: the OpenWrt
+// wiki table's.
+var OpenSSLAlgs = []string{"md5", "sha1", "sha256", "sha512", "des", "des-ede3", "aes-128-cbc", "aes-192-cbc", "aes-256-cbc", "rsa2048", "dsa2048"}
 
 // pinnedEnv holds every per-architecture level Go reads from the
 // environment, at Go's defaults: the digest does not cover the caller's
@@ -316,6 +321,9 @@ func gather(ctx context.Context, s Spec, cacheDir string) (*contents, error) {
 	}
 	if argv != nil {
 		spec := bootparam.BenchSpec{Name: s.Bench, Argv: argv}
+		if s.Bench == BenchOpenSSL {
+			spec.DefaultAlgs = OpenSSLAlgs
+		}
 		if err := spec.Validate(); err != nil {
 			return nil, err
 		}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bootbench/bootbench/internal/userenv"
 )
 
 // mkimageNames maps GOARCH to mkimage's -A name and dumpimage's description.
@@ -35,7 +37,7 @@ func mkimage(t *testing.T, data []byte, args ...string) []byte {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(tool, append(args, "-d", in, out)...)
-	cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH=0")
+	cmd.Env = userenv.Environ("SOURCE_DATE_EPOCH=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("mkimage %s: %v\n%s", strings.Join(args, " "), err, msg)
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/userenv"
+
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
@@ -129,7 +131,7 @@ type consoleProc struct {
 
 func startConsole(t *testing.T, args ...string) *consoleProc {
 	t.Helper()
-	p := &consoleProc{cmd: exec.Command(bootbenchBin, append([]string{"console"}, args...)...),
+	p := &consoleProc{cmd: userenv.Command(nil, bootbenchBin, append([]string{"console"}, args...)...),
 		stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	var err error
@@ -270,8 +272,7 @@ func TestConsoleErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cmd := exec.Command(bootbenchBin, append([]string{"console"}, tt.args...)...)
-			cmd.Env = append(os.Environ(), "BOOTBENCH_INVENTORY=")
+			cmd := userenv.Command([]string{"BOOTBENCH_INVENTORY="}, bootbenchBin, append([]string{"console"}, tt.args...)...)
 			var errb bytes.Buffer
 			cmd.Stderr = &errb
 			err := cmd.Run()

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/internal/userenv"
 )
 
 // A simulated bench gives bootbench exactly what a real bench gives it, and
@@ -263,7 +265,7 @@ func TestE2ESimulatedBench(t *testing.T) {
 		inv := s.inventory(s.commandPower())
 		before := s.addrs()
 		db := filepath.Join(t.TempDir(), "results.db")
-		r := s.run(db, "run", "--inventory", inv, "--board", "pc1")
+		r := s.run(db, append([]string{"run", "--inventory", inv, "--board", "pc1"}, quickSuite...)...)
 		assertOneOK(t, db, r)
 		for _, want := range []string{"added 198.18.5.1/24 to bench0", "removed 198.18.5.1/24 from bench0", "dhcp-offer to " + simMAC + ": " + simBoardIP, "board up: amd64", "power    on: command"} {
 			if !strings.Contains(r.stderr, want) {
@@ -282,7 +284,7 @@ func TestE2ESimulatedBench(t *testing.T) {
 		inv := s.inventory(fmt.Sprintf(`{driver: pdudaemon, url: "%s", pdu: bench, port: 1}`, url))
 		before := s.addrs()
 		db := filepath.Join(t.TempDir(), "results.db")
-		r := s.run(db, "run", "--inventory", inv, "--board", "pc1")
+		r := s.run(db, append([]string{"run", "--inventory", inv, "--board", "pc1"}, quickSuite...)...)
 		assertOneOK(t, db, r)
 		if strings.Contains(r.stderr, "added 198.18.5.1/24") {
 			t.Errorf("bootbench added an address bench0 already had:\n%s", r.stderr)
@@ -297,7 +299,7 @@ func TestE2ESimulatedBench(t *testing.T) {
 		s := newSimBench(t, true)
 		inv := s.inventory(s.commandPower())
 		db := filepath.Join(t.TempDir(), "results.db")
-		cmd := exec.Command("ip", "netns", "exec", s.ns, bootbenchBin, "run", "--inventory", inv, "--board", "pc1", "--seconds", "0.1", "--db", db)
+		cmd := userenv.Command(nil, "ip", "netns", "exec", s.ns, bootbenchBin, "run", "--inventory", inv, "--board", "pc1", "--seconds", "0.1", "--db", db)
 		var progress lockedBuffer
 		cmd.Stderr = &progress
 		if err := cmd.Start(); err != nil {
@@ -328,7 +330,7 @@ func TestE2ESimulatedBench(t *testing.T) {
 		s := newSimBench(t, true)
 		inv := s.inventory(s.commandPower())
 		db := filepath.Join(t.TempDir(), "results.db")
-		r := s.run(db, "run", "--inventory", inv, "--board", "pc1", "--clock", "800")
+		r := s.run(db, append([]string{"run", "--inventory", inv, "--board", "pc1", "--clock", "800"}, quickSuite...)...)
 		if r.code != 1 || !strings.Contains(r.stderr, "clock-mismatch: asked for 800 MHz, but the board reports no clock") {
 			t.Fatalf("exit %d, want 1 with the clock mismatch\nstderr:\n%s", r.code, r.stderr)
 		}
@@ -465,7 +467,7 @@ func TestE2ERivalDHCP(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "results.db")
 
 	start := time.Now()
-	r := s.run(db, "run", "--inventory", inv, "--board", "pc1")
+	r := s.run(db, append([]string{"run", "--inventory", inv, "--board", "pc1"}, quickSuite...)...)
 	if r.code != 2 || !strings.Contains(r.stderr, "another DHCP server answers on the bench segment") ||
 		!strings.Contains(r.stderr, "198.18.5.2") || !strings.Contains(r.stderr, "--proxy") {
 		t.Fatalf("full mode next to dnsmasq: exit %d, want 2 naming the server and --proxy\nstderr:\n%s", r.code, r.stderr)
@@ -480,7 +482,7 @@ func TestE2ERivalDHCP(t *testing.T) {
 		t.Errorf("a refused bench stored runs: %+v", runs)
 	}
 
-	r = s.run(db, "run", "--inventory", inv, "--board", "pc1", "--proxy")
+	r = s.run(db, append([]string{"run", "--inventory", inv, "--board", "pc1", "--proxy"}, quickSuite...)...)
 	assertOneOK(t, db, r)
 	if !strings.Contains(r.stderr, "proxy-offer to "+simMAC) || !strings.Contains(r.stderr, "proxyDHCP+TFTP+HTTP on bench0") {
 		t.Errorf("progress shows no proxyDHCP:\n%s", r.stderr)

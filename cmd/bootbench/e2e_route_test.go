@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/userenv"
+
 	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/internal/frame"
 )
@@ -131,8 +133,7 @@ func TestE2ERoute(t *testing.T) {
 func TestE2ERouteInterrupt(t *testing.T) {
 	requireRoute(t)
 	db := filepath.Join(t.TempDir(), "results.db")
-	cmd := exec.Command(bootbenchBin, routeArgs...)
-	cmd.Env = append(os.Environ(), "BOOTBENCH_DB="+db)
+	cmd := userenv.Command([]string{"BOOTBENCH_DB=" + db}, bootbenchBin, routeArgs...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

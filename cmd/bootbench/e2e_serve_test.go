@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/internal/userenv"
 )
 
 // serveInventory writes an inventory of the given boards on s's bench,
@@ -31,7 +33,7 @@ func serveInventory(s *simBench, boards map[string]*simBench, addrs map[string]s
 // startServe runs bootbench serve in the bench host's namespace.
 func startServe(t *testing.T, s *simBench, db string, args ...string) (*exec.Cmd, *lockedBuffer, *lockedBuffer) {
 	t.Helper()
-	cmd := exec.Command("ip", append([]string{"netns", "exec", s.ns, bootbenchBin, "serve", "--db", db}, args...)...)
+	cmd := userenv.Command(nil, "ip", append([]string{"netns", "exec", s.ns, bootbenchBin, "serve", "--db", db}, args...)...)
 	var out, errb lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {

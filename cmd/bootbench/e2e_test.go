@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/userenv"
+
 	"github.com/bootbench/bootbench/internal/pgtest"
 )
 
@@ -43,8 +45,9 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(code)
 	}()
+	// The binary a user gets: make build, in a user's environment.
 	bootbenchBin = filepath.Join(dir, "bootbench")
-	out, err := exec.Command("go", "build", "-o", bootbenchBin, ".").CombinedOutput()
+	out, err := userenv.Command(nil, "make", "-C", "../..", "--no-print-directory", "build", "BIN="+bootbenchBin).CombinedOutput()
 	if err != nil {
 		os.Stderr.Write(out)
 		return
@@ -131,11 +134,11 @@ func bootbench(t *testing.T, db string, args ...string) result {
 // user on a bench host whose bench NIC is in that namespace would.
 func bootbenchIn(t *testing.T, ns, db string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(bootbenchBin, args...)
+	env := []string{"BOOTBENCH_DB=" + db}
+	cmd := userenv.Command(env, bootbenchBin, args...)
 	if ns != "" {
-		cmd = exec.Command("ip", append([]string{"netns", "exec", ns, bootbenchBin}, args...)...)
+		cmd = userenv.Command(env, "ip", append([]string{"netns", "exec", ns, bootbenchBin}, args...)...)
 	}
-	cmd.Env = append(os.Environ(), "BOOTBENCH_DB="+db)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -147,6 +150,11 @@ func bootbenchIn(t *testing.T, ns, db string, args ...string) result {
 	}
 	return result{code, out.String(), errb.String()}
 }
+
+// quickSuite is the smallest benchmark that still gives each test what it
+// checks (12 metrics, two algorithms): for boots that need a result, not
+// particular figures.
+var quickSuite = []string{"--algs", "md5,sha256", "--seconds", "0.05"}
 
 var runIDRE = regexp.MustCompile(`run\s+(\d{8}-\d{6}-[0-9a-f]{8}) on`)
 
@@ -205,28 +213,58 @@ func export(t *testing.T, db string) exported {
 	return e
 }
 
-func TestE2ERunStoresResult(t *testing.T) {
+// TestE2EDemo is the README's first command as a newcomer runs it: in a
+// clean copy of the repository, in a user's environment (no GOROOT or other
+// go test settings), with an image cache of its own so the image is built
+// with the Go toolchain on PATH, `make demo`, then the export it suggests.
+func TestE2EDemo(t *testing.T) {
 	requireBench(t)
-	db := filepath.Join(t.TempDir(), "results.db")
-	r := bootbench(t, db, "run", "--seconds", "0.1")
-	if r.code != 0 {
-		t.Fatalf("bootbench run: exit %d\nstderr:\n%s", r.code, r.stderr)
+	clone := cleanCopy(t)
+	cache := filepath.Join(t.TempDir(), "cache")
+	if err := os.MkdirAll(filepath.Join(cache, "images"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	m := runIDRE.FindStringSubmatch(r.stderr)
-	if m == nil {
-		t.Fatalf("no run id in progress output:\n%s", r.stderr)
-	}
-	id := m[1]
-	for _, stage := range []string{"image ", "dhcp-offer to 52:54:00:bb:00:01", "tftp     qemu-x86_64/boot.ipxe", "http     qemu-x86_64/vmlinuz", "board up: amd64", "stored   run " + id + ": ok"} {
-		if !strings.Contains(r.stderr, stage) {
-			t.Errorf("progress output lacks %q:\n%s", stage, r.stderr)
+	for _, sub := range []string{"kernels", "sysroots"} {
+		if err := os.Symlink(filepath.Join(testCache, sub), filepath.Join(cache, sub)); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if n := strings.Count(r.stdout, " B/s"); n < 5 {
-		t.Errorf("result table has %d metrics, want >= 5:\n%s", n, r.stdout)
+	// The store is where a user's is: under XDG_DATA_HOME.
+	env := []string{"BOOTBENCH_CACHE=" + cache, "BOOTBENCH_DB=", "XDG_DATA_HOME=" + filepath.Join(t.TempDir(), "data")}
+	demo := userenv.Command(env, "make", "demo")
+	demo.Dir = clone
+	var stdout, stderr bytes.Buffer
+	demo.Stdout, demo.Stderr = &stdout, &stderr
+	if err := demo.Run(); err != nil {
+		t.Fatalf("make demo: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	progress := stderr.String()
+	m := runIDRE.FindStringSubmatch(progress)
+	if m == nil {
+		t.Fatalf("no run id in progress output:\n%s", progress)
+	}
+	id := m[1]
+	// The image cache started empty: the base image was built here, with
+	// the go command a user's PATH finds.
+	if built, _ := filepath.Glob(filepath.Join(cache, "images", "base-amd64-*.cpio")); len(built) != 1 {
+		t.Errorf("no amd64 base image built into the empty image cache: %v", built)
+	}
+	for _, stage := range []string{"dhcp-offer to 52:54:00:bb:00:01", "tftp     qemu-x86_64/boot.ipxe", "http     qemu-x86_64/vmlinuz", "board up: amd64", "stored   run " + id + ": ok"} {
+		if !strings.Contains(progress, stage) {
+			t.Errorf("progress output lacks %q:\n%s", stage, progress)
+		}
+	}
+	if n := strings.Count(stdout.String(), " B/s"); n < 5 {
+		t.Errorf("result table has %d metrics, want >= 5:\n%s", n, stdout.String())
 	}
 
-	e := export(t, db)
+	exp := userenv.Command(env, "bin/bootbench", "results", "export", "--format", "json")
+	exp.Dir = clone
+	out, err := exp.Output()
+	var e exported
+	if err != nil || json.Unmarshal(out, &e) != nil {
+		t.Fatalf("bin/bootbench results export --format json: %v\n%s", err, out)
+	}
 	if len(e.Runs) != 1 || e.Runs[0].ID != id || e.Runs[0].Status != "ok" || e.Runs[0].Board != "qemu-x86_64" || e.Runs[0].ClockMHz != 1000 {
 		t.Fatalf("export: %+v", e)
 	}
@@ -241,13 +279,54 @@ func TestE2ERunStoresResult(t *testing.T) {
 	}
 
 	// The transcript shows iPXE fetching from our own server's address.
-	show := bootbench(t, db, "results", "show", id, "--transcript")
+	show := userenv.Command(env, "bin/bootbench", "results", "show", id, "--transcript")
+	show.Dir = clone
+	transcript, _ := show.Output()
 	for _, want := range []string{"Next server: 198.18.0.1", "tftp://198.18.0.1/qemu-x86_64/boot.ipxe... ok", "http://198.18.0.1/qemu-x86_64/vmlinuz... ok", "Welcome to u-root"} {
-		if !strings.Contains(show.stdout, want) {
+		if !bytes.Contains(transcript, []byte(want)) {
 			t.Errorf("transcript lacks %q", want)
 		}
 	}
-	assertNothingLeft(t, r.stderr)
+	assertNothingLeft(t, progress)
+}
+
+// cleanCopy is what a clone of the repository holds, as the working tree
+// has it now: the files git tracks or would track, and nothing built.
+func cleanCopy(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		t.Fatalf("list the repository's files (git ls-files): %v", err)
+	}
+	dst := filepath.Join(t.TempDir(), "bootbench")
+	for _, name := range strings.Split(strings.TrimRight(string(list), "\x00"), "\x00") {
+		src := filepath.Join(root, name)
+		fi, err := os.Lstat(src)
+		if err != nil {
+			continue // deleted in the working tree
+		}
+		to := filepath.Join(dst, name)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			link, _ := os.Readlink(src)
+			err = os.Symlink(link, to)
+		} else {
+			var b []byte
+			if b, err = os.ReadFile(src); err == nil {
+				err = os.WriteFile(to, b, fi.Mode().Perm())
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
 }
 
 func TestE2EFailedBoot(t *testing.T) {
@@ -302,8 +381,7 @@ func TestE2EFailedBoot(t *testing.T) {
 func TestE2EInterrupt(t *testing.T) {
 	requireBench(t)
 	db := filepath.Join(t.TempDir(), "results.db")
-	cmd := exec.Command(bootbenchBin, "run", "--seconds", "0.1")
-	cmd.Env = append(os.Environ(), "BOOTBENCH_DB="+db)
+	cmd := userenv.Command([]string{"BOOTBENCH_DB=" + db}, bootbenchBin, "run", "--seconds", "0.1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

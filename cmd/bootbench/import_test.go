@@ -8,13 +8,14 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/internal/userenv"
 
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"
@@ -302,7 +303,7 @@ func TestImportSurvivesKill(t *testing.T) {
 	killAfter := 1 + rng.IntN(40)                             // lines seen before the kill
 	delay := time.Duration(rng.IntN(3000)) * time.Microsecond // and then a little more
 
-	cmd := exec.Command(bootbenchBin, append([]string{"import", "--board", "rb450", "--clock", "300", "--db", db}, files...)...)
+	cmd := userenv.Command(nil, bootbenchBin, append([]string{"import", "--board", "rb450", "--clock", "300", "--db", db}, files...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

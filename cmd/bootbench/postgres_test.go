@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bootbench/bootbench/internal/userenv"
+
 	"github.com/bootbench/bootbench/internal/pgtest"
 	"github.com/bootbench/bootbench/results"
 )
@@ -65,8 +67,7 @@ func runAll(t *testing.T, db string, argvs ...[]string) []result {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.Command(bootbenchBin, args...)
-			cmd.Env = append(os.Environ(), "BOOTBENCH_DB="+db)
+			cmd := userenv.Command([]string{"BOOTBENCH_DB=" + db}, bootbenchBin, args...)
 			var so, se bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &so, &se
 			err := cmd.Run()

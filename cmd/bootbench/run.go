@@ -78,7 +78,7 @@ func addRunFlags(fs *flag.FlagSet, reps int) *runFlags {
 		routeConfigs: fs.String("route-configs", strings.Join(bootparam.RouteConfigs, ","), "route: configurations, in order"),
 		routeRate:    fs.String("route-udp-rate", "50M", "route: the UDP tests' offered rate in bit/s (K, M, G suffixes)"),
 		seconds:      fs.Float64("seconds", 0.3, "seconds per algorithm and block size"),
-		algs:         fs.String("algs", "", "algorithms, comma separated (default: the suite's default set)"),
+		algs:         fs.String("algs", "", "algorithms, comma separated, as the benchmark names them (default: its default set; openssl: the OpenWrt table's)"),
 		kernel:       fs.String("kernel", "", "kernel image (default: the inventory's, else the board's Debian kernel, fetched into the cache)"),
 		transport:    fs.String("transport", "http", "how iPXE loads kernel and image from bootbench: http or tftp"),
 		appendArgs:   fs.String("append", "", "extra kernel command line parameters"),

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/bootbench/bootbench/internal/userenv"
+
 	_ "modernc.org/sqlite" // to make other applications' databases
 )
 
@@ -33,14 +35,8 @@ type invocation struct {
 func (iv invocation) run(t *testing.T) result {
 	t.Helper()
 	argv := append(append(append([]string(nil), iv.prefix...), bootbenchBin), iv.args...)
-	cmd := exec.Command(argv[0], argv[1:]...)
 	// No BOOTBENCH_DB from the developer's environment: --db says.
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "BOOTBENCH_DB=") {
-			cmd.Env = append(cmd.Env, e)
-		}
-	}
-	cmd.Env = append(cmd.Env, iv.env...)
+	cmd := userenv.Command(append([]string{"BOOTBENCH_DB="}, iv.env...), argv[0], argv[1:]...)
 	cmd.Dir = iv.dir
 	if iv.cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: iv.cred}

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/internal/userenv"
 
 	"github.com/pin/tftp/v3"
 )
@@ -25,7 +26,7 @@ func TestTFTPCommand(t *testing.T) {
 	rand.Read(blob)
 	os.WriteFile(filepath.Join(root, "vmlinuz"), blob, 0o644)
 
-	cmd := exec.Command(bootbenchBin, "tftp", "--root", root, "--listen", "127.0.0.1:0")
+	cmd := userenv.Command(nil, bootbenchBin, "tftp", "--root", root, "--listen", "127.0.0.1:0")
 	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {

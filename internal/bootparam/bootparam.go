@@ -178,6 +178,12 @@ const BenchSpecPath = "/etc/bootbench/bench.json"
 // rebuilding the image.
 const SecondsToken = "{seconds}"
 
+// AlgsToken, an argument of its own in a BenchSpec's argv, stands for the
+// run's bootbench.algs, one argument each, or the spec's DefaultAlgs when
+// the run names none: a run asks an external benchmark for some of its
+// algorithms (--algs) as it asks the built-in suite.
+const AlgsToken = "{algs}"
+
 // BenchSpec describes an external benchmark in the image, as JSON at
 // BenchSpecPath: {"name":"openssl","argv":["/bin/openssl","speed",...]}.
 type BenchSpec struct {
@@ -186,8 +192,10 @@ type BenchSpec struct {
 	Name string `json:"name"`
 	// Argv is the command, absolute path first (the board has no shell
 	// and no PATH search worth relying on). Arguments may hold
-	// SecondsToken.
+	// SecondsToken, and one may be AlgsToken.
 	Argv []string `json:"argv"`
+	// DefaultAlgs stand for AlgsToken when the run names no algorithms.
+	DefaultAlgs []string `json:"default_algs,omitempty"`
 }
 
 // ParseBenchSpec reads a BenchSpec and checks it can be run.
@@ -222,12 +230,21 @@ func (s BenchSpec) Validate() error {
 }
 
 // Command is s.Argv with SecondsToken replaced, wherever it occurs in an
-// argument ("-t", "{seconds}" or "--time={seconds}"), by p.WholeSeconds().
+// argument ("-t", "{seconds}" or "--time={seconds}"), by p.WholeSeconds(),
+// and an AlgsToken argument by p.Algs (or s.DefaultAlgs), one each.
 func (s BenchSpec) Command(p Params) []string {
 	secs := strconv.Itoa(p.WholeSeconds())
-	argv := make([]string, len(s.Argv))
-	for i, a := range s.Argv {
-		argv[i] = strings.ReplaceAll(a, SecondsToken, secs)
+	algs := p.Algs
+	if len(algs) == 0 {
+		algs = s.DefaultAlgs
+	}
+	argv := make([]string, 0, len(s.Argv)+len(algs))
+	for _, a := range s.Argv {
+		if a == AlgsToken {
+			argv = append(argv, algs...)
+			continue
+		}
+		argv = append(argv, strings.ReplaceAll(a, SecondsToken, secs))
 	}
 	return argv
 }

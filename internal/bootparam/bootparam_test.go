@@ -120,3 +120,23 @@ func TestCommand(t *testing.T) {
 		t.Errorf("Command changed the spec's own argv: %q", s.Argv)
 	}
 }
+
+func TestCommandAlgs(t *testing.T) {
+	s := BenchSpec{Name: "openssl", Argv: []string{"/bin/openssl", "speed", "-seconds", "{seconds}", "{algs}"}, DefaultAlgs: []string{"md5", "rsa2048"}}
+	for _, tt := range []struct {
+		algs []string
+		want []string
+	}{
+		{nil, []string{"/bin/openssl", "speed", "-seconds", "1", "md5", "rsa2048"}},
+		{[]string{"sha256"}, []string{"/bin/openssl", "speed", "-seconds", "1", "sha256"}},
+		{[]string{"sha256", "dsa2048"}, []string{"/bin/openssl", "speed", "-seconds", "1", "sha256", "dsa2048"}},
+	} {
+		if got := s.Command(Params{Seconds: time.Second, Algs: tt.algs}); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Command(algs=%q) = %q, want %q", tt.algs, got, tt.want)
+		}
+	}
+	noDefault := BenchSpec{Name: "x", Argv: []string{"/bin/x", "{algs}", "-v"}}
+	if got := noDefault.Command(Params{}); !reflect.DeepEqual(got, []string{"/bin/x", "-v"}) {
+		t.Errorf("no algorithms and no defaults: %q", got)
+	}
+}
