@@ -189,7 +189,7 @@ type run struct {
 func runOnce(ctx context.Context, o Options) (*results.Run, error) {
 	now := time.Now()
 	r := &run{o: o, start: now, rec: &results.Run{
-		ID: results.NewRunID(), Board: o.Board.Name, ClockMHz: int(o.Clock), Rep: o.Rep,
+		ID: results.NewRunID(), Board: o.Board.Name, ClockMHz: o.Clock, Rep: o.Rep,
 		Bench: o.Benchmark, Started: now,
 	}}
 	r.say("run", "%s on %s at %s, bench %s", r.rec.ID, o.Board.Name, o.Clock, o.Benchmark)

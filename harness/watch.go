@@ -198,7 +198,7 @@ func (w *watcher) helloArrived() (error, bool) {
 	r.enter("bench")
 	r.say("bench", "board up: %s, kernel %s, cpu %q, BogoMIPS %s; running %s", h.Arch, h.Kernel, h.CPU, h.BogoMIPS, h.Bench)
 	reported, check, err := checkClock(r.o.Board.Profile, r.o.Clock, h)
-	r.rec.ClockReportedMHz, r.rec.ClockCheck = int(reported), check
+	r.rec.ClockReportedMHz, r.rec.ClockCheck = reported, check
 	if err != nil {
 		return failf(FailClockMismatch, false, "%v", err), true
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
+
+	"github.com/bootbench/bootbench/boards"
 )
 
 // What a comparison compares: one board's clock settings, or boards.
@@ -66,7 +68,7 @@ type CompareOptions struct {
 	// ClockMHz, by board, takes only runs at this clock setting for boards
 	// named without one. Without it such a board must have runs at a
 	// single setting, so a board is never compared on a mix of clocks.
-	ClockMHz int
+	ClockMHz boards.MHz
 	// Baseline, if set, is the baseline: by clock, the clock setting
 	// (its Board empty or the compared board); by board, a setting, which
 	// is compared with every other named.
@@ -76,7 +78,7 @@ type CompareOptions struct {
 // Pick names one setting to compare: a board, at a clock if HasClock.
 type Pick struct {
 	Board    string
-	ClockMHz int
+	ClockMHz boards.MHz
 	HasClock bool
 }
 
@@ -95,7 +97,7 @@ func ParsePick(s string) (Pick, error) {
 		if err != nil || n < 0 {
 			return Pick{}, fmt.Errorf("setting %q: the clock after @ is MHz, e.g. rb450g@680", s)
 		}
-		p.ClockMHz = n
+		p.ClockMHz = boards.MHz(n)
 	}
 	if p.Board == "" && !p.HasClock {
 		return Pick{}, fmt.Errorf("setting %q names no board or clock: say BOARD or BOARD@MHZ", s)
@@ -114,8 +116,8 @@ func (p Pick) String() string {
 // one benchmark there, pooled. Board is empty when comparing one board's
 // clocks (the board is Comparison.Board).
 type Setting struct {
-	Board    string `json:"board,omitempty"`
-	ClockMHz int    `json:"clock_mhz"`
+	Board    string     `json:"board,omitempty"`
+	ClockMHz boards.MHz `json:"clock_mhz"`
 	// Bench, Tool and ToolVersion are what the pooled runs ran: runs of
 	// different benchmarks or versions are never pooled.
 	Bench       string `json:"bench"`
@@ -247,7 +249,7 @@ func byBench(runs []Run) ([]benchKey, map[benchKey][]Run) {
 }
 
 // pool describes runs pooled as one side.
-func pool(board string, clock int, runs []Run) Setting {
+func pool(board string, clock boards.MHz, runs []Run) Setting {
 	k := keyOf(runs[0])
 	st := Setting{Board: board, ClockMHz: clock, Bench: k.bench, Tool: k.tool, ToolVersion: k.version, Runs: len(runs)}
 	for _, r := range runs {
@@ -278,7 +280,7 @@ func compareClocks(o CompareOptions, runs []Run) (*Comparison, error) {
 	c := &Comparison{Board: board, By: ByClock}
 	keys, groups := byBench(runs)
 	for _, k := range keys {
-		byClock := map[int][]Run{}
+		byClock := map[boards.MHz][]Run{}
 		for _, r := range groups[k] {
 			byClock[r.ClockMHz] = append(byClock[r.ClockMHz], r)
 		}
@@ -287,12 +289,12 @@ func compareClocks(o CompareOptions, runs []Run) (*Comparison, error) {
 		if o.Baseline != nil {
 			base = o.Baseline.ClockMHz
 			if _, ok := byClock[base]; !ok {
-				c.Skipped = append(c.Skipped, fmt.Sprintf("%s: no runs at the baseline %s (only %s)", k, clockText(base), clocksText(clocks)))
+				c.Skipped = append(c.Skipped, fmt.Sprintf("%s: no runs at the baseline %s (only %s)", k, base.Phrase(), clocksText(clocks)))
 				continue
 			}
 		}
 		if len(clocks) < 2 {
-			c.Skipped = append(c.Skipped, fmt.Sprintf("%s: only at %s", k, clockText(base)))
+			c.Skipped = append(c.Skipped, fmt.Sprintf("%s: only at %s", k, base.Phrase()))
 			continue
 		}
 		for _, clk := range clocks {
@@ -318,8 +320,8 @@ func compareClocks(o CompareOptions, runs []Run) (*Comparison, error) {
 	return c, nil
 }
 
-func sortedClocks(byClock map[int][]Run) []int {
-	clocks := make([]int, 0, len(byClock))
+func sortedClocks(byClock map[boards.MHz][]Run) []boards.MHz {
+	clocks := make([]boards.MHz, 0, len(byClock))
 	for c := range byClock {
 		clocks = append(clocks, c)
 	}
@@ -333,10 +335,10 @@ func sortedClocks(byClock map[int][]Run) []int {
 	return clocks
 }
 
-func clocksText(clocks []int) string {
+func clocksText(clocks []boards.MHz) string {
 	var s []string
 	for _, c := range clocks {
-		s = append(s, clockText(c))
+		s = append(s, c.Phrase())
 	}
 	return strings.Join(s, ", ")
 }
@@ -347,13 +349,6 @@ func heldText(skipped []string, none string) string {
 		return none
 	}
 	return strings.Join(skipped, "; ")
-}
-
-func clockText(mhz int) string {
-	if mhz == 0 {
-		return "the default clock"
-	}
-	return strconv.Itoa(mhz) + " MHz"
 }
 
 // side is one named setting of a by-board comparison, with its runs.
@@ -379,7 +374,7 @@ func compareBoards(o CompareOptions, runs []Run) (*Comparison, error) {
 	}
 	at := "at any clock"
 	if o.ClockMHz != 0 {
-		at = "at " + clockText(o.ClockMHz)
+		at = "at " + o.ClockMHz.Phrase()
 	}
 	if len(picks) < 2 {
 		return nil, fmt.Errorf("results: compare %s by board: %w: no other board has ok runs %s", picks[0].Board, ErrNothingToCompare, at)
@@ -460,13 +455,13 @@ func otherBoards(board string, byBoard map[string][]Run) []Pick {
 
 // settle picks a board's runs at the named clock, else clock, else the
 // one clock it has runs at.
-func settle(p Pick, clock int, runs []Run) (side, error) {
+func settle(p Pick, clock boards.MHz, runs []Run) (side, error) {
 	want, pinned := p.ClockMHz, p.HasClock
 	if !pinned && clock != 0 {
 		want, pinned = clock, true
 	}
 	var at []Run
-	clocks := map[int][]Run{}
+	clocks := map[boards.MHz][]Run{}
 	for _, r := range runs {
 		clocks[r.ClockMHz] = append(clocks[r.ClockMHz], r)
 	}
@@ -480,14 +475,14 @@ func settle(p Pick, clock int, runs []Run) (side, error) {
 	case len(clocks) > 1:
 		var s []string
 		for _, c := range sortedClocks(clocks) {
-			s = append(s, strconv.Itoa(c))
+			s = append(s, strconv.Itoa(int(c)))
 		}
 		return side{}, fmt.Errorf("results: compare by board: %s has runs at %s MHz; %w, e.g. %s@%s", p.Board, strings.Join(s, ", "), ErrPickClock, p.Board, s[0])
 	}
 	if len(at) == 0 {
 		where := "at any clock"
 		if pinned {
-			where = "at " + clockText(want)
+			where = "at " + want.Phrase()
 		}
 		return side{}, fmt.Errorf("results: compare by board: %w: %s has no ok runs %s", ErrNothingToCompare, p.Board, where)
 	}
@@ -752,12 +747,12 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 		var head string
 		if c.By == ByClock {
 			head = fmt.Sprintf("%s: %s (baseline, %s) vs %s (%s), clock ratio %s",
-				c.Board, clockText(b.ClockMHz), runsText(b.Runs),
-				clockText(k.ClockMHz), runsText(k.Runs), optText(cand.ClockRatio, 4))
+				c.Board, b.ClockMHz.Phrase(), runsText(b.Runs),
+				k.ClockMHz.Phrase(), runsText(k.Runs), optText(cand.ClockRatio, 4))
 		} else {
 			head = fmt.Sprintf("%s at %s (baseline, %s) vs %s at %s (%s)",
-				b.Board, clockText(b.ClockMHz), runsText(b.Runs),
-				k.Board, clockText(k.ClockMHz), runsText(k.Runs))
+				b.Board, b.ClockMHz.Phrase(), runsText(b.Runs),
+				k.Board, k.ClockMHz.Phrase(), runsText(k.Runs))
 		}
 		if _, err := fmt.Fprintf(w, "%s\n%s\n", head, pooledText(b, k)); err != nil {
 			return err

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/boards"
 )
 
 // fillStore stores runs in a fresh store of engine e and returns it.
@@ -34,7 +36,7 @@ func series(board string, clock int, names, units []string, values ...[]float64)
 		r := Run{
 			ID:       RunID(fmt.Sprintf("%s-%d-%d", board, clock, i)),
 			Board:    board,
-			ClockMHz: clock,
+			ClockMHz: boards.MHz(clock),
 			Rep:      i,
 			Status:   StatusOK,
 			Bench:    "openssl",
@@ -497,7 +499,7 @@ func TestCompareSettings(t *testing.T) {
 		}
 		type side struct {
 			board string
-			clock int
+			clock boards.MHz
 			value number
 		}
 		tests := []struct {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/bootbench/bootbench/boards"
 )
 
 // number marshals a float64 as a plain decimal. encoding/json switches to
@@ -42,7 +44,7 @@ type jsonStage struct {
 type jsonRun struct {
 	ID       RunID        `json:"id"`
 	Board    string       `json:"board"`
-	ClockMHz int          `json:"clock_mhz"`
+	ClockMHz boards.MHz   `json:"clock_mhz"`
 	Status   string       `json:"status"`
 	Started  string       `json:"started"`
 	Bench    string       `json:"bench"`
@@ -59,8 +61,8 @@ type jsonRun struct {
 	Hello       json.RawMessage `json:"hello,omitempty"`
 	// The clock the board reported and how it was checked (verified,
 	// unverified, mismatch); absent for runs that asked for none.
-	ClockReportedMHz int    `json:"clock_reported_mhz,omitempty"`
-	ClockCheck       string `json:"clock_check,omitempty"`
+	ClockReportedMHz boards.MHz `json:"clock_reported_mhz,omitempty"`
+	ClockCheck       string     `json:"clock_check,omitempty"`
 }
 
 func jsonTime(t time.Time) string {
@@ -119,10 +121,6 @@ func WriteTable(w io.Writer, runs []Run) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tBOARD\tCLOCK\tSTATUS\tBENCH\tMETRICS\tSTARTED\tREASON")
 	for _, r := range runs {
-		clock := "default"
-		if r.ClockMHz != 0 {
-			clock = strconv.Itoa(r.ClockMHz) + " MHz"
-		}
 		started := "-"
 		if !r.Started.IsZero() {
 			// UTC with the zone shown: runs come from several hosts and
@@ -130,7 +128,7 @@ func WriteTable(w io.Writer, runs []Run) error {
 			started = r.Started.UTC().Format("2006-01-02 15:04:05Z")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n",
-			r.ID, r.Board, clock, r.Status, dash(r.Bench), len(r.Metrics), started, oneLine(r.Reason, 72))
+			r.ID, r.Board, r.ClockMHz.Label(), r.Status, dash(r.Bench), len(r.Metrics), started, oneLine(r.Reason, 72))
 	}
 	return tw.Flush()
 }

@@ -24,7 +24,7 @@ func WriteCSV(w io.Writer, runs []Run) error {
 	}
 	for _, r := range runs {
 		lead := []string{
-			string(r.ID), r.Board, strconv.Itoa(r.ClockMHz), strconv.Itoa(r.Rep), r.Status,
+			string(r.ID), r.Board, strconv.Itoa(int(r.ClockMHz)), strconv.Itoa(r.Rep), r.Status,
 			jsonTime(r.Started), r.Bench, r.Tool, r.ToolVersion,
 		}
 		if len(r.Metrics) == 0 {

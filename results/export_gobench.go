@@ -80,7 +80,7 @@ func WriteGobench(w io.Writer, runs []Run) error {
 	names := gobenchNames{}
 	var board, clock, tool string
 	for i, r := range ok {
-		b, c, t := gobenchValue(r.Board), gobenchClock(r.ClockMHz), gobenchTool(r)
+		b, c, t := gobenchValue(r.Board), r.ClockMHz.Key(), gobenchTool(r)
 		// Configuration lines hold until changed; repeating them only
 		// when they change keeps the file close to `go test` output.
 		if i == 0 || b != board || c != clock || t != tool {
@@ -99,13 +99,6 @@ func WriteGobench(w io.Writer, runs []Run) error {
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
-}
-
-func gobenchClock(mhz int) string {
-	if mhz == 0 {
-		return "default"
-	}
-	return strconv.Itoa(mhz) + "MHz"
 }
 
 func gobenchTool(r *Run) string {

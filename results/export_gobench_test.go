@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/bootbench/bootbench/boards"
 )
 
 func TestGobenchNames(t *testing.T) {
@@ -101,7 +103,7 @@ func TestGobenchReadsBack(t *testing.T) {
 		}
 		for _, m := range r.Metrics {
 			n++
-			k := key{r.Board, gobenchClock(r.ClockMHz), gobenchName(m.Name), m.Unit}
+			k := key{r.Board, r.ClockMHz.Key(), gobenchName(m.Name), m.Unit}
 			if vs := got[k]; len(vs) == 0 || !containsFloat(vs, m.Value) {
 				t.Errorf("%v = %v, want %v among them", k, vs, m.Value)
 			}
@@ -142,7 +144,7 @@ func TestGobenchBenchstat(t *testing.T) {
 			scale := float64(clock) / 680
 			for rep, j := range jitter {
 				r := &Run{
-					ID: RunID(fmt.Sprintf("rb450g-%d-%d", clock, rep)), Board: "rb450g", ClockMHz: clock, Rep: rep,
+					ID: RunID(fmt.Sprintf("rb450g-%d-%d", clock, rep)), Board: "rb450g", ClockMHz: boards.MHz(clock), Rep: rep,
 					Status: StatusOK, Bench: "openssl", Tool: "openssl", ToolVersion: "3.0.13",
 					Started: t0.Add(time.Duration(clock*10+rep) * time.Second),
 					Metrics: []Metric{

@@ -5,10 +5,13 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bootbench/bootbench/boards"
 )
 
 // htmlHeadline are the metrics charted: one hash, one cipher and one
@@ -182,7 +185,7 @@ func htmlStats(runs []*Run) map[string]htmlStat {
 // htmlSetting is one board × clock with its ok runs' statistics.
 type htmlSetting struct {
 	board string
-	clock int
+	clock boards.MHz
 	n     int
 	stats map[string]htmlStat
 }
@@ -244,7 +247,7 @@ func buildHTMLReport(runs []Run) *htmlReport {
 					continue
 				}
 				bars = append(bars, htmlBarData{
-					label1: s.board, label2: exportClock(s.clock),
+					label1: s.board, label2: s.clock.Label(),
 					fill: htmlColor(boardIndex[s.board]), stat: st,
 				})
 			}
@@ -259,8 +262,8 @@ func buildHTMLReport(runs []Run) *htmlReport {
 func buildHTMLBoard(name string, runs []*Run, stageColors map[string]string) (*htmlBoard, []htmlSetting) {
 	b := &htmlBoard{Name: name, Anchor: "board-" + htmlAnchor(name)}
 
-	byClock := map[int][]*Run{}
-	var clocks []int
+	byClock := map[boards.MHz][]*Run{}
+	var clocks []boards.MHz
 	okRuns := 0
 	for _, r := range runs {
 		if r.Status != StatusOK {
@@ -272,12 +275,12 @@ func buildHTMLBoard(name string, runs []*Run, stageColors map[string]string) (*h
 		}
 		byClock[r.ClockMHz] = append(byClock[r.ClockMHz], r)
 	}
-	sort.Ints(clocks)
+	slices.Sort(clocks)
 	var settings []htmlSetting
 	var clockNames []string
 	for _, c := range clocks {
 		settings = append(settings, htmlSetting{board: name, clock: c, n: len(byClock[c]), stats: htmlStats(byClock[c])})
-		clockNames = append(clockNames, exportClock(c))
+		clockNames = append(clockNames, c.Label())
 	}
 	b.Summary = fmt.Sprintf("%s, %d ok", htmlPlural(len(runs), "run"), okRuns)
 	if len(clockNames) > 0 {
@@ -290,7 +293,7 @@ func buildHTMLBoard(name string, runs []*Run, stageColors map[string]string) (*h
 		var bars []htmlBarData
 		for i, s := range settings {
 			if st, ok := s.stats[metric]; ok {
-				bars = append(bars, htmlBarData{label1: exportClock(s.clock), fill: htmlColor(i), stat: st})
+				bars = append(bars, htmlBarData{label1: s.clock.Label(), fill: htmlColor(i), stat: st})
 			}
 		}
 		if len(bars) > 0 {
@@ -302,7 +305,7 @@ func buildHTMLBoard(name string, runs []*Run, stageColors map[string]string) (*h
 	for _, s := range settings {
 		title := ""
 		if len(settings) > 1 {
-			title = " at " + exportClock(s.clock)
+			title = " at " + s.clock.Label()
 		}
 		b.RouteCharts = append(b.RouteCharts, htmlRouteCharts(s, title)...)
 	}
@@ -320,7 +323,7 @@ func buildHTMLBoard(name string, runs []*Run, stageColors map[string]string) (*h
 	}
 	sort.Slice(metrics, func(i, j int) bool { return MetricLess(metrics[i], metrics[j]) })
 	for _, s := range settings {
-		b.Clocks = append(b.Clocks, fmt.Sprintf("%s (n=%d)", exportClock(s.clock), s.n))
+		b.Clocks = append(b.Clocks, fmt.Sprintf("%s (n=%d)", s.clock.Label(), s.n))
 	}
 	for _, m := range metrics {
 		row := htmlMedianRow{Metric: m, Unit: seen[m]}
@@ -349,7 +352,7 @@ func buildHTMLBoard(name string, runs []*Run, stageColors map[string]string) (*h
 
 	for _, r := range runs {
 		row := htmlRunRow{
-			ID: string(r.ID), Clock: exportClock(r.ClockMHz), Rep: r.Rep, Status: r.Status,
+			ID: string(r.ID), Clock: r.ClockMHz.Label(), Rep: r.Rep, Status: r.Status,
 			Started: "-", Tool: dash(strings.TrimSpace(r.Tool + " " + r.ToolVersion)),
 			Metrics: len(r.Metrics), Boot: "-", Reason: r.Reason,
 			StatusCSSClass: "st-" + htmlAnchor(r.Status),
@@ -545,7 +548,7 @@ func htmlStageChartFor(runs []*Run, colors map[string]string) *htmlStageChart {
 		y := c.Top + htmlCoord(i*htmlStageRowH) + (htmlStageRowH-htmlStageBarH)/2
 		row := htmlStageRow{
 			Y: y, TextY: y + htmlStageBarH - 3, BarH: htmlStageBarH,
-			Label:          fmt.Sprintf("%s #%d", exportClock(r.ClockMHz), r.Rep),
+			Label:          fmt.Sprintf("%s #%d", r.ClockMHz.Label(), r.Rep),
 			Tip:            string(r.ID) + " (" + r.Status + ")",
 			StatusIsNotOK:  r.Status != StatusOK,
 			StatusCSSClass: "st-" + htmlAnchor(r.Status),

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/boards"
 )
 
 // htmlFixtureRuns is a small bench history: an RB450G at two clocks with
@@ -17,7 +19,7 @@ func htmlFixtureRuns() []*Run {
 	base := time.Date(2025, 3, 14, 15, 0, 0, 0, time.UTC)
 	var runs []*Run
 	n := 0
-	add := func(board string, clock, rep int, status, reason, tool, version string, stages []Stage, ms ...Metric) {
+	add := func(board string, clock boards.MHz, rep int, status, reason, tool, version string, stages []Stage, ms ...Metric) {
 		started := base.Add(time.Duration(n) * 5 * time.Minute)
 		n++
 		runs = append(runs, &Run{

@@ -1,12 +1,13 @@
 package results
 
 import (
-	"fmt"
 	"io"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bootbench/bootbench/boards"
 )
 
 // openwrtColumn is one figure column of the OpenWrt wiki's "OpenSSL
@@ -55,7 +56,7 @@ var openwrtColumns = []openwrtColumn{
 func WriteOpenWrt(w io.Writer, runs []Run) error {
 	type key struct {
 		board   string
-		clock   int
+		clock   boards.MHz
 		version string
 	}
 	groups := map[key][]*Run{}
@@ -89,11 +90,7 @@ func WriteOpenWrt(w io.Writer, runs []Run) error {
 	}
 	sb.WriteByte('\n')
 	for _, k := range keys {
-		clock := "-"
-		if k.clock != 0 {
-			clock = strconv.Itoa(k.clock)
-		}
-		sb.WriteString("| " + openwrtCell(k.board) + " | " + clock + " | " + openwrtCell(k.version) + " |")
+		sb.WriteString("| " + openwrtCell(k.board) + " | " + k.clock.Digits() + " | " + openwrtCell(k.version) + " |")
 		for _, c := range openwrtColumns {
 			sb.WriteString(" " + openwrtFigure(groups[k], c) + " |")
 		}
@@ -175,12 +172,4 @@ func exportMedian(vs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// exportClock names a clock setting for people; 0 is the board's default.
-func exportClock(mhz int) string {
-	if mhz == 0 {
-		return "default"
-	}
-	return fmt.Sprintf("%d MHz", mhz)
 }

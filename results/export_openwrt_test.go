@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results/parse"
 )
 
@@ -58,7 +59,7 @@ func TestOpenWrtFixtureRow(t *testing.T) {
 
 func TestOpenWrtRows(t *testing.T) {
 	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
-	run := func(id, board string, clock int, status, tool, version string, i int, ms ...Metric) Run {
+	run := func(id, board string, clock boards.MHz, status, tool, version string, i int, ms ...Metric) Run {
 		return Run{ID: RunID(id), Board: board, ClockMHz: clock, Status: status, Tool: tool, ToolVersion: version, Started: at(i), Metrics: ms}
 	}
 	md5 := func(v float64) Metric { return Metric{"md5@1024", "B/s", v} }

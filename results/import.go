@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/bootbench/bootbench/boards"
 )
 
 // SourceImportPrefix starts the Source of a run imported from a file; the
@@ -70,7 +72,7 @@ func InputSHA256(data []byte) string {
 // stored as a run.
 type Import struct {
 	Board    string
-	ClockMHz int
+	ClockMHz boards.MHz
 	Rep      int
 
 	Path     string    // the file; its base name goes into Source
@@ -134,7 +136,7 @@ func (im *Import) Run() *Run {
 // NextRep returns the repetition number after the highest stored for board
 // at clockMHz, 1 if there is none (runs count from 1, as bootbench run does),
 // so imports continue a series of runs.
-func (s *Store) NextRep(ctx context.Context, board string, clockMHz int) (int, error) {
+func (s *Store) NextRep(ctx context.Context, board string, clockMHz boards.MHz) (int, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx,
 		s.eng.bind(`SELECT COALESCE(MAX(rep) + 1, 1) FROM runs WHERE board = ? AND clock_mhz = ?`),

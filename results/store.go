@@ -20,6 +20,8 @@ import (
 
 	"modernc.org/sqlite" // pure Go driver, so the host binary cross-compiles without cgo
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/bootbench/bootbench/boards"
 )
 
 // Run statuses. A run that did not finish cleanly still gets a row, so the
@@ -93,11 +95,11 @@ type Stage struct {
 type Run struct {
 	ID       RunID
 	Board    string
-	ClockMHz int // requested; 0 = unknown or the board's default
+	ClockMHz boards.MHz // requested; 0 = unknown or the board's default
 	// ClockReportedMHz is the clock the board reported (cpufreq's current
 	// clock, or BogoMIPS turned into MHz by the profile's ratio); 0 when
 	// it reported none.
-	ClockReportedMHz int
+	ClockReportedMHz boards.MHz
 	// ClockCheck is ClockVerified, ClockUnverified, ClockMismatch, or ""
 	// when no clock was asked for or the run is imported.
 	ClockCheck string
@@ -134,7 +136,7 @@ type Run struct {
 // Filter selects runs; zero fields match everything.
 type Filter struct {
 	Board    string
-	ClockMHz int
+	ClockMHz boards.MHz
 	Status   string
 	// IDs, when set, selects only these runs.
 	IDs []RunID

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/gate"
 )
@@ -151,7 +152,7 @@ func loadBaseline(ctx context.Context, store *results.Store, ref, board string) 
 	if err != nil {
 		return nil, err
 	}
-	runs, err := store.Runs(ctx, results.Filter{Board: sel.board, ClockMHz: sel.clock, Status: results.StatusOK})
+	runs, err := store.Runs(ctx, results.Filter{Board: sel.board, ClockMHz: boards.MHz(sel.clock), Status: results.StatusOK})
 	if err != nil {
 		return nil, err
 	}

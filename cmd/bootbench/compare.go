@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
 )
 
@@ -58,9 +59,9 @@ func cmdCompare(ctx context.Context, args []string) error {
 }
 
 // compareOptions checks the flags' combination and reads the settings.
-func compareOptions(by, board, boards, baseline string, clock int) (results.CompareOptions, error) {
-	o := results.CompareOptions{By: by, Board: board, ClockMHz: clock}
-	for _, s := range splitList(boards) {
+func compareOptions(by, board, settings, baseline string, clock int) (results.CompareOptions, error) {
+	o := results.CompareOptions{By: by, Board: board, ClockMHz: boards.MHz(clock)}
+	for _, s := range splitList(settings) {
 		p, err := results.ParsePick(s)
 		if err != nil {
 			return o, usageErr("results compare: --boards: %v", err)

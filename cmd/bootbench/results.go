@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
 )
 
@@ -181,7 +182,7 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
-	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: *clock})
+	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: boards.MHz(*clock)})
 	if err != nil {
 		return storeFailure(path, err)
 	}
@@ -288,13 +289,10 @@ func unwrapPathErr(err error) error {
 
 // clockLine says what clock a run asked for and what came of it.
 func clockLine(r *results.Run) string {
-	asked := "the board's default"
-	if r.ClockMHz > 0 {
-		asked = fmt.Sprintf("%d MHz", r.ClockMHz)
-	}
+	asked := r.ClockMHz.Or("the board's default")
 	reported := ""
 	if r.ClockReportedMHz > 0 {
-		reported = fmt.Sprintf(", the board reported %d MHz", r.ClockReportedMHz)
+		reported = ", the board reported " + r.ClockReportedMHz.String()
 	}
 	switch r.ClockCheck {
 	case results.ClockVerified:

@@ -309,10 +309,6 @@ func interrupted(err error, dbPath string) error {
 }
 
 func printRun(rec *results.Run, rep int) {
-	clock := "default clock"
-	if rec.ClockMHz > 0 {
-		clock = fmt.Sprintf("%d MHz", rec.ClockMHz)
-	}
-	fmt.Printf("\n%s  %s  %s  rep %d  %s %s\n", rec.ID, rec.Board, clock, rep, rec.Tool, rec.ToolVersion)
+	fmt.Printf("\n%s  %s  %s  rep %d  %s %s\n", rec.ID, rec.Board, rec.ClockMHz, rep, rec.Tool, rec.ToolVersion)
 	results.WriteMetrics(os.Stdout, rec)
 }

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
 )
 
@@ -62,7 +63,7 @@ type Report struct {
 // Side describes one side's runs.
 type Side struct {
 	Runs     int
-	ClockMHz int
+	ClockMHz boards.MHz
 	Bench    string
 	Tool     string // tool and version
 }
