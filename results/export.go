@@ -35,8 +35,8 @@ type jsonMetric struct {
 }
 
 type jsonStage struct {
-	Name    string `json:"name"`
-	Seconds number `json:"seconds"`
+	Name    StageName `json:"name"`
+	Seconds number    `json:"seconds"`
 }
 
 // jsonRun is the export contract: the documented fields first, in the

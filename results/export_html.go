@@ -151,7 +151,8 @@ type htmlSeg struct {
 }
 
 type htmlLegend struct {
-	Name, Fill string
+	Name StageName
+	Fill string
 }
 
 // htmlStat summarises one metric over the ok runs of one setting.
@@ -259,7 +260,7 @@ func buildHTMLReport(runs []Run) *htmlReport {
 	return rep
 }
 
-func buildHTMLBoard(name string, runs []*Run, stageColors map[string]string) (*htmlBoard, []htmlSetting) {
+func buildHTMLBoard(name string, runs []*Run, stageColors map[StageName]string) (*htmlBoard, []htmlSetting) {
 	b := &htmlBoard{Name: name, Anchor: "board-" + htmlAnchor(name)}
 
 	byClock := map[boards.MHz][]*Run{}
@@ -488,8 +489,8 @@ func htmlStatTip(st htmlStat) string {
 // htmlStageColors gives every stage name one colour for the whole report,
 // in order of first appearance, so "kernel" is the same colour in every
 // board's chart.
-func htmlStageColors(runs []Run) map[string]string {
-	colors := map[string]string{}
+func htmlStageColors(runs []Run) map[StageName]string {
+	colors := map[StageName]string{}
 	for _, r := range runs {
 		for _, st := range r.Stages {
 			if _, ok := colors[st.Name]; !ok {
@@ -521,7 +522,7 @@ const (
 // htmlStageChartFor draws each run's boot stages as one horizontal stacked
 // bar, failed runs included: where a failed boot spent its time is often
 // the clue to why it failed. Nil when no run has stage timings.
-func htmlStageChartFor(runs []*Run, colors map[string]string) *htmlStageChart {
+func htmlStageChartFor(runs []*Run, colors map[StageName]string) *htmlStageChart {
 	var with []*Run
 	maxTotal := 0.0
 	for _, r := range runs {
@@ -543,7 +544,7 @@ func htmlStageChartFor(runs []*Run, colors map[string]string) *htmlStageChart {
 	for v := 0.0; v <= top*(1+1e-9); v += step {
 		c.Ticks = append(c.Ticks, htmlXTick{X: x(v), Label: htmlCompact(v) + " s"})
 	}
-	inLegend := map[string]bool{}
+	inLegend := map[StageName]bool{}
 	for i, r := range with {
 		y := c.Top + htmlCoord(i*htmlStageRowH) + (htmlStageRowH-htmlStageBarH)/2
 		row := htmlStageRow{

@@ -84,10 +84,9 @@ type Metric struct {
 	Value float64 `json:"value"`
 }
 
-// Stage is how long one boot stage took: "image", "dhcp", "tftp", "kernel",
-// "bench", ...
+// Stage is how long one boot stage took.
 type Stage struct {
-	Name     string
+	Name     StageName
 	Duration time.Duration
 }
 
@@ -440,7 +439,7 @@ func storable(r *Run) *Run {
 	}
 	c.Stages = make([]Stage, len(r.Stages))
 	for i, st := range r.Stages {
-		c.Stages[i] = Stage{cleanText(st.Name), st.Duration}
+		c.Stages[i] = Stage{StageName(cleanText(string(st.Name))), st.Duration}
 	}
 	c.Metrics = make([]Metric, len(r.Metrics))
 	for i, m := range r.Metrics {
@@ -624,7 +623,7 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 	defer srows.Close()
 	for srows.Next() {
 		var run RunID
-		var name string
+		var name StageName
 		var secs float64
 		if err := srows.Scan(&run, &name, &secs); err != nil {
 			return nil, err
