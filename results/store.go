@@ -47,20 +47,6 @@ const (
 	ClockMismatch = "mismatch"
 )
 
-// RunID names one run: UTC start time and 8 random hex digits,
-// "20261130-080534-4f1c2a9e". It goes to the board on the kernel command
-// line and comes back in every frame.
-type RunID string
-
-// Short is the id's random part, for names that must be short (network
-// namespaces, interfaces).
-func (id RunID) Short() string {
-	if len(id) < 8 {
-		return string(id)
-	}
-	return string(id[len(id)-8:])
-}
-
 // ErrNotFound is returned (wrapped) when a run id is not in the store.
 var ErrNotFound = errors.New("run not found")
 
