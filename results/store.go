@@ -1,8 +1,9 @@
 // Package results is bootbench's results store: runs per board, clock
 // setting and repetition, with their metrics, boot-stage timings and the
 // byte-exact serial transcript, kept in a single SQLite file or, for a lab
-// of several bench hosts, in a PostgreSQL database they share. It also
-// renders stored runs for people (tables) and for scripts (JSON).
+// of several bench hosts, in a PostgreSQL database they share; and the run
+// record's vocabulary (clock, status, stages, metric order). Rendering runs
+// lives in results/export, comparing them in results/compare.
 package results
 
 import (
@@ -244,7 +245,8 @@ func parseTime(s string) (time.Time, error) {
 	return time.Parse(time.RFC3339Nano, s)
 }
 
-func validStatus(s string) bool {
+// ValidStatus says whether s is one of the run statuses.
+func ValidStatus(s string) bool {
 	switch s {
 	case StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted, StatusClockMismatch:
 		return true
@@ -258,7 +260,7 @@ func (r *Run) validate() error {
 		return errors.New("run has no id")
 	case r.Board == "":
 		return fmt.Errorf("run %s has no board", r.ID)
-	case !validStatus(r.Status):
+	case !ValidStatus(r.Status):
 		return fmt.Errorf("run %s: unknown status %q (want ok, failed, corrupt, interrupted or clock-mismatch)", r.ID, r.Status)
 	case r.Hello != nil && !json.Valid(r.Hello):
 		return fmt.Errorf("run %s: hello report is not valid JSON", r.ID)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/export"
 	"github.com/bootbench/bootbench/results/gate"
 )
 
@@ -174,7 +175,7 @@ func baselineFile(path, board string) ([]results.Run, error) {
 		return nil, usageErr("ci: baseline: %v", err)
 	}
 	defer f.Close()
-	runs, err := results.ReadJSON(f)
+	runs, err := export.ReadJSON(f)
 	if err != nil {
 		return nil, usageErr("ci: baseline %s: %v", path, err)
 	}

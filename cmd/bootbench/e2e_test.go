@@ -192,7 +192,7 @@ type exported struct {
 	} `json:"runs"`
 }
 
-func export(t *testing.T, db string) exported {
+func exportJSON(t *testing.T, db string) exported {
 	t.Helper()
 	r := bootbench(t, db, "results", "export", "--format", "json")
 	if r.code != 0 {
@@ -226,7 +226,7 @@ func TestE2ERunStoresResult(t *testing.T) {
 		t.Errorf("result table has %d metrics, want >= 5:\n%s", n, r.stdout)
 	}
 
-	e := export(t, db)
+	e := exportJSON(t, db)
 	if len(e.Runs) != 1 || e.Runs[0].ID != id || e.Runs[0].Status != "ok" || e.Runs[0].Board != "qemu-x86_64" || e.Runs[0].ClockMHz != 1000 {
 		t.Fatalf("export: %+v", e)
 	}
@@ -284,7 +284,7 @@ func TestE2EFailedBoot(t *testing.T) {
 			if len(errLines) != 1 || !strings.Contains(errLines[0], tt.reason) {
 				t.Errorf("want one error line with %q, got %q", tt.reason, errLines)
 			}
-			e := export(t, db)
+			e := exportJSON(t, db)
 			if len(e.Runs) != 1 || e.Runs[0].Status != "failed" || !strings.Contains(e.Runs[0].Reason, tt.reason) || len(e.Runs[0].Metrics) != 0 {
 				t.Fatalf("stored run: %+v", e.Runs)
 			}
@@ -348,7 +348,7 @@ func TestE2EInterrupt(t *testing.T) {
 		t.Fatal("bootbench did not stop within 30s of SIGINT")
 	}
 	assertNothingLeft(t, seen.String())
-	e := export(t, db)
+	e := exportJSON(t, db)
 	if len(e.Runs) != 1 || e.Runs[0].Status != "interrupted" || len(e.Runs[0].Metrics) != 0 {
 		t.Errorf("stored run after SIGINT: %+v", e.Runs)
 	}

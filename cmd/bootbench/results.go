@@ -11,6 +11,7 @@ import (
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/export"
 )
 
 func cmdResults(ctx context.Context, args []string) error {
@@ -55,7 +56,7 @@ func cmdResultsList(ctx context.Context, args []string) error {
 	if err != nil {
 		return storeFailure(path, err)
 	}
-	return results.WriteTable(os.Stdout, runs)
+	return export.WriteTable(os.Stdout, runs)
 }
 
 func cmdResultsShow(ctx context.Context, args []string) error {
@@ -88,7 +89,7 @@ func cmdResultsShow(ctx context.Context, args []string) error {
 		return writeRaw(r)
 	}
 	writeRunHeader(r)
-	if err := results.WriteMetrics(os.Stdout, r); err != nil {
+	if err := export.WriteMetrics(os.Stdout, r); err != nil {
 		return err
 	}
 	if *transcript {
@@ -133,11 +134,11 @@ var exporters = []struct {
 	name  string
 	write func(io.Writer, []results.Run) error
 }{
-	{"openwrt", results.WriteOpenWrt},
-	{"csv", results.WriteCSV},
-	{"json", results.WriteJSON},
-	{"gobench", results.WriteGobench},
-	{"html", results.WriteHTML},
+	{"openwrt", export.WriteOpenWrt},
+	{"csv", export.WriteCSV},
+	{"json", export.WriteJSON},
+	{"gobench", export.WriteGobench},
+	{"html", export.WriteHTML},
 }
 
 func exportFormats(sep string) string {

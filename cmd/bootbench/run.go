@@ -19,6 +19,7 @@ import (
 	"github.com/bootbench/bootbench/internal/kernels"
 	"github.com/bootbench/bootbench/internal/route"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/export"
 )
 
 const runHelp = "Netboots the board with bootbench's own DHCP, TFTP and HTTP, runs the benchmark with\n" +
@@ -310,5 +311,5 @@ func interrupted(err error, dbPath string) error {
 
 func printRun(rec *results.Run, rep int) {
 	fmt.Printf("\n%s  %s  %s  rep %d  %s %s\n", rec.ID, rec.Board, rec.ClockMHz, rep, rec.Tool, rec.ToolVersion)
-	results.WriteMetrics(os.Stdout, rec)
+	export.WriteMetrics(os.Stdout, rec)
 }

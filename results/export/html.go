@@ -1,4 +1,4 @@
-package results
+package export
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/results"
 )
 
 // htmlHeadline are the metrics charted: one hash, one cipher and one
@@ -41,7 +42,7 @@ func htmlColor(i int) string { return htmlPalette[i%len(htmlPalette)] }
 //
 // Everything from the store goes through html/template, so a board name
 // or failure reason cannot inject markup.
-func WriteHTML(w io.Writer, runs []Run) error {
+func WriteHTML(w io.Writer, runs []results.Run) error {
 	return htmlTmpl.Execute(w, buildHTMLReport(runs))
 }
 
@@ -151,7 +152,7 @@ type htmlSeg struct {
 }
 
 type htmlLegend struct {
-	Name StageName
+	Name results.StageName
 	Fill string
 }
 
@@ -162,7 +163,7 @@ type htmlStat struct {
 	Unit             string
 }
 
-func htmlStats(runs []*Run) map[string]htmlStat {
+func htmlStats(runs []*results.Run) map[string]htmlStat {
 	vals := map[string][]float64{}
 	units := map[string]string{}
 	for _, r := range runs {
@@ -191,8 +192,8 @@ type htmlSetting struct {
 	stats map[string]htmlStat
 }
 
-func buildHTMLReport(runs []Run) *htmlReport {
-	byBoard := map[string][]*Run{}
+func buildHTMLReport(runs []results.Run) *htmlReport {
+	byBoard := map[string][]*results.Run{}
 	var boards []string
 	var first, last time.Time
 	ok := 0
@@ -202,7 +203,7 @@ func buildHTMLReport(runs []Run) *htmlReport {
 			boards = append(boards, r.Board)
 		}
 		byBoard[r.Board] = append(byBoard[r.Board], r)
-		if r.Status == StatusOK {
+		if r.Status == results.StatusOK {
 			ok++
 		}
 		if !r.Started.IsZero() {
@@ -214,7 +215,7 @@ func buildHTMLReport(runs []Run) *htmlReport {
 			}
 		}
 	}
-	sort.Slice(boards, func(i, j int) bool { return naturalCompare(boards[i], boards[j]) < 0 })
+	sort.Slice(boards, func(i, j int) bool { return results.NaturalCompare(boards[i], boards[j]) < 0 })
 
 	rep := &htmlReport{}
 	switch {
@@ -260,14 +261,14 @@ func buildHTMLReport(runs []Run) *htmlReport {
 	return rep
 }
 
-func buildHTMLBoard(name string, runs []*Run, stageColors map[StageName]string) (*htmlBoard, []htmlSetting) {
+func buildHTMLBoard(name string, runs []*results.Run, stageColors map[results.StageName]string) (*htmlBoard, []htmlSetting) {
 	b := &htmlBoard{Name: name, Anchor: "board-" + htmlAnchor(name)}
 
-	byClock := map[boards.MHz][]*Run{}
+	byClock := map[boards.MHz][]*results.Run{}
 	var clocks []boards.MHz
 	okRuns := 0
 	for _, r := range runs {
-		if r.Status != StatusOK {
+		if r.Status != results.StatusOK {
 			continue
 		}
 		okRuns++
@@ -322,7 +323,7 @@ func buildHTMLBoard(name string, runs []*Run, stageColors map[StageName]string) 
 			}
 		}
 	}
-	sort.Slice(metrics, func(i, j int) bool { return MetricLess(metrics[i], metrics[j]) })
+	sort.Slice(metrics, func(i, j int) bool { return results.MetricLess(metrics[i], metrics[j]) })
 	for _, s := range settings {
 		b.Clocks = append(b.Clocks, fmt.Sprintf("%s (n=%d)", s.clock.Label(), s.n))
 	}
@@ -470,18 +471,18 @@ func unitLabel(unit string) string {
 // fractions of a byte per second are noise.
 func htmlMedianText(st htmlStat) string {
 	if humanRate(1e6, st.Unit) != "" {
-		return formatValue(math.Round(st.Median))
+		return results.FormatValue(math.Round(st.Median))
 	}
-	return formatValue(st.Median)
+	return results.FormatValue(st.Median)
 }
 
 func htmlStatTip(st htmlStat) string {
-	s := fmt.Sprintf("median %s %s", formatValue(st.Median), st.Unit)
+	s := fmt.Sprintf("median %s %s", results.FormatValue(st.Median), st.Unit)
 	if h := humanRate(st.Median, st.Unit); h != "" {
 		s += " " + h
 	}
 	if st.N > 1 {
-		s += fmt.Sprintf(", min %s, max %s", formatValue(st.Min), formatValue(st.Max))
+		s += fmt.Sprintf(", min %s, max %s", results.FormatValue(st.Min), results.FormatValue(st.Max))
 	}
 	return s + fmt.Sprintf(", n=%d", st.N)
 }
@@ -489,8 +490,8 @@ func htmlStatTip(st htmlStat) string {
 // htmlStageColors gives every stage name one colour for the whole report,
 // in order of first appearance, so "kernel" is the same colour in every
 // board's chart.
-func htmlStageColors(runs []Run) map[StageName]string {
-	colors := map[StageName]string{}
+func htmlStageColors(runs []results.Run) map[results.StageName]string {
+	colors := map[results.StageName]string{}
 	for _, r := range runs {
 		for _, st := range r.Stages {
 			if _, ok := colors[st.Name]; !ok {
@@ -501,7 +502,7 @@ func htmlStageColors(runs []Run) map[StageName]string {
 	return colors
 }
 
-func htmlStageTotal(r *Run) time.Duration {
+func htmlStageTotal(r *results.Run) time.Duration {
 	var d time.Duration
 	for _, st := range r.Stages {
 		d += st.Duration
@@ -522,8 +523,8 @@ const (
 // htmlStageChartFor draws each run's boot stages as one horizontal stacked
 // bar, failed runs included: where a failed boot spent its time is often
 // the clue to why it failed. Nil when no run has stage timings.
-func htmlStageChartFor(runs []*Run, colors map[StageName]string) *htmlStageChart {
-	var with []*Run
+func htmlStageChartFor(runs []*results.Run, colors map[results.StageName]string) *htmlStageChart {
+	var with []*results.Run
 	maxTotal := 0.0
 	for _, r := range runs {
 		if len(r.Stages) > 0 {
@@ -544,14 +545,14 @@ func htmlStageChartFor(runs []*Run, colors map[StageName]string) *htmlStageChart
 	for v := 0.0; v <= top*(1+1e-9); v += step {
 		c.Ticks = append(c.Ticks, htmlXTick{X: x(v), Label: htmlCompact(v) + " s"})
 	}
-	inLegend := map[StageName]bool{}
+	inLegend := map[results.StageName]bool{}
 	for i, r := range with {
 		y := c.Top + htmlCoord(i*htmlStageRowH) + (htmlStageRowH-htmlStageBarH)/2
 		row := htmlStageRow{
 			Y: y, TextY: y + htmlStageBarH - 3, BarH: htmlStageBarH,
 			Label:          fmt.Sprintf("%s #%d", r.ClockMHz.Label(), r.Rep),
 			Tip:            string(r.ID) + " (" + r.Status + ")",
-			StatusIsNotOK:  r.Status != StatusOK,
+			StatusIsNotOK:  r.Status != results.StatusOK,
 			StatusCSSClass: "st-" + htmlAnchor(r.Status),
 		}
 		if row.StatusIsNotOK {
