@@ -32,8 +32,8 @@ func MetricLess(a, b string) bool {
 	return a < b
 }
 
-// SplitBlock splits a metric name "<alg>@<block>" into its parts; ok is false when the
-// name has no numeric block suffix.
+// SplitBlock splits a metric name "<alg>@<block>" into its parts; ok is
+// false when the name has no numeric block suffix.
 func SplitBlock(name string) (alg string, block int64, ok bool) {
 	i := strings.LastIndexByte(name, '@')
 	if i < 0 {
@@ -85,8 +85,9 @@ func digitRun(s string) int {
 	return i
 }
 
-// FormatValue prints a metric's value: whole numbers without a fraction or exponent and
-// others with at most two decimals, as benchmark tools print them.
+// FormatValue prints a metric's value: whole numbers without a fraction
+// or exponent, others with at most two decimals, as benchmark tools
+// print them.
 func FormatValue(v float64) string {
 	if v == math.Trunc(v) && math.Abs(v) < 1e18 {
 		return strconv.FormatFloat(v, 'f', 0, 64)

@@ -318,73 +318,13 @@ func (s *Store) saveRun(ctx context.Context, r *Run) (err error) {
 			tx.Rollback()
 		}
 	}()
-	exec := func(query string, args ...any) error {
-		_, err := tx.ExecContext(ctx, s.eng.bind(query), args...)
+	if err := s.checkNew(ctx, tx, r); err != nil {
 		return err
 	}
-
-	// Checked inside the transaction so that (on SQLite, whose write
-	// transactions are immediate) no other writer can slip the same id in
-	// between; gives a clean ErrExists instead of a driver-specific
-	// constraint message. On PostgreSQL a writer that commits the same id
-	// meanwhile makes the insert fail, and SaveRun says the same.
-	var exists bool
-	if err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?)`), r.ID).Scan(&exists); err != nil {
-		return fmt.Errorf("results: save run %s: %w", r.ID, err)
-	}
-	if exists {
-		return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
-	}
-
-	seen := r.Started
-	if seen.IsZero() {
-		seen = time.Now()
-	}
-	// first_seen keeps the earliest run; imports of old output may arrive
-	// after newer runs. The fixed-width layout makes < on text correct.
-	// Insert, then lower only if earlier: writers of one board's runs do
-	// not queue behind each other's board row unless they must.
-	first := formatTime(seen)
-	if err := exec(`INSERT INTO boards(name, first_seen) VALUES(?, ?) ON CONFLICT(name) DO NOTHING`, r.Board, first); err != nil {
+	if err := s.saveBoard(ctx, tx, r); err != nil {
 		return fmt.Errorf("results: save run %s: board: %w", r.ID, err)
 	}
-	if err := exec(`UPDATE boards SET first_seen = ? WHERE name = ? AND first_seen > ?`, first, r.Board, first); err != nil {
-		return fmt.Errorf("results: save run %s: board: %w", r.ID, err)
-	}
-
-	var hello any // NULL when the board never said hello
-	if r.Hello != nil {
-		hello = string(r.Hello)
-	}
-	source := r.Source
-	if source == "" {
-		source = SourceRun
-	}
-	var sum any // NULL: the unique index only constrains real hashes
-	if r.InputSHA256 != "" {
-		sum = r.InputSHA256
-		// Checked inside the transaction like the id, for a message that
-		// names the earlier run rather than a constraint failure.
-		var prev RunID
-		switch err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT id FROM runs WHERE input_sha256 = ?`), sum).Scan(&prev); {
-		case err == nil && prev == r.ID:
-			// Committed by another writer since the id was checked
-			// (PostgreSQL's transactions see each commit).
-			return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
-		case err == nil:
-			return fmt.Errorf("results: save run %s: %w as run %s", r.ID, ErrDuplicateInput, prev)
-		case !errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("results: save run %s: %w", r.ID, err)
-		}
-	}
-	if err := exec(`
-		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
-			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256,
-			clock_reported_mhz, clock_check)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.Board, r.ClockMHz, r.Rep, r.Status, r.Reason, r.Bench, r.Tool, r.ToolVersion,
-		formatTime(r.Started), formatTime(r.Finished), r.ImageDigest, r.Kernel, hello,
-		r.Transcript, r.RawOutput, source, sum, r.ClockReportedMHz, r.ClockCheck); err != nil {
+	if err := s.insertRun(ctx, tx, r); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
 
@@ -408,6 +348,84 @@ func (s *Store) saveRun(ctx context.Context, r *Run) (err error) {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
 	return nil
+}
+
+// checkNew refuses a run whose id, or imported input, is already stored.
+//
+// Checked inside the transaction so that (on SQLite, whose write
+// transactions are immediate) no other writer can slip the same id in
+// between; gives a clean ErrExists instead of a driver-specific
+// constraint message. On PostgreSQL a writer that commits the same id
+// meanwhile makes the insert fail, and SaveRun says the same.
+func (s *Store) checkNew(ctx context.Context, tx *sql.Tx, r *Run) error {
+	var exists bool
+	if err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?)`), r.ID).Scan(&exists); err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+	if exists {
+		return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
+	}
+	if r.InputSHA256 == "" {
+		return nil
+	}
+	// Checked like the id, for a message that names the earlier run
+	// rather than a constraint failure.
+	var prev RunID
+	switch err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT id FROM runs WHERE input_sha256 = ?`), r.InputSHA256).Scan(&prev); {
+	case err == nil && prev == r.ID:
+		// Committed by another writer since the id was checked
+		// (PostgreSQL's transactions see each commit).
+		return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
+	case err == nil:
+		return fmt.Errorf("results: save run %s: %w as run %s", r.ID, ErrDuplicateInput, prev)
+	case !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// saveBoard records r's board on first sight, or an earlier first sight.
+//
+// first_seen keeps the earliest run; imports of old output may arrive
+// after newer runs. The fixed-width layout makes < on text correct.
+// Insert, then lower only if earlier: writers of one board's runs do
+// not queue behind each other's board row unless they must.
+func (s *Store) saveBoard(ctx context.Context, tx *sql.Tx, r *Run) error {
+	seen := r.Started
+	if seen.IsZero() {
+		seen = time.Now()
+	}
+	first := formatTime(seen)
+	if _, err := tx.ExecContext(ctx, s.eng.bind(`INSERT INTO boards(name, first_seen) VALUES(?, ?) ON CONFLICT(name) DO NOTHING`), r.Board, first); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, s.eng.bind(`UPDATE boards SET first_seen = ? WHERE name = ? AND first_seen > ?`), first, r.Board, first)
+	return err
+}
+
+// insertRun inserts r's own row.
+func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
+	var hello any // NULL when the board never said hello
+	if r.Hello != nil {
+		hello = string(r.Hello)
+	}
+	source := r.Source
+	if source == "" {
+		source = SourceRun
+	}
+	var sum any // NULL: the unique index only constrains real hashes
+	if r.InputSHA256 != "" {
+		sum = r.InputSHA256
+	}
+	_, err := tx.ExecContext(ctx, s.eng.bind(`
+		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
+			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256,
+			clock_reported_mhz, clock_check)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		r.ID, r.Board, r.ClockMHz, r.Rep, r.Status, r.Reason, r.Bench, r.Tool, r.ToolVersion,
+		formatTime(r.Started), formatTime(r.Finished), r.ImageDigest, r.Kernel, hello,
+		r.Transcript, r.RawOutput, source, sum, r.ClockReportedMHz, r.ClockCheck)
+	return err
 }
 
 // storable is r as the store keeps it: its text valid UTF-8 without NUL
@@ -553,6 +571,30 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 	defer tx.Rollback() // read-only: nothing to commit
 	cond = s.eng.bind(cond)
 
+	runs, err = loadRuns(ctx, tx, cond, args, withTranscript)
+	if err != nil || len(runs) == 0 {
+		return nil, err
+	}
+	index := make(map[RunID]int, len(runs))
+	for i, r := range runs {
+		index[r.ID] = i
+	}
+	// One query per child table for the whole selection rather than one
+	// per run: `results list` over a long bench history stays fast.
+	if err := loadStages(ctx, tx, cond, args, runs, index); err != nil {
+		return nil, err
+	}
+	if err := loadMetrics(ctx, tx, cond, args, runs, index); err != nil {
+		return nil, err
+	}
+	for i := range runs {
+		SortMetrics(runs[i].Metrics)
+	}
+	return runs, nil
+}
+
+// loadRuns reads the runs' own rows, transcripts only if asked.
+func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTranscript bool) ([]Run, error) {
 	blobs := "NULL, NULL"
 	if withTranscript {
 		blobs = "r.transcript, r.raw_output"
@@ -566,7 +608,7 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 		return nil, err
 	}
 	defer rows.Close()
-	index := map[RunID]int{}
+	var runs []Run
 	for rows.Next() {
 		var r Run
 		var started, finished string
@@ -589,64 +631,53 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 		if hello.Valid {
 			r.Hello = json.RawMessage(hello.String)
 		}
-		index[r.ID] = len(runs)
 		runs = append(runs, r)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows.Close()
-	if len(runs) == 0 {
-		return nil, nil
-	}
+	return runs, rows.Err()
+}
 
-	// One query per child table for the whole selection rather than one
-	// per run: `results list` over a long bench history stays fast.
-	srows, err := tx.QueryContext(ctx, `
+// loadStages attaches the selected runs' stages, in their order.
+func loadStages(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []Run, index map[RunID]int) error {
+	rows, err := tx.QueryContext(ctx, `
 		SELECT s.run, s.name, s.seconds FROM stages s JOIN runs r ON r.id = s.run`+cond+`
 		ORDER BY s.run, s.seq`, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer srows.Close()
-	for srows.Next() {
+	defer rows.Close()
+	for rows.Next() {
 		var run RunID
 		var name StageName
 		var secs float64
-		if err := srows.Scan(&run, &name, &secs); err != nil {
-			return nil, err
+		if err := rows.Scan(&run, &name, &secs); err != nil {
+			return err
 		}
 		if i, ok := index[run]; ok {
 			d := time.Duration(math.Round(secs * float64(time.Second)))
 			runs[i].Stages = append(runs[i].Stages, Stage{Name: name, Duration: d})
 		}
 	}
-	if err := srows.Err(); err != nil {
-		return nil, err
-	}
+	return rows.Err()
+}
 
-	mrows, err := tx.QueryContext(ctx, `
+// loadMetrics attaches the selected runs' metrics.
+func loadMetrics(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []Run, index map[RunID]int) error {
+	rows, err := tx.QueryContext(ctx, `
 		SELECT m.run, m.name, m.unit, m.value FROM metrics m JOIN runs r ON r.id = m.run`+cond,
 		args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer mrows.Close()
-	for mrows.Next() {
+	defer rows.Close()
+	for rows.Next() {
 		var run RunID
 		var m Metric
-		if err := mrows.Scan(&run, &m.Name, &m.Unit, &m.Value); err != nil {
-			return nil, err
+		if err := rows.Scan(&run, &m.Name, &m.Unit, &m.Value); err != nil {
+			return err
 		}
 		if i, ok := index[run]; ok {
 			runs[i].Metrics = append(runs[i].Metrics, m)
 		}
 	}
-	if err := mrows.Err(); err != nil {
-		return nil, err
-	}
-	for i := range runs {
-		SortMetrics(runs[i].Metrics)
-	}
-	return runs, nil
+	return rows.Err()
 }

@@ -263,10 +263,45 @@ func buildHTMLReport(runs []results.Run) *htmlReport {
 
 func buildHTMLBoard(name string, runs []*results.Run, stageColors map[results.StageName]string) (*htmlBoard, []htmlSetting) {
 	b := &htmlBoard{Name: name, Anchor: "board-" + htmlAnchor(name)}
+	settings, okRuns := htmlSettings(name, runs)
+	b.Summary = fmt.Sprintf("%s, %d ok", htmlPlural(len(runs), "run"), okRuns)
+	if len(settings) > 0 {
+		var clockNames []string
+		for _, s := range settings {
+			clockNames = append(clockNames, s.clock.Label())
+		}
+		b.Summary += "; clock settings with results: " + strings.Join(clockNames, ", ")
+	}
+	b.Summary += "."
 
+	b.ClockCharts = htmlClockCharts(settings)
+	// Route charts, per clock setting when there are several.
+	for _, s := range settings {
+		title := ""
+		if len(settings) > 1 {
+			title = " at " + s.clock.Label()
+		}
+		b.RouteCharts = append(b.RouteCharts, htmlRouteCharts(s, title)...)
+	}
+	for _, s := range settings {
+		b.Clocks = append(b.Clocks, fmt.Sprintf("%s (n=%d)", s.clock.Label(), s.n))
+	}
+	b.Medians = htmlMedians(settings)
+	// A full openssl run has about a hundred metrics; folded away they
+	// would push the runs and stage charts off screen.
+	b.MediansOpen = len(b.Medians) <= 24
+	for _, r := range runs {
+		b.Runs = append(b.Runs, htmlRunRowFor(r))
+	}
+	b.Stages = htmlStageChartFor(runs, stageColors)
+	return b, settings
+}
+
+// htmlSettings groups a board's ok runs by clock setting, lowest first,
+// and counts them.
+func htmlSettings(board string, runs []*results.Run) (settings []htmlSetting, okRuns int) {
 	byClock := map[boards.MHz][]*results.Run{}
 	var clocks []boards.MHz
-	okRuns := 0
 	for _, r := range runs {
 		if r.Status != results.StatusOK {
 			continue
@@ -278,19 +313,16 @@ func buildHTMLBoard(name string, runs []*results.Run, stageColors map[results.St
 		byClock[r.ClockMHz] = append(byClock[r.ClockMHz], r)
 	}
 	slices.Sort(clocks)
-	var settings []htmlSetting
-	var clockNames []string
 	for _, c := range clocks {
-		settings = append(settings, htmlSetting{board: name, clock: c, n: len(byClock[c]), stats: htmlStats(byClock[c])})
-		clockNames = append(clockNames, c.Label())
+		settings = append(settings, htmlSetting{board: board, clock: c, n: len(byClock[c]), stats: htmlStats(byClock[c])})
 	}
-	b.Summary = fmt.Sprintf("%s, %d ok", htmlPlural(len(runs), "run"), okRuns)
-	if len(clockNames) > 0 {
-		b.Summary += "; clock settings with results: " + strings.Join(clockNames, ", ")
-	}
-	b.Summary += "."
+	return settings, okRuns
+}
 
-	// Clock comparison charts.
+// htmlClockCharts compare a board's clock settings, a chart per headline
+// metric.
+func htmlClockCharts(settings []htmlSetting) []htmlChart {
+	var charts []htmlChart
 	for _, metric := range htmlHeadline {
 		var bars []htmlBarData
 		for i, s := range settings {
@@ -299,20 +331,15 @@ func buildHTMLBoard(name string, runs []*results.Run, stageColors map[results.St
 			}
 		}
 		if len(bars) > 0 {
-			b.ClockCharts = append(b.ClockCharts, htmlBarChart(metric, bars))
+			charts = append(charts, htmlBarChart(metric, bars))
 		}
 	}
+	return charts
+}
 
-	// Route charts, per clock setting when there are several.
-	for _, s := range settings {
-		title := ""
-		if len(settings) > 1 {
-			title = " at " + s.clock.Label()
-		}
-		b.RouteCharts = append(b.RouteCharts, htmlRouteCharts(s, title)...)
-	}
-
-	// Medians table: every metric any ok run reported.
+// htmlMedians is the medians table: every metric any ok run reported, a
+// column per clock setting.
+func htmlMedians(settings []htmlSetting) []htmlMedianRow {
 	seen := map[string]string{}
 	var metrics []string
 	for _, s := range settings {
@@ -324,9 +351,7 @@ func buildHTMLBoard(name string, runs []*results.Run, stageColors map[results.St
 		}
 	}
 	sort.Slice(metrics, func(i, j int) bool { return results.MetricLess(metrics[i], metrics[j]) })
-	for _, s := range settings {
-		b.Clocks = append(b.Clocks, fmt.Sprintf("%s (n=%d)", s.clock.Label(), s.n))
-	}
+	var rows []htmlMedianRow
 	for _, m := range metrics {
 		row := htmlMedianRow{Metric: m, Unit: seen[m]}
 		base, haveBase := 0.0, false
@@ -346,29 +371,26 @@ func buildHTMLBoard(name string, runs []*results.Run, stageColors map[results.St
 			}
 			row.Cells = append(row.Cells, cell)
 		}
-		b.Medians = append(b.Medians, row)
+		rows = append(rows, row)
 	}
-	// A full openssl run has about a hundred metrics; folded away they
-	// would push the runs and stage charts off screen.
-	b.MediansOpen = len(b.Medians) <= 24
+	return rows
+}
 
-	for _, r := range runs {
-		row := htmlRunRow{
-			ID: string(r.ID), Clock: r.ClockMHz.Label(), Rep: r.Rep, Status: r.Status,
-			Started: "-", Tool: dash(strings.TrimSpace(r.Tool + " " + r.ToolVersion)),
-			Metrics: len(r.Metrics), Boot: "-", Reason: r.Reason,
-			StatusCSSClass: "st-" + htmlAnchor(r.Status),
-		}
-		if !r.Started.IsZero() {
-			row.Started = r.Started.UTC().Format("2006-01-02 15:04:05")
-		}
-		if total := htmlStageTotal(r); total > 0 {
-			row.Boot = htmlSeconds(total.Seconds())
-		}
-		b.Runs = append(b.Runs, row)
+// htmlRunRowFor is one run's row in a board's table of runs.
+func htmlRunRowFor(r *results.Run) htmlRunRow {
+	row := htmlRunRow{
+		ID: string(r.ID), Clock: r.ClockMHz.Label(), Rep: r.Rep, Status: r.Status,
+		Started: "-", Tool: dash(strings.TrimSpace(r.Tool + " " + r.ToolVersion)),
+		Metrics: len(r.Metrics), Boot: "-", Reason: r.Reason,
+		StatusCSSClass: "st-" + htmlAnchor(r.Status),
 	}
-	b.Stages = htmlStageChartFor(runs, stageColors)
-	return b, settings
+	if !r.Started.IsZero() {
+		row.Started = r.Started.UTC().Format("2006-01-02 15:04:05")
+	}
+	if total := htmlStageTotal(r); total > 0 {
+		row.Boot = htmlSeconds(total.Seconds())
+	}
+	return row
 }
 
 // htmlBarData is one bar before layout.
