@@ -2,6 +2,7 @@ package boards
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -9,14 +10,55 @@ import (
 )
 
 // MHz is a CPU clock setting. 0 means "the board's default": no setting was
-// asked for.
+// asked for (or, for a clock a board reports, none was reported).
+//
+// Its texts all come from format; they differ only in how the default is
+// said and how the unit is attached, as the place they appear in reads.
 type MHz int
 
-func (m MHz) String() string {
+// String is the clock for progress and log lines: "680 MHz", "default clock".
+func (m MHz) String() string { return m.format("default clock", " MHz") }
+
+// Label is the clock as a table cell or chart label: "680 MHz", "default".
+func (m MHz) Label() string { return m.format("default", " MHz") }
+
+// Phrase is the clock inside a sentence: "680 MHz", "the default clock".
+func (m MHz) Phrase() string { return m.format("the default clock", " MHz") }
+
+// Key is the clock as one word, for key: value formats: "680MHz", "default".
+func (m MHz) Key() string { return m.format("default", "MHz") }
+
+// Digits is the clock under a column already headed MHz: "680", "-".
+func (m MHz) Digits() string { return m.format("-", "") }
+
+// Or is the clock with the default said as def, for the one place that
+// words it its own way: "680 MHz", def.
+func (m MHz) Or(def string) string { return m.format(def, " MHz") }
+
+func (m MHz) format(def, unit string) string {
 	if m == 0 {
-		return "default clock"
+		return def
 	}
-	return strconv.Itoa(int(m)) + " MHz"
+	return strconv.Itoa(int(m)) + unit
+}
+
+// MHzFromKHz is a clock cpufreq reports in kHz, rounded to the MHz.
+func MHzFromKHz(khz int) MHz {
+	return MHz(math.Round(float64(khz) / 1000))
+}
+
+// MHzFromBogoMIPS estimates the clock from the BogoMIPS a board reports
+// (/proc/cpuinfo's text) and its profile's BogoMIPS per MHz; 0 when either
+// is unknown.
+func MHzFromBogoMIPS(bogomips string, perMHz float64) MHz {
+	if perMHz <= 0 {
+		return 0
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(bogomips), 64)
+	if err != nil || v <= 0 {
+		return 0
+	}
+	return MHz(math.Round(v / perMHz))
 }
 
 // ParseMHz reads a clock setting as a user types it: "800" or "800MHz".

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/internal/frame"
@@ -57,8 +55,8 @@ const (
 // was checked, and an error when the board is not at the requested clock.
 func checkClock(p boards.Profile, want boards.MHz, h frame.HelloBody) (reported boards.MHz, check string, err error) {
 	if h.CPUFreqCurKHz > 0 {
-		reported = boards.MHz(math.Round(float64(h.CPUFreqCurKHz) / 1000))
-	} else if bm := bogoMHz(p, h.BogoMIPS); bm > 0 {
+		reported = boards.MHzFromKHz(h.CPUFreqCurKHz)
+	} else if bm := boards.MHzFromBogoMIPS(h.BogoMIPS, p.BogoMIPSPerMHz); bm > 0 {
 		reported = bm
 	}
 	switch {
@@ -87,18 +85,6 @@ func checkClock(p boards.Profile, want boards.MHz, h frame.HelloBody) (reported 
 
 func near(got, want boards.MHz, tol float64) bool {
 	return math.Abs(float64(got-want)) <= tol*float64(want)
-}
-
-// bogoMHz turns BogoMIPS into a clock where the profile knows the ratio.
-func bogoMHz(p boards.Profile, bogomips string) boards.MHz {
-	if p.BogoMIPSPerMHz <= 0 {
-		return 0
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(bogomips), 64)
-	if err != nil || v <= 0 {
-		return 0
-	}
-	return boards.MHz(math.Round(v / p.BogoMIPSPerMHz))
 }
 
 func setNote(h frame.HelloBody) string {

@@ -88,7 +88,7 @@ type Event struct {
 	Time  time.Time
 	Board string
 	Run   results.RunID
-	Stage string // "image", "dhcp", "kernel", "bench", "stored", ...
+	Stage results.EventKind // a stage entered or a step in it, or another event
 	Msg   string
 	// Took is the time since the run started.
 	Took time.Duration
@@ -182,14 +182,14 @@ type run struct {
 
 	mu        sync.Mutex
 	stageFrom time.Time
-	stage     string
+	stage     results.StageName
 	shown     int // bytes of benchmark output already echoed
 }
 
 func runOnce(ctx context.Context, o Options) (*results.Run, error) {
 	now := time.Now()
 	r := &run{o: o, start: now, rec: &results.Run{
-		ID: results.NewRunID(), Board: o.Board.Name, ClockMHz: int(o.Clock), Rep: o.Rep,
+		ID: results.NewRunID(), Board: o.Board.Name, ClockMHz: o.Clock, Rep: o.Rep,
 		Bench: o.Benchmark, Started: now,
 	}}
 	r.say("run", "%s on %s at %s, bench %s", r.rec.ID, o.Board.Name, o.Clock, o.Benchmark)
@@ -197,19 +197,19 @@ func runOnce(ctx context.Context, o Options) (*results.Run, error) {
 	return r.finish(ctx, err)
 }
 
-func (r *run) say(stage, format string, args ...any) {
+func (r *run) say(kind results.EventKind, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if r.o.Events != nil {
-		r.o.Events(Event{Time: time.Now(), Board: r.o.Board.Name, Run: r.rec.ID, Stage: stage, Msg: msg, Took: time.Since(r.start)})
+		r.o.Events(Event{Time: time.Now(), Board: r.o.Board.Name, Run: r.rec.ID, Stage: kind, Msg: msg, Took: time.Since(r.start)})
 	}
 	if r.o.Progress == nil {
 		return
 	}
-	fmt.Fprintf(r.o.Progress, "[%6.1fs] %-8s %s\n", time.Since(r.start).Seconds(), stage, msg)
+	fmt.Fprintf(r.o.Progress, "[%6.1fs] %-8s %s\n", time.Since(r.start).Seconds(), kind, msg)
 }
 
 // enter closes the current stage's timing and opens the next.
-func (r *run) enter(stage string) {
+func (r *run) enter(stage results.StageName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if stage == r.stage {

@@ -222,7 +222,7 @@ func (b *servedBoard) boot(ctx context.Context) (*BootSpec, error) {
 	b.next++
 	now := time.Now()
 	r := &run{o: o, start: now, rec: &results.Run{
-		ID: results.NewRunID(), Board: o.Board.Name, ClockMHz: int(o.Clock), Rep: o.Rep,
+		ID: results.NewRunID(), Board: o.Board.Name, ClockMHz: o.Clock, Rep: o.Rep,
 		Bench: o.Benchmark, Started: now, Kernel: filepath.Base(b.kernel), ImageDigest: "sha256:" + b.image.Digest,
 	}}
 	if err := b.startRun(r); err != nil {

@@ -343,7 +343,7 @@ func TestClockMethods(t *testing.T) {
 		notCmdline  string
 		wantAsked   bool
 		wantCheck   string
-		wantReport  int
+		wantReport  boards.MHz
 	}{
 		{"cpufreq", boards.Profile{ClockMethod: boards.ClockCPUFreq}, frame.HelloBody{CPUFreqCurKHz: 800000},
 			"bootbench.clock=800", "", false, results.ClockVerified, 800},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/netboot"
+	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/serialctl"
 )
 
@@ -198,7 +199,7 @@ func (w *watcher) helloArrived() (error, bool) {
 	r.enter("bench")
 	r.say("bench", "board up: %s, kernel %s, cpu %q, BogoMIPS %s; running %s", h.Arch, h.Kernel, h.CPU, h.BogoMIPS, h.Bench)
 	reported, check, err := checkClock(r.o.Board.Profile, r.o.Clock, h)
-	r.rec.ClockReportedMHz, r.rec.ClockCheck = int(reported), check
+	r.rec.ClockReportedMHz, r.rec.ClockCheck = reported, check
 	if err != nil {
 		return failf(FailClockMismatch, false, "%v", err), true
 	}
@@ -293,7 +294,7 @@ func (w *watcher) netEvent(e netboot.Event) {
 	case "dhcp-ack", "dhcp-nak", "proxy-ack":
 		r.say("dhcp", "%s to %s: %s", e.Kind, e.MAC, e.IP)
 	case "tftp-done", "http-done":
-		r.say(strings.TrimSuffix(e.Kind, "-done"), "%s %s in %.2fs (%s/s)", e.File, mib(e.Bytes), e.Duration.Seconds(), mib(int64(float64(e.Bytes)/max(e.Duration.Seconds(), 1e-3))))
+		r.say(results.EventKind(strings.TrimSuffix(e.Kind, "-done")), "%s %s in %.2fs (%s/s)", e.File, mib(e.Bytes), e.Duration.Seconds(), mib(int64(float64(e.Bytes)/max(e.Duration.Seconds(), 1e-3))))
 		if e.File == "initramfs.cpio" || strings.HasSuffix(e.File, "/initramfs.cpio") {
 			r.enter("kernel")
 			w.kernel = true

@@ -2,16 +2,14 @@ package results
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/bootbench/bootbench/boards"
 )
 
 // SourceImportPrefix starts the Source of a run imported from a file; the
@@ -19,33 +17,6 @@ import (
 // outputs. The base name rather than the path: the path says where the
 // file happened to be on one host, which means nothing on the next.
 const SourceImportPrefix = "import:"
-
-// NewRunID returns a fresh run id, "20060102-150405-<8 hex digits>":
-// sortable by creation time, never the same twice in one process, and
-// unlikely to match one made elsewhere in the same second, so that a stale
-// boot's frames never match a new run and runs from many bench hosts can
-// share one store.
-//
-// The 8 hex digits count up from a random start per process, rather than
-// being drawn afresh: 32 random bits per id would be enough for runs on
-// boards (seconds each), but an import stores hundreds a second, and among
-// n ids drawn in one second two collide with odds n²/2³³ (1 in 30 000 for
-// 500), whereas two processes' counters meet in a second with odds
-// (n₁+n₂)/2³² (1 in 8.6 million), and one process's never. The format stays
-// what boards, scripts and stores already hold.
-func NewRunID() RunID {
-	n := runIDCounter().Add(1)
-	return RunID(fmt.Sprintf("%s-%08x", time.Now().UTC().Format("20060102-150405"), n))
-}
-
-// runIDCounter starts at a random point, once per process.
-var runIDCounter = sync.OnceValue(func() *atomic.Uint32 {
-	var b [4]byte
-	rand.Read(b[:]) // never fails (crypto/rand panics rather than return short)
-	c := new(atomic.Uint32)
-	c.Store(binary.BigEndian.Uint32(b[:]))
-	return c
-})
 
 // SplitToolVersion turns what a parser reports into the program and version
 // the store keeps. Parsers name the output format as tool ("openssl") and
@@ -70,7 +41,7 @@ func InputSHA256(data []byte) string {
 // stored as a run.
 type Import struct {
 	Board    string
-	ClockMHz int
+	ClockMHz boards.MHz
 	Rep      int
 
 	Path     string    // the file; its base name goes into Source
@@ -134,7 +105,7 @@ func (im *Import) Run() *Run {
 // NextRep returns the repetition number after the highest stored for board
 // at clockMHz, 1 if there is none (runs count from 1, as bootbench run does),
 // so imports continue a series of runs.
-func (s *Store) NextRep(ctx context.Context, board string, clockMHz int) (int, error) {
+func (s *Store) NextRep(ctx context.Context, board string, clockMHz boards.MHz) (int, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx,
 		s.eng.bind(`SELECT COALESCE(MAX(rep) + 1, 1) FROM runs WHERE board = ? AND clock_mhz = ?`),

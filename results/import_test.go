@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
-	"regexp"
-	"sync"
 	"testing"
 	"time"
 )
@@ -26,40 +24,6 @@ func TestImportSplitToolVersion(t *testing.T) {
 		tool, vers := SplitToolVersion(tt.tool, tt.version)
 		if tool != tt.wantTool || vers != tt.wantVers {
 			t.Errorf("SplitToolVersion(%q, %q) = %q, %q; want %q, %q", tt.tool, tt.version, tool, vers, tt.wantTool, tt.wantVers)
-		}
-	}
-}
-
-func TestImportNewRunID(t *testing.T) {
-	// The shape the harness gives its runs, so imports list among them.
-	shape := regexp.MustCompile(`^\d{8}-\d{6}-[0-9a-f]{8}$`)
-	a, b := NewRunID(), NewRunID()
-	if !shape.MatchString(string(a)) || a == b {
-		t.Errorf("NewRunID() = %q, %q; want distinct ids like 20250314-150926-0123abcd", a, b)
-	}
-	// Far more ids a second than any import makes, from several
-	// goroutines: 32 random bits drawn per id would repeat about a
-	// hundred times among these.
-	const workers, each = 4, 250_000
-	ids := make([][]RunID, workers)
-	var wg sync.WaitGroup
-	for w := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range each {
-				ids[w] = append(ids[w], NewRunID())
-			}
-		}()
-	}
-	wg.Wait()
-	seen := make(map[RunID]bool, workers*each)
-	for _, list := range ids {
-		for _, id := range list {
-			if seen[id] {
-				t.Fatalf("NewRunID made %s twice", id)
-			}
-			seen[id] = true
 		}
 	}
 }

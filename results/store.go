@@ -1,8 +1,9 @@
 // Package results is bootbench's results store: runs per board, clock
 // setting and repetition, with their metrics, boot-stage timings and the
 // byte-exact serial transcript, kept in a single SQLite file or, for a lab
-// of several bench hosts, in a PostgreSQL database they share. It also
-// renders stored runs for people (tables) and for scripts (JSON).
+// of several bench hosts, in a PostgreSQL database they share; and the run
+// record's vocabulary (clock, status, stages, metric order). Rendering runs
+// lives in results/export, comparing them in results/compare.
 package results
 
 import (
@@ -20,6 +21,8 @@ import (
 
 	"modernc.org/sqlite" // pure Go driver, so the host binary cross-compiles without cgo
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/bootbench/bootbench/boards"
 )
 
 // Run statuses. A run that did not finish cleanly still gets a row, so the
@@ -45,20 +48,6 @@ const (
 	ClockMismatch = "mismatch"
 )
 
-// RunID names one run: UTC start time and 8 random hex digits,
-// "20261130-080534-4f1c2a9e". It goes to the board on the kernel command
-// line and comes back in every frame.
-type RunID string
-
-// Short is the id's random part, for names that must be short (network
-// namespaces, interfaces).
-func (id RunID) Short() string {
-	if len(id) < 8 {
-		return string(id)
-	}
-	return string(id[len(id)-8:])
-}
-
 // ErrNotFound is returned (wrapped) when a run id is not in the store.
 var ErrNotFound = errors.New("run not found")
 
@@ -82,10 +71,9 @@ type Metric struct {
 	Value float64 `json:"value"`
 }
 
-// Stage is how long one boot stage took: "image", "dhcp", "tftp", "kernel",
-// "bench", ...
+// Stage is how long one boot stage took.
 type Stage struct {
-	Name     string
+	Name     StageName
 	Duration time.Duration
 }
 
@@ -93,11 +81,11 @@ type Stage struct {
 type Run struct {
 	ID       RunID
 	Board    string
-	ClockMHz int // requested; 0 = unknown or the board's default
+	ClockMHz boards.MHz // requested; 0 = unknown or the board's default
 	// ClockReportedMHz is the clock the board reported (cpufreq's current
 	// clock, or BogoMIPS turned into MHz by the profile's ratio); 0 when
 	// it reported none.
-	ClockReportedMHz int
+	ClockReportedMHz boards.MHz
 	// ClockCheck is ClockVerified, ClockUnverified, ClockMismatch, or ""
 	// when no clock was asked for or the run is imported.
 	ClockCheck string
@@ -134,7 +122,7 @@ type Run struct {
 // Filter selects runs; zero fields match everything.
 type Filter struct {
 	Board    string
-	ClockMHz int
+	ClockMHz boards.MHz
 	Status   string
 	// IDs, when set, selects only these runs.
 	IDs []RunID
@@ -257,7 +245,8 @@ func parseTime(s string) (time.Time, error) {
 	return time.Parse(time.RFC3339Nano, s)
 }
 
-func validStatus(s string) bool {
+// ValidStatus says whether s is one of the run statuses.
+func ValidStatus(s string) bool {
 	switch s {
 	case StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted, StatusClockMismatch:
 		return true
@@ -271,7 +260,7 @@ func (r *Run) validate() error {
 		return errors.New("run has no id")
 	case r.Board == "":
 		return fmt.Errorf("run %s has no board", r.ID)
-	case !validStatus(r.Status):
+	case !ValidStatus(r.Status):
 		return fmt.Errorf("run %s: unknown status %q (want ok, failed, corrupt, interrupted or clock-mismatch)", r.ID, r.Status)
 	case r.Hello != nil && !json.Valid(r.Hello):
 		return fmt.Errorf("run %s: hello report is not valid JSON", r.ID)
@@ -329,73 +318,13 @@ func (s *Store) saveRun(ctx context.Context, r *Run) (err error) {
 			tx.Rollback()
 		}
 	}()
-	exec := func(query string, args ...any) error {
-		_, err := tx.ExecContext(ctx, s.eng.bind(query), args...)
+	if err := s.checkNew(ctx, tx, r); err != nil {
 		return err
 	}
-
-	// Checked inside the transaction so that (on SQLite, whose write
-	// transactions are immediate) no other writer can slip the same id in
-	// between; gives a clean ErrExists instead of a driver-specific
-	// constraint message. On PostgreSQL a writer that commits the same id
-	// meanwhile makes the insert fail, and SaveRun says the same.
-	var exists bool
-	if err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?)`), r.ID).Scan(&exists); err != nil {
-		return fmt.Errorf("results: save run %s: %w", r.ID, err)
-	}
-	if exists {
-		return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
-	}
-
-	seen := r.Started
-	if seen.IsZero() {
-		seen = time.Now()
-	}
-	// first_seen keeps the earliest run; imports of old output may arrive
-	// after newer runs. The fixed-width layout makes < on text correct.
-	// Insert, then lower only if earlier: writers of one board's runs do
-	// not queue behind each other's board row unless they must.
-	first := formatTime(seen)
-	if err := exec(`INSERT INTO boards(name, first_seen) VALUES(?, ?) ON CONFLICT(name) DO NOTHING`, r.Board, first); err != nil {
+	if err := s.saveBoard(ctx, tx, r); err != nil {
 		return fmt.Errorf("results: save run %s: board: %w", r.ID, err)
 	}
-	if err := exec(`UPDATE boards SET first_seen = ? WHERE name = ? AND first_seen > ?`, first, r.Board, first); err != nil {
-		return fmt.Errorf("results: save run %s: board: %w", r.ID, err)
-	}
-
-	var hello any // NULL when the board never said hello
-	if r.Hello != nil {
-		hello = string(r.Hello)
-	}
-	source := r.Source
-	if source == "" {
-		source = SourceRun
-	}
-	var sum any // NULL: the unique index only constrains real hashes
-	if r.InputSHA256 != "" {
-		sum = r.InputSHA256
-		// Checked inside the transaction like the id, for a message that
-		// names the earlier run rather than a constraint failure.
-		var prev RunID
-		switch err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT id FROM runs WHERE input_sha256 = ?`), sum).Scan(&prev); {
-		case err == nil && prev == r.ID:
-			// Committed by another writer since the id was checked
-			// (PostgreSQL's transactions see each commit).
-			return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
-		case err == nil:
-			return fmt.Errorf("results: save run %s: %w as run %s", r.ID, ErrDuplicateInput, prev)
-		case !errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("results: save run %s: %w", r.ID, err)
-		}
-	}
-	if err := exec(`
-		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
-			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256,
-			clock_reported_mhz, clock_check)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.Board, r.ClockMHz, r.Rep, r.Status, r.Reason, r.Bench, r.Tool, r.ToolVersion,
-		formatTime(r.Started), formatTime(r.Finished), r.ImageDigest, r.Kernel, hello,
-		r.Transcript, r.RawOutput, source, sum, r.ClockReportedMHz, r.ClockCheck); err != nil {
+	if err := s.insertRun(ctx, tx, r); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
 
@@ -421,6 +350,84 @@ func (s *Store) saveRun(ctx context.Context, r *Run) (err error) {
 	return nil
 }
 
+// checkNew refuses a run whose id, or imported input, is already stored.
+//
+// Checked inside the transaction so that (on SQLite, whose write
+// transactions are immediate) no other writer can slip the same id in
+// between; gives a clean ErrExists instead of a driver-specific
+// constraint message. On PostgreSQL a writer that commits the same id
+// meanwhile makes the insert fail, and SaveRun says the same.
+func (s *Store) checkNew(ctx context.Context, tx *sql.Tx, r *Run) error {
+	var exists bool
+	if err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?)`), r.ID).Scan(&exists); err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+	if exists {
+		return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
+	}
+	if r.InputSHA256 == "" {
+		return nil
+	}
+	// Checked like the id, for a message that names the earlier run
+	// rather than a constraint failure.
+	var prev RunID
+	switch err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT id FROM runs WHERE input_sha256 = ?`), r.InputSHA256).Scan(&prev); {
+	case err == nil && prev == r.ID:
+		// Committed by another writer since the id was checked
+		// (PostgreSQL's transactions see each commit).
+		return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
+	case err == nil:
+		return fmt.Errorf("results: save run %s: %w as run %s", r.ID, ErrDuplicateInput, prev)
+	case !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// saveBoard records r's board on first sight, or an earlier first sight.
+//
+// first_seen keeps the earliest run; imports of old output may arrive
+// after newer runs. The fixed-width layout makes < on text correct.
+// Insert, then lower only if earlier: writers of one board's runs do
+// not queue behind each other's board row unless they must.
+func (s *Store) saveBoard(ctx context.Context, tx *sql.Tx, r *Run) error {
+	seen := r.Started
+	if seen.IsZero() {
+		seen = time.Now()
+	}
+	first := formatTime(seen)
+	if _, err := tx.ExecContext(ctx, s.eng.bind(`INSERT INTO boards(name, first_seen) VALUES(?, ?) ON CONFLICT(name) DO NOTHING`), r.Board, first); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, s.eng.bind(`UPDATE boards SET first_seen = ? WHERE name = ? AND first_seen > ?`), first, r.Board, first)
+	return err
+}
+
+// insertRun inserts r's own row.
+func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
+	var hello any // NULL when the board never said hello
+	if r.Hello != nil {
+		hello = string(r.Hello)
+	}
+	source := r.Source
+	if source == "" {
+		source = SourceRun
+	}
+	var sum any // NULL: the unique index only constrains real hashes
+	if r.InputSHA256 != "" {
+		sum = r.InputSHA256
+	}
+	_, err := tx.ExecContext(ctx, s.eng.bind(`
+		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
+			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256,
+			clock_reported_mhz, clock_check)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		r.ID, r.Board, r.ClockMHz, r.Rep, r.Status, r.Reason, r.Bench, r.Tool, r.ToolVersion,
+		formatTime(r.Started), formatTime(r.Finished), r.ImageDigest, r.Kernel, hello,
+		r.Transcript, r.RawOutput, source, sum, r.ClockReportedMHz, r.ClockCheck)
+	return err
+}
+
 // storable is r as the store keeps it: its text valid UTF-8 without NUL
 // bytes. A board's console can put any byte into a failure reason or a
 // kernel name; PostgreSQL refuses such text outright, so both engines
@@ -438,7 +445,7 @@ func storable(r *Run) *Run {
 	}
 	c.Stages = make([]Stage, len(r.Stages))
 	for i, st := range r.Stages {
-		c.Stages[i] = Stage{cleanText(st.Name), st.Duration}
+		c.Stages[i] = Stage{StageName(cleanText(string(st.Name))), st.Duration}
 	}
 	c.Metrics = make([]Metric, len(r.Metrics))
 	for i, m := range r.Metrics {
@@ -564,6 +571,30 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 	defer tx.Rollback() // read-only: nothing to commit
 	cond = s.eng.bind(cond)
 
+	runs, err = loadRuns(ctx, tx, cond, args, withTranscript)
+	if err != nil || len(runs) == 0 {
+		return nil, err
+	}
+	index := make(map[RunID]int, len(runs))
+	for i, r := range runs {
+		index[r.ID] = i
+	}
+	// One query per child table for the whole selection rather than one
+	// per run: `results list` over a long bench history stays fast.
+	if err := loadStages(ctx, tx, cond, args, runs, index); err != nil {
+		return nil, err
+	}
+	if err := loadMetrics(ctx, tx, cond, args, runs, index); err != nil {
+		return nil, err
+	}
+	for i := range runs {
+		SortMetrics(runs[i].Metrics)
+	}
+	return runs, nil
+}
+
+// loadRuns reads the runs' own rows, transcripts only if asked.
+func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTranscript bool) ([]Run, error) {
 	blobs := "NULL, NULL"
 	if withTranscript {
 		blobs = "r.transcript, r.raw_output"
@@ -577,7 +608,7 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 		return nil, err
 	}
 	defer rows.Close()
-	index := map[RunID]int{}
+	var runs []Run
 	for rows.Next() {
 		var r Run
 		var started, finished string
@@ -600,64 +631,53 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 		if hello.Valid {
 			r.Hello = json.RawMessage(hello.String)
 		}
-		index[r.ID] = len(runs)
 		runs = append(runs, r)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows.Close()
-	if len(runs) == 0 {
-		return nil, nil
-	}
+	return runs, rows.Err()
+}
 
-	// One query per child table for the whole selection rather than one
-	// per run: `results list` over a long bench history stays fast.
-	srows, err := tx.QueryContext(ctx, `
+// loadStages attaches the selected runs' stages, in their order.
+func loadStages(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []Run, index map[RunID]int) error {
+	rows, err := tx.QueryContext(ctx, `
 		SELECT s.run, s.name, s.seconds FROM stages s JOIN runs r ON r.id = s.run`+cond+`
 		ORDER BY s.run, s.seq`, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer srows.Close()
-	for srows.Next() {
+	defer rows.Close()
+	for rows.Next() {
 		var run RunID
-		var name string
+		var name StageName
 		var secs float64
-		if err := srows.Scan(&run, &name, &secs); err != nil {
-			return nil, err
+		if err := rows.Scan(&run, &name, &secs); err != nil {
+			return err
 		}
 		if i, ok := index[run]; ok {
 			d := time.Duration(math.Round(secs * float64(time.Second)))
 			runs[i].Stages = append(runs[i].Stages, Stage{Name: name, Duration: d})
 		}
 	}
-	if err := srows.Err(); err != nil {
-		return nil, err
-	}
+	return rows.Err()
+}
 
-	mrows, err := tx.QueryContext(ctx, `
+// loadMetrics attaches the selected runs' metrics.
+func loadMetrics(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []Run, index map[RunID]int) error {
+	rows, err := tx.QueryContext(ctx, `
 		SELECT m.run, m.name, m.unit, m.value FROM metrics m JOIN runs r ON r.id = m.run`+cond,
 		args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer mrows.Close()
-	for mrows.Next() {
+	defer rows.Close()
+	for rows.Next() {
 		var run RunID
 		var m Metric
-		if err := mrows.Scan(&run, &m.Name, &m.Unit, &m.Value); err != nil {
-			return nil, err
+		if err := rows.Scan(&run, &m.Name, &m.Unit, &m.Value); err != nil {
+			return err
 		}
 		if i, ok := index[run]; ok {
 			runs[i].Metrics = append(runs[i].Metrics, m)
 		}
 	}
-	if err := mrows.Err(); err != nil {
-		return nil, err
-	}
-	for i := range runs {
-		SortMetrics(runs[i].Metrics)
-	}
-	return runs, nil
+	return rows.Err()
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/boards"
 )
 
 // openTemp opens a fresh SQLite store, for the tests of what only SQLite
@@ -119,7 +121,7 @@ func TestRunsFilterAndOrder(t *testing.T) {
 		specs := []struct {
 			id     string
 			board  string
-			clock  int
+			clock  boards.MHz
 			status string
 			at     time.Duration
 		}{

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/export"
 	"github.com/bootbench/bootbench/results/parse"
 	"github.com/bootbench/bootbench/speed"
 )
@@ -113,7 +114,7 @@ func TestDefaultsFillTheOpenWrtRow(t *testing.T) {
 		run.Metrics = append(run.Metrics, results.Metric{Name: m.Name, Unit: m.Unit, Value: m.Value})
 	}
 	var row bytes.Buffer
-	if err := results.WriteOpenWrt(&row, []results.Run{run}); err != nil {
+	if err := export.WriteOpenWrt(&row, []results.Run{run}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(row.String()), "\n")

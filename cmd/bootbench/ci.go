@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/export"
 	"github.com/bootbench/bootbench/results/gate"
 )
 
@@ -151,7 +153,7 @@ func loadBaseline(ctx context.Context, store *results.Store, ref, board string) 
 	if err != nil {
 		return nil, err
 	}
-	runs, err := store.Runs(ctx, results.Filter{Board: sel.board, ClockMHz: sel.clock, Status: results.StatusOK})
+	runs, err := store.Runs(ctx, results.Filter{Board: sel.board, ClockMHz: boards.MHz(sel.clock), Status: results.StatusOK})
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +175,7 @@ func baselineFile(path, board string) ([]results.Run, error) {
 		return nil, usageErr("ci: baseline: %v", err)
 	}
 	defer f.Close()
-	runs, err := results.ReadJSON(f)
+	runs, err := export.ReadJSON(f)
 	if err != nil {
 		return nil, usageErr("ci: baseline %s: %v", path, err)
 	}

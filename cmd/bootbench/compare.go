@@ -5,7 +5,8 @@ import (
 	"errors"
 	"os"
 
-	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/results/compare"
 )
 
 const compareSynopsis = "results compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...] [--baseline [BOARD]@MHZ] [--clock MHZ] [--format text|json] [--db PATH]"
@@ -42,8 +43,8 @@ func cmdCompare(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
-	c, err := s.Compare(ctx, o)
-	if errors.Is(err, results.ErrNothingToCompare) || errors.Is(err, results.ErrPickClock) {
+	c, err := compare.Stored(ctx, s, o)
+	if errors.Is(err, compare.ErrNothingToCompare) || errors.Is(err, compare.ErrPickClock) {
 		// The store is fine; the request names settings it does not
 		// hold, or not precisely enough.
 		return &exitError{code: 2, err: err}
@@ -52,16 +53,16 @@ func cmdCompare(ctx context.Context, args []string) error {
 		return storeFailure(path, err)
 	}
 	if *format == "json" {
-		return results.WriteCompareJSON(os.Stdout, c)
+		return compare.WriteJSON(os.Stdout, c)
 	}
-	return results.WriteCompareText(os.Stdout, c)
+	return compare.WriteText(os.Stdout, c)
 }
 
 // compareOptions checks the flags' combination and reads the settings.
-func compareOptions(by, board, boards, baseline string, clock int) (results.CompareOptions, error) {
-	o := results.CompareOptions{By: by, Board: board, ClockMHz: clock}
-	for _, s := range splitList(boards) {
-		p, err := results.ParsePick(s)
+func compareOptions(by, board, settings, baseline string, clock int) (compare.Options, error) {
+	o := compare.Options{By: by, Board: board, ClockMHz: boards.MHz(clock)}
+	for _, s := range splitList(settings) {
+		p, err := compare.ParsePick(s)
 		if err != nil {
 			return o, usageErr("results compare: --boards: %v", err)
 		}
@@ -71,26 +72,26 @@ func compareOptions(by, board, boards, baseline string, clock int) (results.Comp
 		o.Boards = append(o.Boards, p)
 	}
 	if baseline != "" {
-		p, err := results.ParsePick(baseline)
+		p, err := compare.ParsePick(baseline)
 		if err != nil {
 			return o, usageErr("results compare: --baseline: %v", err)
 		}
 		o.Baseline = &p
 	}
 	switch {
-	case o.By != results.ByClock && o.By != results.ByBoard:
+	case o.By != compare.ByClock && o.By != compare.ByBoard:
 		return o, usageErr("results compare: say --by clock or --by board")
-	case o.By == results.ByClock && o.Board == "":
+	case o.By == compare.ByClock && o.Board == "":
 		return o, usageErr("results compare: say which board's clock settings to compare with --board NAME")
-	case o.By == results.ByClock && (len(o.Boards) > 0 || o.ClockMHz != 0):
+	case o.By == compare.ByClock && (len(o.Boards) > 0 || o.ClockMHz != 0):
 		return o, usageErr("results compare: --boards and --clock go with --by board")
-	case o.By == results.ByClock && o.Baseline != nil && (!o.Baseline.HasClock || (o.Baseline.Board != "" && o.Baseline.Board != o.Board)):
+	case o.By == compare.ByClock && o.Baseline != nil && (!o.Baseline.HasClock || (o.Baseline.Board != "" && o.Baseline.Board != o.Board)):
 		return o, usageErr("results compare: --by clock --baseline names one of %s's clock settings, e.g. --baseline @680", o.Board)
-	case o.By == results.ByBoard && o.Board == "" && len(o.Boards) == 0 && o.Baseline == nil:
+	case o.By == compare.ByBoard && o.Board == "" && len(o.Boards) == 0 && o.Baseline == nil:
 		return o, usageErr("results compare: name the settings to compare with --boards A,B@MHZ (the first is the baseline)")
-	case o.By == results.ByBoard && o.Baseline != nil && o.Baseline.Board == "":
+	case o.By == compare.ByBoard && o.Baseline != nil && o.Baseline.Board == "":
 		return o, usageErr("results compare: --by board --baseline names a board's setting, e.g. --baseline rb450g@680")
-	case o.By == results.ByBoard && o.Baseline != nil && o.Board != "":
+	case o.By == compare.ByBoard && o.Baseline != nil && o.Board != "":
 		return o, usageErr("results compare: --board and --baseline both name the baseline; give one")
 	case clock < 0:
 		return o, usageErr("results compare: --clock %d: want MHz", clock)

@@ -60,7 +60,7 @@ func TestE2EBoards(t *testing.T) {
 					t.Errorf("progress lacks %q:\n%s", want, r.stderr)
 				}
 			}
-			e := export(t, db)
+			e := exportJSON(t, db)
 			// A boot that hung was retried and stored as failed: the
 			// last run is the one that counts.
 			n := len(e.Runs)

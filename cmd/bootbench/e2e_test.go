@@ -200,7 +200,7 @@ type exported struct {
 	} `json:"runs"`
 }
 
-func export(t *testing.T, db string) exported {
+func exportJSON(t *testing.T, db string) exported {
 	t.Helper()
 	r := bootbench(t, db, "results", "export", "--format", "json")
 	if r.code != 0 {
@@ -363,7 +363,7 @@ func TestE2EFailedBoot(t *testing.T) {
 			if len(errLines) != 1 || !strings.Contains(errLines[0], tt.reason) {
 				t.Errorf("want one error line with %q, got %q", tt.reason, errLines)
 			}
-			e := export(t, db)
+			e := exportJSON(t, db)
 			if len(e.Runs) != 1 || e.Runs[0].Status != "failed" || !strings.Contains(e.Runs[0].Reason, tt.reason) || len(e.Runs[0].Metrics) != 0 {
 				t.Fatalf("stored run: %+v", e.Runs)
 			}
@@ -426,7 +426,7 @@ func TestE2EInterrupt(t *testing.T) {
 		t.Fatal("bootbench did not stop within 30s of SIGINT")
 	}
 	assertNothingLeft(t, seen.String())
-	e := export(t, db)
+	e := exportJSON(t, db)
 	if len(e.Runs) != 1 || e.Runs[0].Status != "interrupted" || len(e.Runs[0].Metrics) != 0 {
 		t.Errorf("stored run after SIGINT: %+v", e.Runs)
 	}

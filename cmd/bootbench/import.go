@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"
 )
@@ -49,12 +50,12 @@ func cmdImport(ctx context.Context, args []string) error {
 	}
 	next := o.rep
 	if next == 0 {
-		if next, err = s.NextRep(ctx, o.board, o.clock); err != nil {
+		if next, err = s.NextRep(ctx, o.board, boards.MHz(o.clock)); err != nil {
 			return storeFailure(path, err)
 		}
 	}
 	for _, im := range imports {
-		im.Board, im.ClockMHz, im.Rep = o.board, o.clock, next
+		im.Board, im.ClockMHz, im.Rep = o.board, boards.MHz(o.clock), next
 		next++
 		r := im.Run()
 		if err := s.SaveRun(ctx, r); err != nil {

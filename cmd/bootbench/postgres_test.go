@@ -409,7 +409,7 @@ func TestE2ERunIntoPostgres(t *testing.T) {
 	if m == nil || !strings.Contains(r.stdout, "stored in "+db+"\n") {
 		t.Fatalf("no run id in the progress, or not stored in %s:\n%s%s", db, r.stdout, r.stderr)
 	}
-	e := export(t, db)
+	e := exportJSON(t, db)
 	if len(e.Runs) != 1 || e.Runs[0].ID != m[1] || e.Runs[0].Status != "ok" || len(e.Runs[0].Metrics) == 0 {
 		t.Fatalf("export: %+v", e)
 	}

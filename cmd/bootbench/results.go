@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/export"
 )
 
 func cmdResults(ctx context.Context, args []string) error {
@@ -54,7 +56,7 @@ func cmdResultsList(ctx context.Context, args []string) error {
 	if err != nil {
 		return storeFailure(path, err)
 	}
-	return results.WriteTable(os.Stdout, runs)
+	return export.WriteTable(os.Stdout, runs)
 }
 
 func cmdResultsShow(ctx context.Context, args []string) error {
@@ -87,7 +89,7 @@ func cmdResultsShow(ctx context.Context, args []string) error {
 		return writeRaw(r)
 	}
 	writeRunHeader(r)
-	if err := results.WriteMetrics(os.Stdout, r); err != nil {
+	if err := export.WriteMetrics(os.Stdout, r); err != nil {
 		return err
 	}
 	if *transcript {
@@ -132,11 +134,11 @@ var exporters = []struct {
 	name  string
 	write func(io.Writer, []results.Run) error
 }{
-	{"openwrt", results.WriteOpenWrt},
-	{"csv", results.WriteCSV},
-	{"json", results.WriteJSON},
-	{"gobench", results.WriteGobench},
-	{"html", results.WriteHTML},
+	{"openwrt", export.WriteOpenWrt},
+	{"csv", export.WriteCSV},
+	{"json", export.WriteJSON},
+	{"gobench", export.WriteGobench},
+	{"html", export.WriteHTML},
 }
 
 func exportFormats(sep string) string {
@@ -181,7 +183,7 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
-	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: *clock})
+	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: boards.MHz(*clock)})
 	if err != nil {
 		return storeFailure(path, err)
 	}
@@ -288,13 +290,10 @@ func unwrapPathErr(err error) error {
 
 // clockLine says what clock a run asked for and what came of it.
 func clockLine(r *results.Run) string {
-	asked := "the board's default"
-	if r.ClockMHz > 0 {
-		asked = fmt.Sprintf("%d MHz", r.ClockMHz)
-	}
+	asked := r.ClockMHz.Or("the board's default")
 	reported := ""
 	if r.ClockReportedMHz > 0 {
-		reported = fmt.Sprintf(", the board reported %d MHz", r.ClockReportedMHz)
+		reported = ", the board reported " + r.ClockReportedMHz.String()
 	}
 	switch r.ClockCheck {
 	case results.ClockVerified:

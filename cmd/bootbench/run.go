@@ -19,6 +19,7 @@ import (
 	"github.com/bootbench/bootbench/internal/kernels"
 	"github.com/bootbench/bootbench/internal/route"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/export"
 )
 
 const runHelp = "Netboots the board with bootbench's own DHCP, TFTP and HTTP, runs the benchmark with\n" +
@@ -309,10 +310,6 @@ func interrupted(err error, dbPath string) error {
 }
 
 func printRun(rec *results.Run, rep int) {
-	clock := "default clock"
-	if rec.ClockMHz > 0 {
-		clock = fmt.Sprintf("%d MHz", rec.ClockMHz)
-	}
-	fmt.Printf("\n%s  %s  %s  rep %d  %s %s\n", rec.ID, rec.Board, clock, rep, rec.Tool, rec.ToolVersion)
-	results.WriteMetrics(os.Stdout, rec)
+	fmt.Printf("\n%s  %s  %s  rep %d  %s %s\n", rec.ID, rec.Board, rec.ClockMHz, rep, rec.Tool, rec.ToolVersion)
+	export.WriteMetrics(os.Stdout, rec)
 }

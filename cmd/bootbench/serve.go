@@ -286,7 +286,7 @@ func (d *serveDisplay) event(e harness.Event) {
 		if st.run != e.Run {
 			st.run, st.since = e.Run, e.Time
 		}
-		st.stage = e.Stage
+		st.stage = string(e.Stage)
 	}
 	switch d.format {
 	case "json":

@@ -18,7 +18,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/compare"
 )
 
 // Alpha is the significance a regression needs, as benchstat's.
@@ -38,7 +40,7 @@ type Options struct {
 
 // Verdict is one metric's judgement.
 type Verdict struct {
-	results.MetricCompare
+	compare.MetricCompare
 	Regressed bool
 	// Why says what decided: "49.8 % slower (p=0.029)", or why not.
 	Why string
@@ -62,7 +64,7 @@ type Report struct {
 // Side describes one side's runs.
 type Side struct {
 	Runs     int
-	ClockMHz int
+	ClockMHz boards.MHz
 	Bench    string
 	Tool     string // tool and version
 }
@@ -94,14 +96,14 @@ func Judge(baseline, candidate []results.Run, o Options) (*Report, error) {
 	if rep.Baseline.Bench != rep.Candidate.Bench || rep.Baseline.Tool != rep.Candidate.Tool {
 		return nil, fmt.Errorf("the baseline ran %s (%s) and these runs %s (%s): compare like with like", rep.Baseline.Bench, rep.Baseline.Tool, rep.Candidate.Bench, rep.Candidate.Tool)
 	}
-	ms, err := results.CompareRuns(base, cand)
+	ms, err := compare.Runs(base, cand)
 	if err != nil {
 		return nil, err
 	}
 	if ms, err = selectMetrics(ms, o.Metrics); err != nil {
 		return nil, err
 	}
-	rep.NoStatistics = len(base) < results.MinStatRuns || len(cand) < results.MinStatRuns
+	rep.NoStatistics = len(base) < compare.MinStatRuns || len(cand) < compare.MinStatRuns
 	for _, m := range ms {
 		rep.Verdicts = append(rep.Verdicts, judge(m, o.MaxRegression))
 	}
@@ -110,7 +112,7 @@ func Judge(baseline, candidate []results.Run, o Options) (*Report, error) {
 
 // judge decides one metric. Ratio is candidate / baseline for metrics
 // where more is better, which every bootbench metric is.
-func judge(m results.MetricCompare, maxRegression float64) Verdict {
+func judge(m compare.MetricCompare, maxRegression float64) Verdict {
 	v := Verdict{MetricCompare: m}
 	ratio, ok := m.Ratio.Float()
 	if !ok {
@@ -124,7 +126,7 @@ func judge(m results.MetricCompare, maxRegression float64) Verdict {
 		v.Why = fmt.Sprintf("within %s (%s)", pct(maxRegression), change(ratio))
 	case !haveP:
 		v.Regressed = true
-		v.Why = fmt.Sprintf("%s, more than %s (no p-value: %d vs %d runs, statistics need %d a side)", change(ratio), pct(maxRegression), m.NBaseline, m.NCandidate, results.MinStatRuns)
+		v.Why = fmt.Sprintf("%s, more than %s (no p-value: %d vs %d runs, statistics need %d a side)", change(ratio), pct(maxRegression), m.NBaseline, m.NCandidate, compare.MinStatRuns)
 	case p < Alpha:
 		v.Regressed = true
 		v.Why = fmt.Sprintf("%s, more than %s (p=%.3g)", change(ratio), pct(maxRegression), p)
@@ -151,11 +153,11 @@ func (r *Report) Regressions() []Verdict {
 	return out
 }
 
-func selectMetrics(ms []results.MetricCompare, globs []string) ([]results.MetricCompare, error) {
+func selectMetrics(ms []compare.MetricCompare, globs []string) ([]compare.MetricCompare, error) {
 	if len(globs) == 0 {
 		return ms, nil
 	}
-	var out []results.MetricCompare
+	var out []compare.MetricCompare
 	for _, g := range globs {
 		if _, err := path.Match(g, ""); err != nil {
 			return nil, fmt.Errorf("--metrics %q: %w", g, err)
@@ -164,7 +166,7 @@ func selectMetrics(ms []results.MetricCompare, globs []string) ([]results.Metric
 		for _, m := range ms {
 			if ok, _ := path.Match(g, m.Name); ok {
 				n++
-				if !slices.ContainsFunc(out, func(x results.MetricCompare) bool { return x.Name == m.Name }) {
+				if !slices.ContainsFunc(out, func(x compare.MetricCompare) bool { return x.Name == m.Name }) {
 					out = append(out, m)
 				}
 			}
@@ -173,7 +175,7 @@ func selectMetrics(ms []results.MetricCompare, globs []string) ([]results.Metric
 			return nil, fmt.Errorf("--metrics %q matches no metric both sides measured (%s)", g, names(ms))
 		}
 	}
-	slices.SortFunc(out, func(a, b results.MetricCompare) int {
+	slices.SortFunc(out, func(a, b compare.MetricCompare) int {
 		if results.MetricLess(a.Name, b.Name) {
 			return -1
 		}
@@ -182,7 +184,7 @@ func selectMetrics(ms []results.MetricCompare, globs []string) ([]results.Metric
 	return out, nil
 }
 
-func names(ms []results.MetricCompare) string {
+func names(ms []compare.MetricCompare) string {
 	var n []string
 	for _, m := range ms {
 		n = append(n, m.Name)

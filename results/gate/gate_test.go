@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/internal/junitxsd"
 	"github.com/bootbench/bootbench/results"
 )
@@ -18,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 // runs makes n ok runs of board at clock whose metrics scale with factor
 // (and a little jitter, so the U test has ranks to work with).
-func runs(board string, clock, n int, factor float64, prefix string) []results.Run {
+func runs(board string, clock boards.MHz, n int, factor float64, prefix string) []results.Run {
 	var out []results.Run
 	for i := 0; i < n; i++ {
 		j := 1 + float64(i)*0.001

@@ -77,9 +77,9 @@ func (r *Report) junitSuite() junitSuite {
 	s := junitSuite{Name: r.Board, Time: "0", Properties: []junitProperty{
 		{"baseline", r.Options.BaselineName},
 		{"baseline_runs", strconv.Itoa(r.Baseline.Runs)},
-		{"baseline_clock_mhz", strconv.Itoa(r.Baseline.ClockMHz)},
+		{"baseline_clock_mhz", strconv.Itoa(int(r.Baseline.ClockMHz))},
 		{"candidate_runs", strconv.Itoa(r.Candidate.Runs)},
-		{"candidate_clock_mhz", strconv.Itoa(r.Candidate.ClockMHz)},
+		{"candidate_clock_mhz", strconv.Itoa(int(r.Candidate.ClockMHz))},
 		{"bench", r.Candidate.Bench},
 		{"tool", r.Candidate.Tool},
 		{"max_regression", pct(r.Options.MaxRegression)},
@@ -139,7 +139,7 @@ func WriteMarkdown(w io.Writer, reps ...*Report) error {
 		}
 		fmt.Fprintf(&b, "### bootbench ci: %s %s\n\n", r.Board, verdict)
 		fmt.Fprintf(&b, "%s at %s, %d new run(s) against %d baseline run(s) at %s (%s); allowed regression %s.\n\n",
-			r.Candidate.Bench, mhz(r.Candidate.ClockMHz), r.Candidate.Runs, r.Baseline.Runs, mhz(r.Baseline.ClockMHz), r.Options.BaselineName, pct(r.Options.MaxRegression))
+			r.Candidate.Bench, r.Candidate.ClockMHz.Phrase(), r.Candidate.Runs, r.Baseline.Runs, r.Baseline.ClockMHz.Phrase(), r.Options.BaselineName, pct(r.Options.MaxRegression))
 		if r.NoStatistics {
 			fmt.Fprintf(&b, "Too few runs for statistics (4 a side): a metric slower than allowed fails without a p-value.\n\n")
 		}
@@ -167,11 +167,4 @@ func WriteMarkdown(w io.Writer, reps ...*Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func mhz(m int) string {
-	if m == 0 {
-		return "the default clock"
-	}
-	return strconv.Itoa(m) + " MHz"
 }

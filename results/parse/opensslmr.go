@@ -199,115 +199,70 @@ func (p *mrParser) seen(n int) {
 // metrics converts one result line; perOp says +F2..+F5 figures are
 // seconds per operation.
 func (rec mrRecord) metrics(perOp bool) ([]Metric, error) {
-	bad := func(format string, a ...any) error {
-		return &Error{Line: rec.line, Msg: rec.kind + " line: " + fmt.Sprintf(format, a...)}
-	}
-	f := rec.fields
 	if rec.kind == "+F" {
-		if len(f) < 2 {
-			return nil, bad("want <index>:<name>:<bytes/s>...")
-		}
-		alg := algName(strings.Fields(f[1]))
-		figs := f[2:]
-		if len(figs) != len(rec.sizes) {
-			return nil, bad("%s has %d figures but +H has %d block sizes (truncated output?)", alg, len(figs), len(rec.sizes))
-		}
-		var ms []Metric
-		for i, fig := range figs {
-			v, err := parseFigure(fig)
-			if err != nil {
-				return nil, bad("%s@%d: %v", alg, rec.sizes[i], err)
-			}
-			if v > 0 {
-				ms = append(ms, Metric{Name: fmt.Sprintf("%s@%d", alg, rec.sizes[i]), Unit: UnitBytesPerSec, Value: v, Line: rec.line})
-			}
-		}
-		return ms, nil
+		return rec.cipherMetrics()
 	}
+	return rec.pkeyMetrics(perOp)
+}
 
-	// Public key: <index>:<bits>[:<name>]:<figures>.
-	named := rec.kind == "+F6" || rec.kind == "+F7"
-	minFields := 4
-	if named {
-		minFields = 5
+func (rec mrRecord) bad(format string, a ...any) error {
+	return &Error{Line: rec.line, Msg: rec.kind + " line: " + fmt.Sprintf(format, a...)}
+}
+
+// cipherMetrics converts a +F line: <index>:<name>:<bytes/s>..., one
+// figure per block size of the +H line.
+func (rec mrRecord) cipherMetrics() ([]Metric, error) {
+	f := rec.fields
+	if len(f) < 2 {
+		return nil, rec.bad("want <index>:<name>:<bytes/s>...")
 	}
-	if len(f) < minFields {
-		return nil, bad("has %d fields, want at least %d (truncated output?)", len(f), minFields)
-	}
-	idx, err1 := strconv.Atoi(f[0])
-	bits, err2 := strconv.Atoi(f[1])
-	if err1 != nil || err2 != nil || idx < 0 || bits <= 0 {
-		return nil, bad("index %q and bits %q are not numbers", f[0], f[1])
-	}
+	alg := algName(strings.Fields(f[1]))
 	figs := f[2:]
-	if named {
-		figs = f[3:]
+	if len(figs) != len(rec.sizes) {
+		return nil, rec.bad("%s has %d figures but +H has %d block sizes (truncated output?)", alg, len(figs), len(rec.sizes))
 	}
-	vals := make([]float64, len(figs))
+	var ms []Metric
 	for i, fig := range figs {
 		v, err := parseFigure(fig)
 		if err != nil {
-			return nil, bad("%v", err)
+			return nil, rec.bad("%s@%d: %v", alg, rec.sizes[i], err)
 		}
-		vals[i] = v
-	}
-	rate := func(v float64) float64 { return v }
-	if perOp && (rec.kind == "+F2" || rec.kind == "+F3" || rec.kind == "+F4" || rec.kind == "+F5") {
-		rate = func(v float64) float64 {
-			if v == 0 {
-				return 0
-			}
-			return 1 / v
+		if v > 0 {
+			ms = append(ms, Metric{Name: fmt.Sprintf("%s@%d", alg, rec.sizes[i]), Unit: UnitBytesPerSec, Value: v, Line: rec.line})
 		}
 	}
+	return ms, nil
+}
 
-	var base string
-	var ops []string
-	switch rec.kind {
-	case "+F2":
-		base = fmt.Sprintf("rsa%d", bits)
-		if len(vals) != 2 && len(vals) != 4 {
-			return nil, bad("%s has %d figures, want 2 or 4", base, len(vals))
-		}
-		ops = []string{"sign", "verify", "encrypt", "decrypt"}[:len(vals)]
-	case "+F3":
-		base, ops = fmt.Sprintf("dsa%d", bits), []string{"sign", "verify"}
-	case "+F4":
-		curve, ok := curveName(idx, bits, false)
-		if !ok {
-			return nil, bad("cannot tell which %d-bit curve index %d is", bits, idx)
-		}
-		base, ops = "ecdsa-"+curve, []string{"sign", "verify"}
-	case "+F5":
-		curve, ok := curveName(idx, bits, true)
-		if !ok {
-			return nil, bad("cannot tell which %d-bit curve index %d is", bits, idx)
-		}
+// pkeyMetrics converts a public-key line (+F2..+F8):
+// <index>:<bits>[:<name>]:<figures>, one metric per operation.
+func (rec mrRecord) pkeyMetrics(perOp bool) ([]Metric, error) {
+	idx, bits, vals, err := rec.pkeyFigures()
+	if err != nil {
+		return nil, err
+	}
+	// Up to +F5, -mr's figures were seconds per operation when perOp.
+	invert := perOp && (rec.kind == "+F2" || rec.kind == "+F3" || rec.kind == "+F4" || rec.kind == "+F5")
+	base, ops, err := rec.pkeyNames(idx, bits, len(vals))
+	if err != nil {
+		return nil, err
+	}
+	if rec.kind == "+F5" && perOp {
 		// <first>:<second> is seconds/op and ops/s up to 1.1.0, ops/s and
 		// seconds/op from 1.1.1: either way one figure, the rate.
-		base, ops = "ecdh-"+curve, []string{""}
-		if len(vals) < 2 {
-			return nil, bad("%s has %d figures, want 2", base, len(vals))
-		}
-		if perOp {
-			vals, rate = vals[1:], func(v float64) float64 { return v }
-		}
-	case "+F6":
-		base, ops = strings.ToLower(f[2]), []string{"sign", "verify"} // ed25519, ed448
-	case "+F7":
-		base, ops = "sm2", []string{"sign", "verify"}
-	case "+F8":
-		base, ops = fmt.Sprintf("ffdh%d", bits), []string{""} // ops/s, then seconds/op
+		vals, invert = vals[1:], false
 	}
 	if len(vals) < len(ops) {
-		return nil, bad("%s has %d figures, want %d", base, len(vals), len(ops))
+		return nil, rec.bad("%s has %d figures, want %d", base, len(vals), len(ops))
 	}
 	var ms []Metric
 	for i, v := range vals {
 		if i >= len(ops) {
 			break
 		}
-		v = rate(v)
+		if invert && v != 0 {
+			v = 1 / v
+		}
 		if v <= 0 || math.IsInf(v, 0) {
 			continue
 		}
@@ -318,6 +273,71 @@ func (rec mrRecord) metrics(perOp bool) ([]Metric, error) {
 		ms = append(ms, Metric{Name: name, Unit: UnitOpsPerSec, Value: v, Line: rec.line})
 	}
 	return ms, nil
+}
+
+// pkeyFigures reads a public-key line's index, bits and figures.
+func (rec mrRecord) pkeyFigures() (idx, bits int, vals []float64, err error) {
+	f := rec.fields
+	named := rec.kind == "+F6" || rec.kind == "+F7"
+	minFields := 4
+	if named {
+		minFields = 5
+	}
+	if len(f) < minFields {
+		return 0, 0, nil, rec.bad("has %d fields, want at least %d (truncated output?)", len(f), minFields)
+	}
+	idx, err1 := strconv.Atoi(f[0])
+	bits, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || idx < 0 || bits <= 0 {
+		return 0, 0, nil, rec.bad("index %q and bits %q are not numbers", f[0], f[1])
+	}
+	figs := f[2:]
+	if named {
+		figs = f[3:]
+	}
+	vals = make([]float64, len(figs))
+	for i, fig := range figs {
+		v, err := parseFigure(fig)
+		if err != nil {
+			return 0, 0, nil, rec.bad("%v", err)
+		}
+		vals[i] = v
+	}
+	return idx, bits, vals, nil
+}
+
+// pkeyNames names a public-key line's algorithm and the operations its
+// figures are for, in order ("" for an algorithm with one figure).
+func (rec mrRecord) pkeyNames(idx, bits, nvals int) (base string, ops []string, err error) {
+	switch rec.kind {
+	case "+F2":
+		base = fmt.Sprintf("rsa%d", bits)
+		if nvals != 2 && nvals != 4 {
+			return "", nil, rec.bad("%s has %d figures, want 2 or 4", base, nvals)
+		}
+		return base, []string{"sign", "verify", "encrypt", "decrypt"}[:nvals], nil
+	case "+F3":
+		return fmt.Sprintf("dsa%d", bits), []string{"sign", "verify"}, nil
+	case "+F4", "+F5":
+		curve, ok := curveName(idx, bits, rec.kind == "+F5")
+		if !ok {
+			return "", nil, rec.bad("cannot tell which %d-bit curve index %d is", bits, idx)
+		}
+		if rec.kind == "+F4" {
+			return "ecdsa-" + curve, []string{"sign", "verify"}, nil
+		}
+		if nvals < 2 {
+			return "", nil, rec.bad("%s has %d figures, want 2", "ecdh-"+curve, nvals)
+		}
+		return "ecdh-" + curve, []string{""}, nil
+	case "+F6":
+		return strings.ToLower(rec.fields[2]), []string{"sign", "verify"}, nil // ed25519, ed448
+	case "+F7":
+		return "sm2", []string{"sign", "verify"}, nil
+	case "+F8":
+		return fmt.Sprintf("ffdh%d", bits), []string{""}, nil // ops/s, then seconds/op
+	}
+	return "", nil, nil
 }
 
 func parseFigure(s string) (float64, error) {

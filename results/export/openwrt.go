@@ -1,12 +1,14 @@
-package results
+package export
 
 import (
-	"fmt"
 	"io"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/results"
 )
 
 // openwrtColumn is one figure column of the OpenWrt wiki's "OpenSSL
@@ -52,17 +54,17 @@ var openwrtColumns = []openwrtColumn{
 // of different openssl versions are never merged: a median across versions
 // describes no real build, so such a setting gets one row per version.
 // Rows are ordered by board, clock, then version.
-func WriteOpenWrt(w io.Writer, runs []Run) error {
+func WriteOpenWrt(w io.Writer, runs []results.Run) error {
 	type key struct {
 		board   string
-		clock   int
+		clock   boards.MHz
 		version string
 	}
-	groups := map[key][]*Run{}
+	groups := map[key][]*results.Run{}
 	var keys []key
 	for i := range runs {
 		r := &runs[i]
-		if r.Status != StatusOK || !openwrtHasAny(r, openwrtColumns) {
+		if r.Status != results.StatusOK || !openwrtHasAny(r, openwrtColumns) {
 			continue
 		}
 		k := key{r.Board, r.ClockMHz, openwrtVersion(r)}
@@ -73,7 +75,7 @@ func WriteOpenWrt(w io.Writer, runs []Run) error {
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		a, b := keys[i], keys[j]
-		if c := naturalCompare(a.board, b.board); c != 0 {
+		if c := results.NaturalCompare(a.board, b.board); c != 0 {
 			return c < 0
 		}
 		if a.clock != b.clock {
@@ -89,11 +91,7 @@ func WriteOpenWrt(w io.Writer, runs []Run) error {
 	}
 	sb.WriteByte('\n')
 	for _, k := range keys {
-		clock := "-"
-		if k.clock != 0 {
-			clock = strconv.Itoa(k.clock)
-		}
-		sb.WriteString("| " + openwrtCell(k.board) + " | " + clock + " | " + openwrtCell(k.version) + " |")
+		sb.WriteString("| " + openwrtCell(k.board) + " | " + k.clock.Digits() + " | " + openwrtCell(k.version) + " |")
 		for _, c := range openwrtColumns {
 			sb.WriteString(" " + openwrtFigure(groups[k], c) + " |")
 		}
@@ -103,7 +101,7 @@ func WriteOpenWrt(w io.Writer, runs []Run) error {
 	return err
 }
 
-func openwrtHasAny(r *Run, cols []openwrtColumn) bool {
+func openwrtHasAny(r *results.Run, cols []openwrtColumn) bool {
 	for _, c := range cols {
 		if _, ok := openwrtMetric(r, c.metric); ok {
 			return true
@@ -116,7 +114,7 @@ func openwrtHasAny(r *Run, cols []openwrtColumn) bool {
 // itself, as the wiki has it, but the program name too for anything else
 // (the built-in suite is "bootbench-speed 0.1.0"), so nobody mistakes
 // its figures for an openssl release's.
-func openwrtVersion(r *Run) string {
+func openwrtVersion(r *results.Run) string {
 	switch {
 	case r.ToolVersion == "":
 		return "-"
@@ -136,7 +134,7 @@ func openwrtCell(s string) string {
 	return strings.ReplaceAll(s, "|", `\|`)
 }
 
-func openwrtFigure(runs []*Run, c openwrtColumn) string {
+func openwrtFigure(runs []*results.Run, c openwrtColumn) string {
 	var vs []float64
 	for _, r := range runs {
 		if v, ok := openwrtMetric(r, c.metric); ok {
@@ -156,7 +154,7 @@ func openwrtFigure(runs []*Run, c openwrtColumn) string {
 }
 
 // openwrtMetric finds a metric of r by name.
-func openwrtMetric(r *Run, name string) (float64, bool) {
+func openwrtMetric(r *results.Run, name string) (float64, bool) {
 	for _, m := range r.Metrics {
 		if m.Name == name {
 			return m.Value, true
@@ -175,12 +173,4 @@ func exportMedian(vs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// exportClock names a clock setting for people; 0 is the board's default.
-func exportClock(mhz int) string {
-	if mhz == 0 {
-		return "default"
-	}
-	return fmt.Sprintf("%d MHz", mhz)
 }

@@ -1,4 +1,4 @@
-package results
+package export
 
 import (
 	"bytes"
@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"
+	"github.com/bootbench/bootbench/results/storetest"
 )
 
 const openwrtHeader = "| board | clock MHz | openssl | md5 | sha1 | sha256 | sha512 | des | 3des | aes-128 | aes-192 | aes-256 | rsa2048 sign/s | rsa2048 verify/s | dsa2048 sign/s | dsa2048 verify/s |"
@@ -18,7 +21,7 @@ const openwrtHeader = "| board | clock MHz | openssl | md5 | sha1 | sha256 | sha
 // openssl 0.9.8k output from an RB450 at 300 MHz, parsed, stored, loaded
 // and exported, must give the row the wiki recipe would have printed.
 func TestOpenWrtFixtureRow(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e engineKind) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		data, err := os.ReadFile(filepath.Join("testdata", "openssl-0.9.8k-rb450-300mhz.txt"))
 		if err != nil {
 			t.Fatal(err)
@@ -27,20 +30,20 @@ func TestOpenWrtFixtureRow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &Run{
-			ID: "rb450-300-0", Board: "rb450", ClockMHz: 300, Status: StatusOK,
+		r := &results.Run{
+			ID: "rb450-300-0", Board: "rb450", ClockMHz: 300, Status: results.StatusOK,
 			Bench: "openssl", Tool: out.Tool, ToolVersion: out.Version,
-			Started: t0, RawOutput: data,
+			Started: storetest.T0, RawOutput: data,
 		}
 		for _, m := range out.Metrics {
-			r.Metrics = append(r.Metrics, Metric{Name: m.Name, Unit: m.Unit, Value: m.Value})
+			r.Metrics = append(r.Metrics, results.Metric{Name: m.Name, Unit: m.Unit, Value: m.Value})
 		}
-		s, _ := e.open(t)
+		s := e.Open(t)
 		ctx := context.Background()
 		if err := s.SaveRun(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		runs, err := s.Runs(ctx, Filter{Board: "rb450", ClockMHz: 300})
+		runs, err := s.Runs(ctx, results.Filter{Board: "rb450", ClockMHz: 300})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,15 +60,15 @@ func TestOpenWrtFixtureRow(t *testing.T) {
 }
 
 func TestOpenWrtRows(t *testing.T) {
-	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
-	run := func(id, board string, clock int, status, tool, version string, i int, ms ...Metric) Run {
-		return Run{ID: RunID(id), Board: board, ClockMHz: clock, Status: status, Tool: tool, ToolVersion: version, Started: at(i), Metrics: ms}
+	at := func(i int) time.Time { return storetest.T0.Add(time.Duration(i) * time.Minute) }
+	run := func(id, board string, clock boards.MHz, status, tool, version string, i int, ms ...results.Metric) results.Run {
+		return results.Run{ID: results.RunID(id), Board: board, ClockMHz: clock, Status: status, Tool: tool, ToolVersion: version, Started: at(i), Metrics: ms}
 	}
-	md5 := func(v float64) Metric { return Metric{"md5@1024", "B/s", v} }
-	sign := func(v float64) Metric { return Metric{"rsa2048-sign", "ops/s", v} }
+	md5 := func(v float64) results.Metric { return results.Metric{Name: "md5@1024", Unit: "B/s", Value: v} }
+	sign := func(v float64) results.Metric { return results.Metric{Name: "rsa2048-sign", Unit: "ops/s", Value: v} }
 	tests := []struct {
 		name string
-		runs []Run
+		runs []results.Run
 		want []string // rows after the header
 	}{
 		{
@@ -73,37 +76,37 @@ func TestOpenWrtRows(t *testing.T) {
 		},
 		{
 			name: "median of three, other columns missing",
-			runs: []Run{
-				run("a", "rb450g", 680, StatusOK, "openssl", "3.0.13", 0, md5(100), sign(18.04)),
-				run("b", "rb450g", 680, StatusOK, "openssl", "3.0.13", 1, md5(300), sign(18.16)),
-				run("c", "rb450g", 680, StatusOK, "openssl", "3.0.13", 2, md5(200), sign(99)),
+			runs: []results.Run{
+				run("a", "rb450g", 680, results.StatusOK, "openssl", "3.0.13", 0, md5(100), sign(18.04)),
+				run("b", "rb450g", 680, results.StatusOK, "openssl", "3.0.13", 1, md5(300), sign(18.16)),
+				run("c", "rb450g", 680, results.StatusOK, "openssl", "3.0.13", 2, md5(200), sign(99)),
 			},
 			want: []string{"| rb450g | 680 | 3.0.13 | 200 | - | - | - | - | - | - | - | - | 18.2 | - | - | - |"},
 		},
 		{
 			name: "median of two is their mean, rounded to whole bytes",
-			runs: []Run{
-				run("a", "rb450g", 680, StatusOK, "openssl", "3.0.13", 0, md5(100)),
-				run("b", "rb450g", 680, StatusOK, "openssl", "3.0.13", 1, md5(102), sign(3)),
+			runs: []results.Run{
+				run("a", "rb450g", 680, results.StatusOK, "openssl", "3.0.13", 0, md5(100)),
+				run("b", "rb450g", 680, results.StatusOK, "openssl", "3.0.13", 1, md5(102), sign(3)),
 			},
 			want: []string{"| rb450g | 680 | 3.0.13 | 101 | - | - | - | - | - | - | - | - | 3.0 | - | - | - |"},
 		},
 		{
 			name: "only ok runs with table metrics count",
-			runs: []Run{
-				run("a", "rb450g", 680, StatusOK, "openssl", "3.0.13", 0, md5(100)),
-				run("b", "rb450g", 680, StatusFailed, "openssl", "3.0.13", 1, md5(9999)),
-				run("c", "rb450g", 680, StatusOK, "iperf3", "3.12", 2, Metric{"tcp-throughput", "bit/s", 9e8}),
-				run("d", "rb450g", 800, StatusInterrupted, "", "", 3),
+			runs: []results.Run{
+				run("a", "rb450g", 680, results.StatusOK, "openssl", "3.0.13", 0, md5(100)),
+				run("b", "rb450g", 680, results.StatusFailed, "openssl", "3.0.13", 1, md5(9999)),
+				run("c", "rb450g", 680, results.StatusOK, "iperf3", "3.12", 2, results.Metric{Name: "tcp-throughput", Unit: "bit/s", Value: 9e8}),
+				run("d", "rb450g", 800, results.StatusInterrupted, "", "", 3),
 			},
 			want: []string{"| rb450g | 680 | 3.0.13 | 100 | - | - | - | - | - | - | - | - | - | - | - | - |"},
 		},
 		{
 			name: "sorted by board then clock; built-in suite named; default clock",
-			runs: []Run{
-				run("a", "rb450g", 800, StatusOK, "openssl", "3.0.13", 0, md5(2)),
-				run("b", "rb450g", 680, StatusOK, "openssl", "3.0.13", 1, md5(1)),
-				run("c", "qemu-x86_64", 0, StatusOK, "bootbench-speed", "0.1.0", 2, md5(3)),
+			runs: []results.Run{
+				run("a", "rb450g", 800, results.StatusOK, "openssl", "3.0.13", 0, md5(2)),
+				run("b", "rb450g", 680, results.StatusOK, "openssl", "3.0.13", 1, md5(1)),
+				run("c", "qemu-x86_64", 0, results.StatusOK, "bootbench-speed", "0.1.0", 2, md5(3)),
 			},
 			want: []string{
 				"| qemu-x86_64 | - | bootbench-speed 0.1.0 | 3 | - | - | - | - | - | - | - | - | - | - | - | - |",
@@ -113,9 +116,9 @@ func TestOpenWrtRows(t *testing.T) {
 		},
 		{
 			name: "versions are not pooled",
-			runs: []Run{
-				run("a", "rb450g", 680, StatusOK, "openssl", "3.0.13", 0, md5(10)),
-				run("b", "rb450g", 680, StatusOK, "openssl", "1.1.1w", 1, md5(20)),
+			runs: []results.Run{
+				run("a", "rb450g", 680, results.StatusOK, "openssl", "3.0.13", 0, md5(10)),
+				run("b", "rb450g", 680, results.StatusOK, "openssl", "1.1.1w", 1, md5(20)),
 			},
 			want: []string{
 				"| rb450g | 680 | 1.1.1w | 20 | - | - | - | - | - | - | - | - | - | - | - | - |",
@@ -124,7 +127,7 @@ func TestOpenWrtRows(t *testing.T) {
 		},
 		{
 			name: "a pipe in a board name cannot split the row; unknown version",
-			runs: []Run{run("a", "odd|board", 400, StatusOK, "", "", 0, md5(1))},
+			runs: []results.Run{run("a", "odd|board", 400, results.StatusOK, "", "", 0, md5(1))},
 			want: []string{`| odd\|board | 400 | - | 1 | - | - | - | - | - | - | - | - | - | - | - | - |`},
 		},
 	}

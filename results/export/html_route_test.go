@@ -1,4 +1,4 @@
-package results
+package export
 
 import (
 	"bytes"
@@ -6,26 +6,28 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/results"
 )
 
 // A route run's report draws throughput against packet size: a line per
 // configuration in the usual order, the direct baseline dashed, a dot per
 // figure with its value as the tooltip.
 func TestHTMLRouteChart(t *testing.T) {
-	var ms []Metric
+	var ms []results.Metric
 	for _, c := range []struct {
 		config string
 		scale  float64
 	}{{"stateful", 0.5}, {"direct", 10}, {"plain", 1}, {"firewall", 0.8}, {"conntrack", 0.6}} {
 		for _, size := range []string{"64", "512", "1460"} {
 			v := map[string]float64{"64": 10e6, "512": 60e6, "1460": 150e6}[size] * c.scale
-			ms = append(ms, Metric{"tcp-throughput@" + size + "/" + c.config, "bit/s", v}, Metric{"tcp-retransmits@" + size + "/" + c.config, "count", 0})
+			ms = append(ms, results.Metric{Name: "tcp-throughput@" + size + "/" + c.config, Unit: "bit/s", Value: v}, results.Metric{Name: "tcp-retransmits@" + size + "/" + c.config, Unit: "count", Value: 0})
 		}
 	}
-	run := Run{ID: "r1", Board: "qemu-x86_64", ClockMHz: 1000, Status: StatusOK, Bench: "route", Tool: "iperf3", ToolVersion: "3.12",
+	run := results.Run{ID: "r1", Board: "qemu-x86_64", ClockMHz: 1000, Status: results.StatusOK, Bench: "route", Tool: "iperf3", ToolVersion: "3.12",
 		Started: time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC), Metrics: ms}
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, []Run{run}); err != nil {
+	if err := WriteHTML(&buf, []results.Run{run}); err != nil {
 		t.Fatal(err)
 	}
 	html := buf.String()

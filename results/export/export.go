@@ -1,4 +1,8 @@
-package results
+// Package export renders runs read from the store: for people (the
+// `results list` table, a run's metrics, an HTML report) and for scripts
+// and other tools (JSON, which ReadJSON reads back, CSV, benchstat's
+// format, the OpenWrt wiki's table).
+package export
 
 import (
 	"encoding/json"
@@ -6,11 +10,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/results"
 )
 
 // number marshals a float64 as a plain decimal. encoding/json switches to
@@ -33,20 +39,20 @@ type jsonMetric struct {
 }
 
 type jsonStage struct {
-	Name    string `json:"name"`
-	Seconds number `json:"seconds"`
+	Name    results.StageName `json:"name"`
+	Seconds number            `json:"seconds"`
 }
 
 // jsonRun is the export contract: the documented fields first, in the
 // documented order, then extras scripts may use but need not.
 type jsonRun struct {
-	ID       RunID        `json:"id"`
-	Board    string       `json:"board"`
-	ClockMHz int          `json:"clock_mhz"`
-	Status   string       `json:"status"`
-	Started  string       `json:"started"`
-	Bench    string       `json:"bench"`
-	Metrics  []jsonMetric `json:"metrics"`
+	ID       results.RunID `json:"id"`
+	Board    string        `json:"board"`
+	ClockMHz boards.MHz    `json:"clock_mhz"`
+	Status   string        `json:"status"`
+	Started  string        `json:"started"`
+	Bench    string        `json:"bench"`
+	Metrics  []jsonMetric  `json:"metrics"`
 
 	Rep         int             `json:"rep"`
 	Reason      string          `json:"reason,omitempty"`
@@ -59,8 +65,8 @@ type jsonRun struct {
 	Hello       json.RawMessage `json:"hello,omitempty"`
 	// The clock the board reported and how it was checked (verified,
 	// unverified, mismatch); absent for runs that asked for none.
-	ClockReportedMHz int    `json:"clock_reported_mhz,omitempty"`
-	ClockCheck       string `json:"clock_check,omitempty"`
+	ClockReportedMHz boards.MHz `json:"clock_reported_mhz,omitempty"`
+	ClockCheck       string     `json:"clock_check,omitempty"`
 }
 
 func jsonTime(t time.Time) string {
@@ -73,7 +79,7 @@ func jsonTime(t time.Time) string {
 // WriteJSON writes runs in the `results export --format json` shape:
 // {"runs":[{"id","board","clock_mhz","status","started","bench","metrics":[...]}, ...]},
 // indented by two spaces. Metrics is never null.
-func WriteJSON(w io.Writer, runs []Run) error {
+func WriteJSON(w io.Writer, runs []results.Run) error {
 	out := struct {
 		Runs []jsonRun `json:"runs"`
 	}{Runs: make([]jsonRun, 0, len(runs))}
@@ -98,8 +104,8 @@ func WriteJSON(w io.Writer, runs []Run) error {
 			ClockCheck:       r.ClockCheck,
 			Hello:            r.Hello,
 		}
-		ms := append([]Metric(nil), r.Metrics...)
-		SortMetrics(ms)
+		ms := append([]results.Metric(nil), r.Metrics...)
+		results.SortMetrics(ms)
 		for _, m := range ms {
 			jr.Metrics = append(jr.Metrics, jsonMetric{m.Name, m.Unit, number(m.Value)})
 		}
@@ -115,14 +121,10 @@ func WriteJSON(w io.Writer, runs []Run) error {
 }
 
 // WriteTable writes the human listing for `bootbench results list`.
-func WriteTable(w io.Writer, runs []Run) error {
+func WriteTable(w io.Writer, runs []results.Run) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tBOARD\tCLOCK\tSTATUS\tBENCH\tMETRICS\tSTARTED\tREASON")
 	for _, r := range runs {
-		clock := "default"
-		if r.ClockMHz != 0 {
-			clock = strconv.Itoa(r.ClockMHz) + " MHz"
-		}
 		started := "-"
 		if !r.Started.IsZero() {
 			// UTC with the zone shown: runs come from several hosts and
@@ -130,7 +132,7 @@ func WriteTable(w io.Writer, runs []Run) error {
 			started = r.Started.UTC().Format("2006-01-02 15:04:05Z")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n",
-			r.ID, r.Board, clock, r.Status, dash(r.Bench), len(r.Metrics), started, oneLine(r.Reason, 72))
+			r.ID, r.Board, r.ClockMHz.Label(), r.Status, dash(r.Bench), len(r.Metrics), started, oneLine(r.Reason, 72))
 	}
 	return tw.Flush()
 }
@@ -138,17 +140,17 @@ func WriteTable(w io.Writer, runs []Run) error {
 // WriteMetrics writes one run's metrics as an aligned table, in metric
 // order (see MetricLess). Throughputs also get a scaled figure, since a raw
 // 28782800 B/s is hard to read at a glance.
-func WriteMetrics(w io.Writer, r *Run) error {
+func WriteMetrics(w io.Writer, r *results.Run) error {
 	if len(r.Metrics) == 0 {
 		_, err := fmt.Fprintln(w, "no metrics recorded")
 		return err
 	}
-	ms := append([]Metric(nil), r.Metrics...)
-	SortMetrics(ms)
+	ms := append([]results.Metric(nil), r.Metrics...)
+	results.SortMetrics(ms)
 	vals := make([]string, len(ms))
 	width := len("VALUE")
 	for i, m := range ms {
-		vals[i] = formatValue(m.Value)
+		vals[i] = results.FormatValue(m.Value)
 		width = max(width, len(vals[i]))
 	}
 	// Values are right-aligned by hand so digits line up; tabwriter's
@@ -183,17 +185,6 @@ func oneLine(s string, max int) string {
 	return dash(s)
 }
 
-// formatValue prints whole numbers without a fraction or exponent and
-// others with at most two decimals, as benchmark tools print them.
-func formatValue(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e18 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	s := strconv.FormatFloat(v, 'f', 2, 64)
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
-}
-
 // humanRate scales byte and bit rates with decimal prefixes, the way
 // openssl speed and iperf report them.
 func humanRate(v float64, unit string) string {
@@ -218,88 +209,10 @@ func humanRate(v float64, unit string) string {
 	return fmt.Sprintf("(%.1f %s%s)", v, prefixes[i], base)
 }
 
-// SortMetrics sorts metrics in place by MetricLess.
-func SortMetrics(ms []Metric) {
-	sort.SliceStable(ms, func(i, j int) bool { return MetricLess(ms[i].Name, ms[j].Name) })
-}
-
-// MetricLess orders metric names for display: block-size metrics
-// (<alg>@<block>) first, by algorithm then numeric block size, so md5@16
-// comes before md5@1024 before md5@8192; then the rest (rsa2048-sign,
-// tcp-throughput, ...). Names compare "naturally": digit runs by value, so
-// rsa512 sorts before rsa1024.
-func MetricLess(a, b string) bool {
-	aa, ab, aok := splitBlock(a)
-	ba, bb, bok := splitBlock(b)
-	if aok != bok {
-		return aok
-	}
-	if c := naturalCompare(aa, ba); c != 0 {
-		return c < 0
-	}
-	if aok && ab != bb {
-		return ab < bb
-	}
-	return a < b
-}
-
-// splitBlock splits "<alg>@<block>" into its parts; ok is false when the
-// name has no numeric block suffix.
-func splitBlock(name string) (alg string, block int64, ok bool) {
-	i := strings.LastIndexByte(name, '@')
-	if i < 0 {
-		return name, 0, false
-	}
-	n, err := strconv.ParseInt(name[i+1:], 10, 64)
-	if err != nil {
-		return name, 0, false
-	}
-	return name[:i], n, true
-}
-
-// naturalCompare compares strings with runs of digits compared by value.
-func naturalCompare(a, b string) int {
-	for a != "" && b != "" {
-		if isDigit(a[0]) && isDigit(b[0]) {
-			da, db := digitRun(a), digitRun(b)
-			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
-			if len(na) != len(nb) {
-				if len(na) < len(nb) {
-					return -1
-				}
-				return 1
-			}
-			if c := strings.Compare(na, nb); c != 0 {
-				return c
-			}
-			a, b = a[da:], b[db:]
-			continue
-		}
-		if a[0] != b[0] {
-			if a[0] < b[0] {
-				return -1
-			}
-			return 1
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) - len(b)
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-func digitRun(s string) int {
-	i := 0
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	return i
-}
-
 // ReadJSON reads what WriteJSON wrote (a `results export --format json`
 // file): the runs with their identity, status, clock and metrics. A file
 // that is not such an export is an error saying what is wrong.
-func ReadJSON(r io.Reader) ([]Run, error) {
+func ReadJSON(r io.Reader) ([]results.Run, error) {
 	var in struct {
 		Runs *[]jsonRun `json:"runs"`
 	}
@@ -310,26 +223,28 @@ func ReadJSON(r io.Reader) ([]Run, error) {
 	if in.Runs == nil {
 		return nil, errors.New(`not a bootbench JSON export: no "runs" list`)
 	}
-	runs := make([]Run, 0, len(*in.Runs))
+	runs := make([]results.Run, 0, len(*in.Runs))
 	for i, jr := range *in.Runs {
-		if jr.ID == "" || jr.Board == "" || !validStatus(jr.Status) {
+		if jr.ID == "" || jr.Board == "" || !results.ValidStatus(jr.Status) {
 			return nil, fmt.Errorf("run %d of the export lacks an id, a board or a known status", i+1)
 		}
-		r := Run{
+		r := results.Run{
 			ID: jr.ID, Board: jr.Board, ClockMHz: jr.ClockMHz, Status: jr.Status, Rep: jr.Rep,
 			Reason: jr.Reason, Bench: jr.Bench, Tool: jr.Tool, ToolVersion: jr.ToolVersion,
 			Kernel: jr.Kernel, ImageDigest: jr.ImageDigest, Hello: jr.Hello,
 			ClockReportedMHz: jr.ClockReportedMHz, ClockCheck: jr.ClockCheck,
 		}
-		var err error
-		if r.Started, err = parseTime(jr.Started); err != nil {
-			return nil, fmt.Errorf("run %s: started: %w", r.ID, err)
+		if jr.Started != "" {
+			var err error
+			if r.Started, err = time.Parse(time.RFC3339Nano, jr.Started); err != nil {
+				return nil, fmt.Errorf("run %s: started: %w", r.ID, err)
+			}
 		}
 		for _, m := range jr.Metrics {
 			if m.Name == "" || m.Unit == "" {
 				return nil, fmt.Errorf("run %s: a metric lacks a name or unit", r.ID)
 			}
-			r.Metrics = append(r.Metrics, Metric{Name: m.Name, Unit: m.Unit, Value: float64(m.Value)})
+			r.Metrics = append(r.Metrics, results.Metric{Name: m.Name, Unit: m.Unit, Value: float64(m.Value)})
 		}
 		runs = append(runs, r)
 	}

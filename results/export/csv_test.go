@@ -1,4 +1,4 @@
-package results
+package export
 
 import (
 	"bytes"
@@ -8,17 +8,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/storetest"
 )
 
-func csvRuns() []Run {
+func csvRuns() []results.Run {
 	runs := exportRuns()
 	// A board name that needs quoting, and values that %g would print
 	// in exponent form.
-	odd := *sampleRun("20250314-160000-odd-0", t0.Add(7*time.Minute))
+	odd := *storetest.SampleRun("20250314-160000-odd-0", storetest.T0.Add(7*time.Minute))
 	odd.Board = `lab "A", shelf 2`
-	odd.Metrics = []Metric{
-		{"aes-128-cbc@16384", "B/s", 123456789012},
-		{"ed25519-sign", "ops/s", 0.000125},
+	odd.Metrics = []results.Metric{
+		{Name: "aes-128-cbc@16384", Unit: "B/s", Value: 123456789012},
+		{Name: "ed25519-sign", Unit: "ops/s", Value: 0.000125},
 	}
 	return append(runs, odd)
 }
@@ -28,7 +31,7 @@ func TestCSVGolden(t *testing.T) {
 	if err := WriteCSV(&buf, csvRuns()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "export.csv", buf.Bytes())
+	storetest.Golden(t, "export.csv", buf.Bytes())
 }
 
 func TestCSVReadsBack(t *testing.T) {
@@ -64,7 +67,7 @@ func TestCSVReadsBack(t *testing.T) {
 	for _, rec := range recs[1:] {
 		v := rec[col["value"]]
 		if rec[col["metric"]] == "" {
-			if v != "" || rec[col["status"]] == StatusOK {
+			if v != "" || rec[col["status"]] == results.StatusOK {
 				t.Errorf("row without metric: %q", rec)
 			}
 			continue

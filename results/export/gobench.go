@@ -1,4 +1,4 @@
-package results
+package export
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/bootbench/bootbench/results"
 )
 
 // WriteGobench writes the ok runs in the Go benchmark format
@@ -44,12 +46,12 @@ import (
 // Runs are grouped by board and clock, both ascending, so benchstat,
 // which orders columns by first appearance, shows the lowest clock — the
 // baseline — first.
-func WriteGobench(w io.Writer, runs []Run) error {
-	var ok []*Run
+func WriteGobench(w io.Writer, runs []results.Run) error {
+	var ok []*results.Run
 	units := map[string]bool{}
 	for i := range runs {
 		r := &runs[i]
-		if r.Status != StatusOK || len(r.Metrics) == 0 {
+		if r.Status != results.StatusOK || len(r.Metrics) == 0 {
 			continue
 		}
 		ok = append(ok, r)
@@ -59,7 +61,7 @@ func WriteGobench(w io.Writer, runs []Run) error {
 	}
 	sort.SliceStable(ok, func(i, j int) bool {
 		a, b := ok[i], ok[j]
-		if c := naturalCompare(a.Board, b.Board); c != 0 {
+		if c := results.NaturalCompare(a.Board, b.Board); c != 0 {
 			return c < 0
 		}
 		return a.ClockMHz < b.ClockMHz
@@ -80,7 +82,7 @@ func WriteGobench(w io.Writer, runs []Run) error {
 	names := gobenchNames{}
 	var board, clock, tool string
 	for i, r := range ok {
-		b, c, t := gobenchValue(r.Board), gobenchClock(r.ClockMHz), gobenchTool(r)
+		b, c, t := gobenchValue(r.Board), r.ClockMHz.Key(), gobenchTool(r)
 		// Configuration lines hold until changed; repeating them only
 		// when they change keeps the file close to `go test` output.
 		if i == 0 || b != board || c != clock || t != tool {
@@ -90,8 +92,8 @@ func WriteGobench(w io.Writer, runs []Run) error {
 			board, clock, tool = b, c, t
 			fmt.Fprintf(&sb, "board: %s\nclock: %s\ntool: %s\n", board, clock, tool)
 		}
-		ms := append([]Metric(nil), r.Metrics...)
-		SortMetrics(ms)
+		ms := append([]results.Metric(nil), r.Metrics...)
+		results.SortMetrics(ms)
 		for _, m := range ms {
 			fmt.Fprintf(&sb, "%s 1 %s %s\n", names.get(m.Name),
 				strconv.FormatFloat(m.Value, 'f', -1, 64), gobenchField(m.Unit))
@@ -101,14 +103,7 @@ func WriteGobench(w io.Writer, runs []Run) error {
 	return err
 }
 
-func gobenchClock(mhz int) string {
-	if mhz == 0 {
-		return "default"
-	}
-	return strconv.Itoa(mhz) + "MHz"
-}
-
-func gobenchTool(r *Run) string {
+func gobenchTool(r *results.Run) string {
 	return gobenchValue(strings.TrimSpace(r.Tool + " " + r.ToolVersion))
 }
 
@@ -156,7 +151,7 @@ func (n gobenchNames) get(metric string) string {
 // algorithm in CamelCase (every run of letters and digits is one word),
 // and "/block=N" for a block size.
 func gobenchName(metric string) string {
-	alg, block, hasBlock := splitBlock(metric)
+	alg, block, hasBlock := results.SplitBlock(metric)
 	var sb strings.Builder
 	sb.WriteString("Benchmark")
 	start := true

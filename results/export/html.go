@@ -1,14 +1,18 @@
-package results
+package export
 
 import (
 	"fmt"
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/results"
 )
 
 // htmlHeadline are the metrics charted: one hash, one cipher and one
@@ -38,7 +42,7 @@ func htmlColor(i int) string { return htmlPalette[i%len(htmlPalette)] }
 //
 // Everything from the store goes through html/template, so a board name
 // or failure reason cannot inject markup.
-func WriteHTML(w io.Writer, runs []Run) error {
+func WriteHTML(w io.Writer, runs []results.Run) error {
 	return htmlTmpl.Execute(w, buildHTMLReport(runs))
 }
 
@@ -148,7 +152,8 @@ type htmlSeg struct {
 }
 
 type htmlLegend struct {
-	Name, Fill string
+	Name results.StageName
+	Fill string
 }
 
 // htmlStat summarises one metric over the ok runs of one setting.
@@ -158,7 +163,7 @@ type htmlStat struct {
 	Unit             string
 }
 
-func htmlStats(runs []*Run) map[string]htmlStat {
+func htmlStats(runs []*results.Run) map[string]htmlStat {
 	vals := map[string][]float64{}
 	units := map[string]string{}
 	for _, r := range runs {
@@ -182,13 +187,13 @@ func htmlStats(runs []*Run) map[string]htmlStat {
 // htmlSetting is one board × clock with its ok runs' statistics.
 type htmlSetting struct {
 	board string
-	clock int
+	clock boards.MHz
 	n     int
 	stats map[string]htmlStat
 }
 
-func buildHTMLReport(runs []Run) *htmlReport {
-	byBoard := map[string][]*Run{}
+func buildHTMLReport(runs []results.Run) *htmlReport {
+	byBoard := map[string][]*results.Run{}
 	var boards []string
 	var first, last time.Time
 	ok := 0
@@ -198,7 +203,7 @@ func buildHTMLReport(runs []Run) *htmlReport {
 			boards = append(boards, r.Board)
 		}
 		byBoard[r.Board] = append(byBoard[r.Board], r)
-		if r.Status == StatusOK {
+		if r.Status == results.StatusOK {
 			ok++
 		}
 		if !r.Started.IsZero() {
@@ -210,7 +215,7 @@ func buildHTMLReport(runs []Run) *htmlReport {
 			}
 		}
 	}
-	sort.Slice(boards, func(i, j int) bool { return naturalCompare(boards[i], boards[j]) < 0 })
+	sort.Slice(boards, func(i, j int) bool { return results.NaturalCompare(boards[i], boards[j]) < 0 })
 
 	rep := &htmlReport{}
 	switch {
@@ -244,7 +249,7 @@ func buildHTMLReport(runs []Run) *htmlReport {
 					continue
 				}
 				bars = append(bars, htmlBarData{
-					label1: s.board, label2: exportClock(s.clock),
+					label1: s.board, label2: s.clock.Label(),
 					fill: htmlColor(boardIndex[s.board]), stat: st,
 				})
 			}
@@ -256,14 +261,49 @@ func buildHTMLReport(runs []Run) *htmlReport {
 	return rep
 }
 
-func buildHTMLBoard(name string, runs []*Run, stageColors map[string]string) (*htmlBoard, []htmlSetting) {
+func buildHTMLBoard(name string, runs []*results.Run, stageColors map[results.StageName]string) (*htmlBoard, []htmlSetting) {
 	b := &htmlBoard{Name: name, Anchor: "board-" + htmlAnchor(name)}
+	settings, okRuns := htmlSettings(name, runs)
+	b.Summary = fmt.Sprintf("%s, %d ok", htmlPlural(len(runs), "run"), okRuns)
+	if len(settings) > 0 {
+		var clockNames []string
+		for _, s := range settings {
+			clockNames = append(clockNames, s.clock.Label())
+		}
+		b.Summary += "; clock settings with results: " + strings.Join(clockNames, ", ")
+	}
+	b.Summary += "."
 
-	byClock := map[int][]*Run{}
-	var clocks []int
-	okRuns := 0
+	b.ClockCharts = htmlClockCharts(settings)
+	// Route charts, per clock setting when there are several.
+	for _, s := range settings {
+		title := ""
+		if len(settings) > 1 {
+			title = " at " + s.clock.Label()
+		}
+		b.RouteCharts = append(b.RouteCharts, htmlRouteCharts(s, title)...)
+	}
+	for _, s := range settings {
+		b.Clocks = append(b.Clocks, fmt.Sprintf("%s (n=%d)", s.clock.Label(), s.n))
+	}
+	b.Medians = htmlMedians(settings)
+	// A full openssl run has about a hundred metrics; folded away they
+	// would push the runs and stage charts off screen.
+	b.MediansOpen = len(b.Medians) <= 24
 	for _, r := range runs {
-		if r.Status != StatusOK {
+		b.Runs = append(b.Runs, htmlRunRowFor(r))
+	}
+	b.Stages = htmlStageChartFor(runs, stageColors)
+	return b, settings
+}
+
+// htmlSettings groups a board's ok runs by clock setting, lowest first,
+// and counts them.
+func htmlSettings(board string, runs []*results.Run) (settings []htmlSetting, okRuns int) {
+	byClock := map[boards.MHz][]*results.Run{}
+	var clocks []boards.MHz
+	for _, r := range runs {
+		if r.Status != results.StatusOK {
 			continue
 		}
 		okRuns++
@@ -272,42 +312,34 @@ func buildHTMLBoard(name string, runs []*Run, stageColors map[string]string) (*h
 		}
 		byClock[r.ClockMHz] = append(byClock[r.ClockMHz], r)
 	}
-	sort.Ints(clocks)
-	var settings []htmlSetting
-	var clockNames []string
+	slices.Sort(clocks)
 	for _, c := range clocks {
-		settings = append(settings, htmlSetting{board: name, clock: c, n: len(byClock[c]), stats: htmlStats(byClock[c])})
-		clockNames = append(clockNames, exportClock(c))
+		settings = append(settings, htmlSetting{board: board, clock: c, n: len(byClock[c]), stats: htmlStats(byClock[c])})
 	}
-	b.Summary = fmt.Sprintf("%s, %d ok", htmlPlural(len(runs), "run"), okRuns)
-	if len(clockNames) > 0 {
-		b.Summary += "; clock settings with results: " + strings.Join(clockNames, ", ")
-	}
-	b.Summary += "."
+	return settings, okRuns
+}
 
-	// Clock comparison charts.
+// htmlClockCharts compare a board's clock settings, a chart per headline
+// metric.
+func htmlClockCharts(settings []htmlSetting) []htmlChart {
+	var charts []htmlChart
 	for _, metric := range htmlHeadline {
 		var bars []htmlBarData
 		for i, s := range settings {
 			if st, ok := s.stats[metric]; ok {
-				bars = append(bars, htmlBarData{label1: exportClock(s.clock), fill: htmlColor(i), stat: st})
+				bars = append(bars, htmlBarData{label1: s.clock.Label(), fill: htmlColor(i), stat: st})
 			}
 		}
 		if len(bars) > 0 {
-			b.ClockCharts = append(b.ClockCharts, htmlBarChart(metric, bars))
+			charts = append(charts, htmlBarChart(metric, bars))
 		}
 	}
+	return charts
+}
 
-	// Route charts, per clock setting when there are several.
-	for _, s := range settings {
-		title := ""
-		if len(settings) > 1 {
-			title = " at " + exportClock(s.clock)
-		}
-		b.RouteCharts = append(b.RouteCharts, htmlRouteCharts(s, title)...)
-	}
-
-	// Medians table: every metric any ok run reported.
+// htmlMedians is the medians table: every metric any ok run reported, a
+// column per clock setting.
+func htmlMedians(settings []htmlSetting) []htmlMedianRow {
 	seen := map[string]string{}
 	var metrics []string
 	for _, s := range settings {
@@ -318,10 +350,8 @@ func buildHTMLBoard(name string, runs []*Run, stageColors map[string]string) (*h
 			}
 		}
 	}
-	sort.Slice(metrics, func(i, j int) bool { return MetricLess(metrics[i], metrics[j]) })
-	for _, s := range settings {
-		b.Clocks = append(b.Clocks, fmt.Sprintf("%s (n=%d)", exportClock(s.clock), s.n))
-	}
+	sort.Slice(metrics, func(i, j int) bool { return results.MetricLess(metrics[i], metrics[j]) })
+	var rows []htmlMedianRow
 	for _, m := range metrics {
 		row := htmlMedianRow{Metric: m, Unit: seen[m]}
 		base, haveBase := 0.0, false
@@ -341,29 +371,26 @@ func buildHTMLBoard(name string, runs []*Run, stageColors map[string]string) (*h
 			}
 			row.Cells = append(row.Cells, cell)
 		}
-		b.Medians = append(b.Medians, row)
+		rows = append(rows, row)
 	}
-	// A full openssl run has about a hundred metrics; folded away they
-	// would push the runs and stage charts off screen.
-	b.MediansOpen = len(b.Medians) <= 24
+	return rows
+}
 
-	for _, r := range runs {
-		row := htmlRunRow{
-			ID: string(r.ID), Clock: exportClock(r.ClockMHz), Rep: r.Rep, Status: r.Status,
-			Started: "-", Tool: dash(strings.TrimSpace(r.Tool + " " + r.ToolVersion)),
-			Metrics: len(r.Metrics), Boot: "-", Reason: r.Reason,
-			StatusCSSClass: "st-" + htmlAnchor(r.Status),
-		}
-		if !r.Started.IsZero() {
-			row.Started = r.Started.UTC().Format("2006-01-02 15:04:05")
-		}
-		if total := htmlStageTotal(r); total > 0 {
-			row.Boot = htmlSeconds(total.Seconds())
-		}
-		b.Runs = append(b.Runs, row)
+// htmlRunRowFor is one run's row in a board's table of runs.
+func htmlRunRowFor(r *results.Run) htmlRunRow {
+	row := htmlRunRow{
+		ID: string(r.ID), Clock: r.ClockMHz.Label(), Rep: r.Rep, Status: r.Status,
+		Started: "-", Tool: dash(strings.TrimSpace(r.Tool + " " + r.ToolVersion)),
+		Metrics: len(r.Metrics), Boot: "-", Reason: r.Reason,
+		StatusCSSClass: "st-" + htmlAnchor(r.Status),
 	}
-	b.Stages = htmlStageChartFor(runs, stageColors)
-	return b, settings
+	if !r.Started.IsZero() {
+		row.Started = r.Started.UTC().Format("2006-01-02 15:04:05")
+	}
+	if total := htmlStageTotal(r); total > 0 {
+		row.Boot = htmlSeconds(total.Seconds())
+	}
+	return row
 }
 
 // htmlBarData is one bar before layout.
@@ -466,18 +493,18 @@ func unitLabel(unit string) string {
 // fractions of a byte per second are noise.
 func htmlMedianText(st htmlStat) string {
 	if humanRate(1e6, st.Unit) != "" {
-		return formatValue(math.Round(st.Median))
+		return results.FormatValue(math.Round(st.Median))
 	}
-	return formatValue(st.Median)
+	return results.FormatValue(st.Median)
 }
 
 func htmlStatTip(st htmlStat) string {
-	s := fmt.Sprintf("median %s %s", formatValue(st.Median), st.Unit)
+	s := fmt.Sprintf("median %s %s", results.FormatValue(st.Median), st.Unit)
 	if h := humanRate(st.Median, st.Unit); h != "" {
 		s += " " + h
 	}
 	if st.N > 1 {
-		s += fmt.Sprintf(", min %s, max %s", formatValue(st.Min), formatValue(st.Max))
+		s += fmt.Sprintf(", min %s, max %s", results.FormatValue(st.Min), results.FormatValue(st.Max))
 	}
 	return s + fmt.Sprintf(", n=%d", st.N)
 }
@@ -485,8 +512,8 @@ func htmlStatTip(st htmlStat) string {
 // htmlStageColors gives every stage name one colour for the whole report,
 // in order of first appearance, so "kernel" is the same colour in every
 // board's chart.
-func htmlStageColors(runs []Run) map[string]string {
-	colors := map[string]string{}
+func htmlStageColors(runs []results.Run) map[results.StageName]string {
+	colors := map[results.StageName]string{}
 	for _, r := range runs {
 		for _, st := range r.Stages {
 			if _, ok := colors[st.Name]; !ok {
@@ -497,7 +524,7 @@ func htmlStageColors(runs []Run) map[string]string {
 	return colors
 }
 
-func htmlStageTotal(r *Run) time.Duration {
+func htmlStageTotal(r *results.Run) time.Duration {
 	var d time.Duration
 	for _, st := range r.Stages {
 		d += st.Duration
@@ -518,8 +545,8 @@ const (
 // htmlStageChartFor draws each run's boot stages as one horizontal stacked
 // bar, failed runs included: where a failed boot spent its time is often
 // the clue to why it failed. Nil when no run has stage timings.
-func htmlStageChartFor(runs []*Run, colors map[string]string) *htmlStageChart {
-	var with []*Run
+func htmlStageChartFor(runs []*results.Run, colors map[results.StageName]string) *htmlStageChart {
+	var with []*results.Run
 	maxTotal := 0.0
 	for _, r := range runs {
 		if len(r.Stages) > 0 {
@@ -540,14 +567,14 @@ func htmlStageChartFor(runs []*Run, colors map[string]string) *htmlStageChart {
 	for v := 0.0; v <= top*(1+1e-9); v += step {
 		c.Ticks = append(c.Ticks, htmlXTick{X: x(v), Label: htmlCompact(v) + " s"})
 	}
-	inLegend := map[string]bool{}
+	inLegend := map[results.StageName]bool{}
 	for i, r := range with {
 		y := c.Top + htmlCoord(i*htmlStageRowH) + (htmlStageRowH-htmlStageBarH)/2
 		row := htmlStageRow{
 			Y: y, TextY: y + htmlStageBarH - 3, BarH: htmlStageBarH,
-			Label:          fmt.Sprintf("%s #%d", exportClock(r.ClockMHz), r.Rep),
+			Label:          fmt.Sprintf("%s #%d", r.ClockMHz.Label(), r.Rep),
 			Tip:            string(r.ID) + " (" + r.Status + ")",
-			StatusIsNotOK:  r.Status != StatusOK,
+			StatusIsNotOK:  r.Status != results.StatusOK,
 			StatusCSSClass: "st-" + htmlAnchor(r.Status),
 		}
 		if row.StatusIsNotOK {

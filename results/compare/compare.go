@@ -1,4 +1,11 @@
-package results
+// Package compare compares stored runs: one board's clock settings, or
+// settings of several boards, each benchmark (and version) with itself,
+// with a ratio, its confidence interval and a verdict per metric. It
+// writes comparisons as text for people and JSON for scripts.
+//
+//	c, err := compare.Stored(ctx, store, compare.Options{By: compare.ByClock, Board: "rb450g"})
+//	compare.WriteText(os.Stdout, c)
+package compare
 
 import (
 	"context"
@@ -15,6 +22,9 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/results"
 )
 
 // What a comparison compares: one board's clock settings, or boards.
@@ -50,8 +60,8 @@ var ErrNothingToCompare = errors.New("nothing to compare")
 // a clock has runs at several: which to compare must be said.
 var ErrPickClock = errors.New("pick one clock setting")
 
-// CompareOptions says what to compare.
-type CompareOptions struct {
+// Options says what to compare.
+type Options struct {
 	By string // ByClock or ByBoard
 
 	// Board is, by clock, the board whose clock settings are compared;
@@ -66,7 +76,7 @@ type CompareOptions struct {
 	// ClockMHz, by board, takes only runs at this clock setting for boards
 	// named without one. Without it such a board must have runs at a
 	// single setting, so a board is never compared on a mix of clocks.
-	ClockMHz int
+	ClockMHz boards.MHz
 	// Baseline, if set, is the baseline: by clock, the clock setting
 	// (its Board empty or the compared board); by board, a setting, which
 	// is compared with every other named.
@@ -76,7 +86,7 @@ type CompareOptions struct {
 // Pick names one setting to compare: a board, at a clock if HasClock.
 type Pick struct {
 	Board    string
-	ClockMHz int
+	ClockMHz boards.MHz
 	HasClock bool
 }
 
@@ -95,7 +105,7 @@ func ParsePick(s string) (Pick, error) {
 		if err != nil || n < 0 {
 			return Pick{}, fmt.Errorf("setting %q: the clock after @ is MHz, e.g. rb450g@680", s)
 		}
-		p.ClockMHz = n
+		p.ClockMHz = boards.MHz(n)
 	}
 	if p.Board == "" && !p.HasClock {
 		return Pick{}, fmt.Errorf("setting %q names no board or clock: say BOARD or BOARD@MHZ", s)
@@ -114,8 +124,8 @@ func (p Pick) String() string {
 // one benchmark there, pooled. Board is empty when comparing one board's
 // clocks (the board is Comparison.Board).
 type Setting struct {
-	Board    string `json:"board,omitempty"`
-	ClockMHz int    `json:"clock_mhz"`
+	Board    string     `json:"board,omitempty"`
+	ClockMHz boards.MHz `json:"clock_mhz"`
 	// Bench, Tool and ToolVersion are what the pooled runs ran: runs of
 	// different benchmarks or versions are never pooled.
 	Bench       string `json:"bench"`
@@ -188,20 +198,20 @@ type MetricCompare struct {
 	Scaling string `json:"scaling,omitempty"`
 }
 
-// Compare compares stored runs as o says. Only runs with status ok count.
-func (s *Store) Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
+// Stored compares the runs in s as o says. Only runs with status ok count.
+func Stored(ctx context.Context, s *results.Store, o Options) (*Comparison, error) {
 	switch o.By {
 	case ByClock:
 		if o.Board == "" {
 			return nil, errors.New("results: compare by clock: no board named")
 		}
-		runs, err := s.Runs(ctx, Filter{Board: o.Board, Status: StatusOK})
+		runs, err := s.Runs(ctx, results.Filter{Board: o.Board, Status: results.StatusOK})
 		if err != nil {
 			return nil, err
 		}
 		return compareClocks(o, runs)
 	case ByBoard:
-		runs, err := s.Runs(ctx, Filter{Status: StatusOK})
+		runs, err := s.Runs(ctx, results.Filter{Status: results.StatusOK})
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +224,7 @@ func (s *Store) Compare(ctx context.Context, o CompareOptions) (*Comparison, err
 // printed it, at its version.
 type benchKey struct{ bench, tool, version string }
 
-func keyOf(r Run) benchKey { return benchKey{r.Bench, r.Tool, r.ToolVersion} }
+func keyOf(r results.Run) benchKey { return benchKey{r.Bench, r.Tool, r.ToolVersion} }
 
 func (k benchKey) String() string {
 	name := k.tool
@@ -232,9 +242,9 @@ func (k benchKey) String() string {
 }
 
 // byBench splits runs by benchKey; the keys come sorted by name.
-func byBench(runs []Run) ([]benchKey, map[benchKey][]Run) {
+func byBench(runs []results.Run) ([]benchKey, map[benchKey][]results.Run) {
 	var keys []benchKey
-	groups := map[benchKey][]Run{}
+	groups := map[benchKey][]results.Run{}
 	for _, r := range runs {
 		k := keyOf(r)
 		if _, ok := groups[k]; !ok {
@@ -247,11 +257,11 @@ func byBench(runs []Run) ([]benchKey, map[benchKey][]Run) {
 }
 
 // pool describes runs pooled as one side.
-func pool(board string, clock int, runs []Run) Setting {
+func pool(board string, clock boards.MHz, runs []results.Run) Setting {
 	k := keyOf(runs[0])
 	st := Setting{Board: board, ClockMHz: clock, Bench: k.bench, Tool: k.tool, ToolVersion: k.version, Runs: len(runs)}
 	for _, r := range runs {
-		if strings.HasPrefix(r.Source, SourceImportPrefix) {
+		if strings.HasPrefix(r.Source, results.SourceImportPrefix) {
 			st.Imported++
 		}
 		if r.ImageDigest == "" {
@@ -270,7 +280,7 @@ func pool(board string, clock int, runs []Run) Setting {
 // compareClocks compares one board's clock settings, each benchmark
 // separately: the lowest known clock (or o.Baseline's) is the baseline;
 // an unknown clock (0) sorts last, as it has no clock ratio.
-func compareClocks(o CompareOptions, runs []Run) (*Comparison, error) {
+func compareClocks(o Options, runs []results.Run) (*Comparison, error) {
 	board := o.Board
 	if b := o.Baseline; b != nil && (!b.HasClock || (b.Board != "" && b.Board != board)) {
 		return nil, fmt.Errorf("results: compare %s by clock: baseline %s: name one of its clock settings, e.g. %s@680", board, b, board)
@@ -278,7 +288,7 @@ func compareClocks(o CompareOptions, runs []Run) (*Comparison, error) {
 	c := &Comparison{Board: board, By: ByClock}
 	keys, groups := byBench(runs)
 	for _, k := range keys {
-		byClock := map[int][]Run{}
+		byClock := map[boards.MHz][]results.Run{}
 		for _, r := range groups[k] {
 			byClock[r.ClockMHz] = append(byClock[r.ClockMHz], r)
 		}
@@ -287,12 +297,12 @@ func compareClocks(o CompareOptions, runs []Run) (*Comparison, error) {
 		if o.Baseline != nil {
 			base = o.Baseline.ClockMHz
 			if _, ok := byClock[base]; !ok {
-				c.Skipped = append(c.Skipped, fmt.Sprintf("%s: no runs at the baseline %s (only %s)", k, clockText(base), clocksText(clocks)))
+				c.Skipped = append(c.Skipped, fmt.Sprintf("%s: no runs at the baseline %s (only %s)", k, base.Phrase(), clocksText(clocks)))
 				continue
 			}
 		}
 		if len(clocks) < 2 {
-			c.Skipped = append(c.Skipped, fmt.Sprintf("%s: only at %s", k, clockText(base)))
+			c.Skipped = append(c.Skipped, fmt.Sprintf("%s: only at %s", k, base.Phrase()))
 			continue
 		}
 		for _, clk := range clocks {
@@ -318,8 +328,8 @@ func compareClocks(o CompareOptions, runs []Run) (*Comparison, error) {
 	return c, nil
 }
 
-func sortedClocks(byClock map[int][]Run) []int {
-	clocks := make([]int, 0, len(byClock))
+func sortedClocks(byClock map[boards.MHz][]results.Run) []boards.MHz {
+	clocks := make([]boards.MHz, 0, len(byClock))
 	for c := range byClock {
 		clocks = append(clocks, c)
 	}
@@ -333,10 +343,10 @@ func sortedClocks(byClock map[int][]Run) []int {
 	return clocks
 }
 
-func clocksText(clocks []int) string {
+func clocksText(clocks []boards.MHz) string {
 	var s []string
 	for _, c := range clocks {
-		s = append(s, clockText(c))
+		s = append(s, c.Phrase())
 	}
 	return strings.Join(s, ", ")
 }
@@ -349,28 +359,21 @@ func heldText(skipped []string, none string) string {
 	return strings.Join(skipped, "; ")
 }
 
-func clockText(mhz int) string {
-	if mhz == 0 {
-		return "the default clock"
-	}
-	return strconv.Itoa(mhz) + " MHz"
-}
-
 // side is one named setting of a by-board comparison, with its runs.
 type side struct {
 	pick  Pick // with the clock settled
-	runs  []Run
+	runs  []results.Run
 	keys  []benchKey
-	bench map[benchKey][]Run
+	bench map[benchKey][]results.Run
 }
 
-// compareBoards compares settings of boards; see CompareOptions for which.
-func compareBoards(o CompareOptions, runs []Run) (*Comparison, error) {
+// compareBoards compares settings of boards; see Options for which.
+func compareBoards(o Options, runs []results.Run) (*Comparison, error) {
 	picks, err := namedPicks(o)
 	if err != nil {
 		return nil, err
 	}
-	byBoard := map[string][]Run{}
+	byBoard := map[string][]results.Run{}
 	for _, r := range runs {
 		byBoard[r.Board] = append(byBoard[r.Board], r)
 	}
@@ -379,7 +382,7 @@ func compareBoards(o CompareOptions, runs []Run) (*Comparison, error) {
 	}
 	at := "at any clock"
 	if o.ClockMHz != 0 {
-		at = "at " + clockText(o.ClockMHz)
+		at = "at " + o.ClockMHz.Phrase()
 	}
 	if len(picks) < 2 {
 		return nil, fmt.Errorf("results: compare %s by board: %w: no other board has ok runs %s", picks[0].Board, ErrNothingToCompare, at)
@@ -416,7 +419,7 @@ func compareBoards(o CompareOptions, runs []Run) (*Comparison, error) {
 }
 
 // namedPicks lists the settings named, baseline first, each once.
-func namedPicks(o CompareOptions) ([]Pick, error) {
+func namedPicks(o Options) ([]Pick, error) {
 	var picks []Pick
 	add := func(p Pick) {
 		if p.Board != "" && !slices.Contains(picks, p) {
@@ -443,7 +446,7 @@ func namedPicks(o CompareOptions) ([]Pick, error) {
 }
 
 // otherBoards are the boards with runs other than board, alphabetically.
-func otherBoards(board string, byBoard map[string][]Run) []Pick {
+func otherBoards(board string, byBoard map[string][]results.Run) []Pick {
 	var others []string
 	for b := range byBoard {
 		if b != board {
@@ -460,13 +463,13 @@ func otherBoards(board string, byBoard map[string][]Run) []Pick {
 
 // settle picks a board's runs at the named clock, else clock, else the
 // one clock it has runs at.
-func settle(p Pick, clock int, runs []Run) (side, error) {
+func settle(p Pick, clock boards.MHz, runs []results.Run) (side, error) {
 	want, pinned := p.ClockMHz, p.HasClock
 	if !pinned && clock != 0 {
 		want, pinned = clock, true
 	}
-	var at []Run
-	clocks := map[int][]Run{}
+	var at []results.Run
+	clocks := map[boards.MHz][]results.Run{}
 	for _, r := range runs {
 		clocks[r.ClockMHz] = append(clocks[r.ClockMHz], r)
 	}
@@ -480,14 +483,14 @@ func settle(p Pick, clock int, runs []Run) (side, error) {
 	case len(clocks) > 1:
 		var s []string
 		for _, c := range sortedClocks(clocks) {
-			s = append(s, strconv.Itoa(c))
+			s = append(s, strconv.Itoa(int(c)))
 		}
 		return side{}, fmt.Errorf("results: compare by board: %s has runs at %s MHz; %w, e.g. %s@%s", p.Board, strings.Join(s, ", "), ErrPickClock, p.Board, s[0])
 	}
 	if len(at) == 0 {
 		where := "at any clock"
 		if pinned {
-			where = "at " + clockText(want)
+			where = "at " + want.Phrase()
 		}
 		return side{}, fmt.Errorf("results: compare by board: %w: %s has no ok runs %s", ErrNothingToCompare, p.Board, where)
 	}
@@ -523,7 +526,7 @@ func pairBenches(base, cand side) (pairs [][2]benchKey, skipped []string) {
 }
 
 // compareSides compares every metric both sides measured.
-func compareSides(base, cand []Run, clockRatio float64, haveClock bool) (*Candidate, error) {
+func compareSides(base, cand []results.Run, clockRatio float64, haveClock bool) (*Candidate, error) {
 	bv, bu, err := metricValues(base)
 	if err != nil {
 		return nil, err
@@ -538,7 +541,7 @@ func compareSides(base, cand []Run, clockRatio float64, haveClock bool) (*Candid
 			names = append(names, name)
 		}
 	}
-	sort.Slice(names, func(i, j int) bool { return MetricLess(names[i], names[j]) })
+	sort.Slice(names, func(i, j int) bool { return results.MetricLess(names[i], names[j]) })
 	out := &Candidate{Metrics: []MetricCompare{}}
 	for _, name := range names {
 		if bu[name] != cu[name] {
@@ -550,7 +553,7 @@ func compareSides(base, cand []Run, clockRatio float64, haveClock bool) (*Candid
 }
 
 // metricValues collects each metric's values over runs.
-func metricValues(runs []Run) (map[string][]float64, map[string]string, error) {
+func metricValues(runs []results.Run) (map[string][]float64, map[string]string, error) {
 	vals, units := map[string][]float64{}, map[string]string{}
 	for _, r := range runs {
 		for _, m := range r.Metrics {
@@ -729,19 +732,19 @@ func roundSig(v float64, sig int) *number {
 	return &n
 }
 
-// WriteCompareJSON writes c in the `results compare --format json` shape,
+// WriteJSON writes c in the `results compare --format json` shape,
 // indented by two spaces.
-func WriteCompareJSON(w io.Writer, c *Comparison) error {
+func WriteJSON(w io.Writer, c *Comparison) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(c)
 }
 
-// WriteCompareText writes c for people: per candidate, a line saying what
+// WriteText writes c for people: per candidate, a line saying what
 // is compared with what, a line saying what was pooled on each side, then
 // a table of metrics; last, what was not compared.
-func WriteCompareText(w io.Writer, c *Comparison) error {
+func WriteText(w io.Writer, c *Comparison) error {
 	for i, cand := range c.Comparisons {
 		if i > 0 {
 			if _, err := fmt.Fprintln(w); err != nil {
@@ -752,12 +755,12 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 		var head string
 		if c.By == ByClock {
 			head = fmt.Sprintf("%s: %s (baseline, %s) vs %s (%s), clock ratio %s",
-				c.Board, clockText(b.ClockMHz), runsText(b.Runs),
-				clockText(k.ClockMHz), runsText(k.Runs), optText(cand.ClockRatio, 4))
+				c.Board, b.ClockMHz.Phrase(), runsText(b.Runs),
+				k.ClockMHz.Phrase(), runsText(k.Runs), optText(cand.ClockRatio, 4))
 		} else {
 			head = fmt.Sprintf("%s at %s (baseline, %s) vs %s at %s (%s)",
-				b.Board, clockText(b.ClockMHz), runsText(b.Runs),
-				k.Board, clockText(k.ClockMHz), runsText(k.Runs))
+				b.Board, b.ClockMHz.Phrase(), runsText(b.Runs),
+				k.Board, k.ClockMHz.Phrase(), runsText(k.Runs))
 		}
 		if _, err := fmt.Fprintf(w, "%s\n%s\n", head, pooledText(b, k)); err != nil {
 			return err
@@ -834,7 +837,7 @@ func writeCompareTable(w io.Writer, ms []MetricCompare, byClock bool) error {
 		if m.CILow != nil && m.CIHigh != nil {
 			interval = fmt.Sprintf("%.4f–%.4f", float64(*m.CILow), float64(*m.CIHigh))
 		}
-		row := []string{m.Name, m.Unit, formatValue(float64(m.Baseline)), formatValue(float64(m.Candidate)),
+		row := []string{m.Name, m.Unit, results.FormatValue(float64(m.Baseline)), results.FormatValue(float64(m.Candidate)),
 			fmt.Sprintf("%d+%d", m.NBaseline, m.NCandidate), optText(m.Ratio, 4)}
 		if byClock {
 			eff := optText(m.ScalingEfficiency, 4)
@@ -889,11 +892,11 @@ func optText(n *number, decimals int) string {
 	return strconv.FormatFloat(float64(*n), 'f', decimals, 64)
 }
 
-// CompareRuns compares every metric that both pools of runs measured, base
+// Runs compares every metric that both pools of runs measured, base
 // being the baseline: medians, ratio and, from 4 runs a side, the
 // Mann-Whitney p-value and the ratio's interval. The caller pools like with
 // like (one board, clock and benchmark a side).
-func CompareRuns(base, cand []Run) ([]MetricCompare, error) {
+func Runs(base, cand []results.Run) ([]MetricCompare, error) {
 	c, err := compareSides(base, cand, 0, false)
 	if err != nil {
 		return nil, err
@@ -903,6 +906,18 @@ func CompareRuns(base, cand []Run) ([]MetricCompare, error) {
 
 // MinStatRuns is how many runs a side a comparison needs for statistics.
 const MinStatRuns = minStatRuns
+
+// number marshals a float64 as a plain decimal, as export's JSON does:
+// encoding/json would switch to exponent form for large or tiny values.
+type number float64
+
+func (n number) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, fmt.Errorf("non-finite metric value %v", f)
+	}
+	return []byte(strconv.FormatFloat(f, 'f', -1, 64)), nil
+}
 
 // Float is a rounded figure of a comparison as a float64; ok is false for null.
 func (n *number) Float() (v float64, ok bool) {

@@ -1,9 +1,11 @@
-package results
+package export
 
 import (
 	"encoding/csv"
 	"io"
 	"strconv"
+
+	"github.com/bootbench/bootbench/results"
 )
 
 // csvHeader is the column contract of `results export --format csv`.
@@ -17,14 +19,14 @@ var csvHeader = []string{"run", "board", "clock_mhz", "rep", "status", "started"
 // metric, unit and value left empty, so the export accounts for every
 // attempt as the JSON export does; filter on status to drop them. Values are
 // plain decimals, never exponent form, and times are RFC 3339 in UTC.
-func WriteCSV(w io.Writer, runs []Run) error {
+func WriteCSV(w io.Writer, runs []results.Run) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
 		return err
 	}
 	for _, r := range runs {
 		lead := []string{
-			string(r.ID), r.Board, strconv.Itoa(r.ClockMHz), strconv.Itoa(r.Rep), r.Status,
+			string(r.ID), r.Board, strconv.Itoa(int(r.ClockMHz)), strconv.Itoa(r.Rep), r.Status,
 			jsonTime(r.Started), r.Bench, r.Tool, r.ToolVersion,
 		}
 		if len(r.Metrics) == 0 {
@@ -33,8 +35,8 @@ func WriteCSV(w io.Writer, runs []Run) error {
 			}
 			continue
 		}
-		ms := append([]Metric(nil), r.Metrics...)
-		SortMetrics(ms)
+		ms := append([]results.Metric(nil), r.Metrics...)
+		results.SortMetrics(ms)
 		for _, m := range ms {
 			row := append(append([]string(nil), lead...),
 				m.Name, m.Unit, strconv.FormatFloat(m.Value, 'f', -1, 64))

@@ -1,4 +1,4 @@
-package results
+package export
 
 import (
 	"bytes"
@@ -13,6 +13,10 @@ import (
 	"time"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/storetest"
 )
 
 func TestGobenchNames(t *testing.T) {
@@ -51,9 +55,9 @@ func TestGobenchNameClash(t *testing.T) {
 	}
 }
 
-func gobenchRuns() []Run {
+func gobenchRuns() []results.Run {
 	runs := exportRuns()
-	speed := *sampleRun("20250314-152000-qemu-x86_64-0-0", t0.Add(10*time.Minute))
+	speed := *storetest.SampleRun("20250314-152000-qemu-x86_64-0-0", storetest.T0.Add(10*time.Minute))
 	speed.ClockMHz = 0
 	speed.Tool, speed.ToolVersion = "bootbench-speed", "0.1.0"
 	return append(runs, speed)
@@ -64,7 +68,7 @@ func TestGobenchGolden(t *testing.T) {
 	if err := WriteGobench(&buf, gobenchRuns()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "export.gobench", buf.Bytes())
+	storetest.Golden(t, "export.gobench", buf.Bytes())
 }
 
 // TestGobenchReadsBack reads the export with benchfmt, the reader
@@ -96,12 +100,12 @@ func TestGobenchReadsBack(t *testing.T) {
 	}
 	n := 0
 	for _, r := range runs {
-		if r.Status != StatusOK {
+		if r.Status != results.StatusOK {
 			continue
 		}
 		for _, m := range r.Metrics {
 			n++
-			k := key{r.Board, gobenchClock(r.ClockMHz), gobenchName(m.Name), m.Unit}
+			k := key{r.Board, r.ClockMHz.Key(), gobenchName(m.Name), m.Unit}
 			if vs := got[k]; len(vs) == 0 || !containsFloat(vs, m.Value) {
 				t.Errorf("%v = %v, want %v among them", k, vs, m.Value)
 			}
@@ -128,12 +132,12 @@ func containsFloat(vs []float64, v float64) bool {
 // TestGobenchBenchstat is the acceptance check: benchstat itself reads the
 // export of a two-clock run set and reports the difference.
 func TestGobenchBenchstat(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e engineKind) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		goTool, err := exec.LookPath("go")
 		if err != nil {
 			t.Skip("no go command to run benchstat with")
 		}
-		s, _ := e.open(t)
+		s := e.Open(t)
 		ctx := context.Background()
 		// Five runs a clock: the fewest for which benchstat's Mann-Whitney
 		// test can reach p < 0.05 with room to spare (four gives p = 0.029).
@@ -141,13 +145,13 @@ func TestGobenchBenchstat(t *testing.T) {
 		for _, clock := range []int{680, 800} {
 			scale := float64(clock) / 680
 			for rep, j := range jitter {
-				r := &Run{
-					ID: RunID(fmt.Sprintf("rb450g-%d-%d", clock, rep)), Board: "rb450g", ClockMHz: clock, Rep: rep,
-					Status: StatusOK, Bench: "openssl", Tool: "openssl", ToolVersion: "3.0.13",
-					Started: t0.Add(time.Duration(clock*10+rep) * time.Second),
-					Metrics: []Metric{
-						{"aes-128-cbc@1024", "B/s", float64(int(8730280 * scale * j))},
-						{"rsa2048-sign", "ops/s", float64(int(181*scale*j)) / 10},
+				r := &results.Run{
+					ID: results.RunID(fmt.Sprintf("rb450g-%d-%d", clock, rep)), Board: "rb450g", ClockMHz: boards.MHz(clock), Rep: rep,
+					Status: results.StatusOK, Bench: "openssl", Tool: "openssl", ToolVersion: "3.0.13",
+					Started: storetest.T0.Add(time.Duration(clock*10+rep) * time.Second),
+					Metrics: []results.Metric{
+						{Name: "aes-128-cbc@1024", Unit: "B/s", Value: float64(int(8730280 * scale * j))},
+						{Name: "rsa2048-sign", Unit: "ops/s", Value: float64(int(181*scale*j)) / 10},
 					},
 				}
 				if err := s.SaveRun(ctx, r); err != nil {
@@ -155,7 +159,7 @@ func TestGobenchBenchstat(t *testing.T) {
 				}
 			}
 		}
-		runs, err := s.Runs(ctx, Filter{Board: "rb450g"})
+		runs, err := s.Runs(ctx, results.Filter{Board: "rb450g"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package results
+package export
 
 import (
 	"bytes"
@@ -8,52 +8,56 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/storetest"
 )
 
 // htmlFixtureRuns is a small bench history: an RB450G at two clocks with
 // three runs each (one failed boot among them) and a QEMU board running the
 // built-in suite.
-func htmlFixtureRuns() []*Run {
+func htmlFixtureRuns() []*results.Run {
 	base := time.Date(2025, 3, 14, 15, 0, 0, 0, time.UTC)
-	var runs []*Run
+	var runs []*results.Run
 	n := 0
-	add := func(board string, clock, rep int, status, reason, tool, version string, stages []Stage, ms ...Metric) {
+	add := func(board string, clock boards.MHz, rep int, status, reason, tool, version string, stages []results.Stage, ms ...results.Metric) {
 		started := base.Add(time.Duration(n) * 5 * time.Minute)
 		n++
-		runs = append(runs, &Run{
-			ID:    RunID(fmt.Sprintf("%s-%s-%d-%d", started.Format("20060102-150405"), board, clock, rep)),
+		runs = append(runs, &results.Run{
+			ID:    results.RunID(fmt.Sprintf("%s-%s-%d-%d", started.Format("20060102-150405"), board, clock, rep)),
 			Board: board, ClockMHz: clock, Rep: rep, Status: status, Reason: reason,
 			Bench: "openssl", Tool: tool, ToolVersion: version,
 			Started: started, Finished: started.Add(time.Minute),
 			Stages: stages, Metrics: ms,
 		})
 	}
-	boot := func(dhcp, tftp, kernel, bench float64) []Stage {
+	boot := func(dhcp, tftp, kernel, bench float64) []results.Stage {
 		s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
-		return []Stage{{"dhcp", s(dhcp)}, {"tftp", s(tftp)}, {"kernel", s(kernel)}, {"bench", s(bench)}}
+		return []results.Stage{{Name: "dhcp", Duration: s(dhcp)}, {Name: "tftp", Duration: s(tftp)}, {Name: "kernel", Duration: s(kernel)}, {Name: "bench", Duration: s(bench)}}
 	}
-	rb := func(scale float64) []Metric {
-		return []Metric{
-			{"md5@1024", "B/s", float64(int(16160430 * scale))},
-			{"sha256@1024", "B/s", float64(int(3850580 * scale))},
-			{"aes-128-cbc@1024", "B/s", float64(int(3849560 * scale))},
-			{"rsa2048-sign", "ops/s", float64(int(30*scale)) / 10},
-			{"rsa2048-verify", "ops/s", float64(int(1085*scale)) / 10},
+	rb := func(scale float64) []results.Metric {
+		return []results.Metric{
+			{Name: "md5@1024", Unit: "B/s", Value: float64(int(16160430 * scale))},
+			{Name: "sha256@1024", Unit: "B/s", Value: float64(int(3850580 * scale))},
+			{Name: "aes-128-cbc@1024", Unit: "B/s", Value: float64(int(3849560 * scale))},
+			{Name: "rsa2048-sign", Unit: "ops/s", Value: float64(int(30*scale)) / 10},
+			{Name: "rsa2048-verify", Unit: "ops/s", Value: float64(int(1085*scale)) / 10},
 		}
 	}
 	for rep, j := range []float64{1.0, 0.98, 1.01} {
-		add("rb450g", 680, rep, StatusOK, "", "openssl", "0.9.8k", boot(1.2+0.1*float64(rep), 3.4, 7.9, 31), rb(2.27*j)...)
+		add("rb450g", 680, rep, results.StatusOK, "", "openssl", "0.9.8k", boot(1.2+0.1*float64(rep), 3.4, 7.9, 31), rb(2.27*j)...)
 	}
 	for rep, j := range []float64{1.0, 1.02} {
-		add("rb450g", 800, rep, StatusOK, "", "openssl", "0.9.8k", boot(1.1, 3.3+0.2*float64(rep), 7.7, 27), rb(2.67*j)...)
+		add("rb450g", 800, rep, results.StatusOK, "", "openssl", "0.9.8k", boot(1.1, 3.3+0.2*float64(rep), 7.7, 27), rb(2.67*j)...)
 	}
-	add("rb450g", 800, 2, StatusFailed, "no DHCP request within 60s: check the bench NIC", "", "", []Stage{{"dhcp", 60 * time.Second}})
+	add("rb450g", 800, 2, results.StatusFailed, "no DHCP request within 60s: check the bench NIC", "", "", []results.Stage{{Name: "dhcp", Duration: 60 * time.Second}})
 	for rep, j := range []float64{1.0, 1.03} {
-		add("qemu-x86_64", 1000, rep, StatusOK, "", "bootbench-speed", "0.1.0", boot(0.4, 0.9, 2.1, 12),
-			Metric{"md5@1024", "B/s", 612345678 * j},
-			Metric{"sha256@1024", "B/s", 298765432 * j},
-			Metric{"aes-128-cbc@1024", "B/s", 1234567890 * j},
-			Metric{"ed25519-sign", "ops/s", 41234.5 * j},
+		add("qemu-x86_64", 1000, rep, results.StatusOK, "", "bootbench-speed", "0.1.0", boot(0.4, 0.9, 2.1, 12),
+			results.Metric{Name: "md5@1024", Unit: "B/s", Value: 612345678 * j},
+			results.Metric{Name: "sha256@1024", Unit: "B/s", Value: 298765432 * j},
+			results.Metric{Name: "aes-128-cbc@1024", Unit: "B/s", Value: 1234567890 * j},
+			results.Metric{Name: "ed25519-sign", Unit: "ops/s", Value: 41234.5 * j},
 		)
 	}
 	return runs
@@ -61,16 +65,16 @@ func htmlFixtureRuns() []*Run {
 
 // htmlFixtureStore stores htmlFixtureRuns and loads them back, so the
 // report is rendered from what the store returns.
-func htmlFixtureStore(t *testing.T, e engineKind) []Run {
+func htmlFixtureStore(t *testing.T, e storetest.Engine) []results.Run {
 	t.Helper()
-	s, _ := e.open(t)
+	s := e.Open(t)
 	ctx := context.Background()
 	for _, r := range htmlFixtureRuns() {
 		if err := s.SaveRun(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	runs, err := s.Runs(ctx, Filter{})
+	runs, err := s.Runs(ctx, results.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,19 +82,19 @@ func htmlFixtureStore(t *testing.T, e engineKind) []Run {
 }
 
 func TestHTMLGolden(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e engineKind) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		var buf bytes.Buffer
 		if err := WriteHTML(&buf, htmlFixtureStore(t, e)); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "report.html", buf.Bytes())
+		storetest.Golden(t, "report.html", buf.Bytes())
 	})
 }
 
 // TestHTMLSelfContained checks the report needs nothing from elsewhere:
 // it must open offline, from a mail attachment or a CI artifact.
 func TestHTMLSelfContained(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e engineKind) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		var buf bytes.Buffer
 		if err := WriteHTML(&buf, htmlFixtureStore(t, e)); err != nil {
 			t.Fatal(err)
@@ -127,12 +131,12 @@ func TestHTMLSelfContained(t *testing.T) {
 }
 
 func TestHTMLEscapes(t *testing.T) {
-	r := *sampleRun(`x"><script>alert(1)</script>`, t0)
+	r := *storetest.SampleRun(`x"><script>alert(1)</script>`, storetest.T0)
 	r.Board = `<b>board & co</b>`
 	r.Reason = `<img src=x onerror=alert(1)>`
-	r.Status = StatusFailed
+	r.Status = results.StatusFailed
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, []Run{r}); err != nil {
+	if err := WriteHTML(&buf, []results.Run{r}); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()
@@ -209,12 +213,12 @@ func TestHTMLCompact(t *testing.T) {
 // TestExportWritersEmpty: every format copes with a filter that matched
 // nothing, as `results export --board typo` gives.
 func TestExportWritersEmpty(t *testing.T) {
-	for name, write := range map[string]func(*bytes.Buffer, []Run) error{
-		"openwrt": func(b *bytes.Buffer, r []Run) error { return WriteOpenWrt(b, r) },
-		"csv":     func(b *bytes.Buffer, r []Run) error { return WriteCSV(b, r) },
-		"json":    func(b *bytes.Buffer, r []Run) error { return WriteJSON(b, r) },
-		"gobench": func(b *bytes.Buffer, r []Run) error { return WriteGobench(b, r) },
-		"html":    func(b *bytes.Buffer, r []Run) error { return WriteHTML(b, r) },
+	for name, write := range map[string]func(*bytes.Buffer, []results.Run) error{
+		"openwrt": func(b *bytes.Buffer, r []results.Run) error { return WriteOpenWrt(b, r) },
+		"csv":     func(b *bytes.Buffer, r []results.Run) error { return WriteCSV(b, r) },
+		"json":    func(b *bytes.Buffer, r []results.Run) error { return WriteJSON(b, r) },
+		"gobench": func(b *bytes.Buffer, r []results.Run) error { return WriteGobench(b, r) },
+		"html":    func(b *bytes.Buffer, r []results.Run) error { return WriteHTML(b, r) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer

@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"bytes"
@@ -12,36 +12,28 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// fillStore stores runs in a fresh store of engine e and returns it.
-func fillStore(t *testing.T, e engineKind, runs []Run) *Store {
-	t.Helper()
-	s, _ := e.open(t)
-	for i := range runs {
-		if err := s.SaveRun(context.Background(), &runs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
-}
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/storetest"
+)
 
 // series makes one ok run per value set: values[i] holds run i's figure
 // for each metric in names.
-func series(board string, clock int, names, units []string, values ...[]float64) []Run {
-	var runs []Run
+func series(board string, clock int, names, units []string, values ...[]float64) []results.Run {
+	var runs []results.Run
 	for i, vs := range values {
-		r := Run{
-			ID:       RunID(fmt.Sprintf("%s-%d-%d", board, clock, i)),
+		r := results.Run{
+			ID:       results.RunID(fmt.Sprintf("%s-%d-%d", board, clock, i)),
 			Board:    board,
-			ClockMHz: clock,
+			ClockMHz: boards.MHz(clock),
 			Rep:      i,
-			Status:   StatusOK,
+			Status:   results.StatusOK,
 			Bench:    "openssl",
-			Started:  t0.Add(time.Duration(clock*100+i) * time.Minute),
+			Started:  storetest.T0.Add(time.Duration(clock*100+i) * time.Minute),
 		}
 		for j, v := range vs {
-			r.Metrics = append(r.Metrics, Metric{names[j], units[j], v})
+			r.Metrics = append(r.Metrics, results.Metric{Name: names[j], Unit: units[j], Value: v})
 		}
 		runs = append(runs, r)
 	}
@@ -50,7 +42,7 @@ func series(board string, clock int, names, units []string, values ...[]float64)
 
 // designRuns are DESIGN.md's compare example: the published RB450G figures,
 // one run a side.
-func designRuns() []Run {
+func designRuns() []results.Run {
 	names, units := []string{"aes-128-cbc@1024"}, []string{"B/s"}
 	return append(series("rb450g", 680, names, units, []float64{8730280}),
 		series("rb450g", 800, names, units, []float64{10272090})...)
@@ -60,7 +52,7 @@ func designRuns() []Run {
 // clock (faster, significant), sha256 does not move (~, sublinear), md5
 // gains far more than the clock (superlinear) and rsa verify loses
 // (slower). A failed run at 800 MHz must not count.
-func statRuns() []Run {
+func statRuns() []results.Run {
 	names := []string{"aes-128-cbc@1024", "sha256@1024", "md5@1024", "rsa2048-verify"}
 	units := []string{"B/s", "B/s", "B/s", "ops/s"}
 	runs := series("rb450g", 680, names, units,
@@ -75,15 +67,15 @@ func statRuns() []Run {
 		[]float64{10290300, 3859900, 28620400, 96.9},
 		[]float64{10262400, 3849300, 28611000, 97.3},
 	)...)
-	runs = append(runs, Run{ID: "rb450g-800-failed", Board: "rb450g", ClockMHz: 800, Status: StatusFailed,
-		Reason: "no DHCP request within 60s", Started: t0,
-		Metrics: []Metric{{"aes-128-cbc@1024", "B/s", 1}}})
+	runs = append(runs, results.Run{ID: "rb450g-800-failed", Board: "rb450g", ClockMHz: 800, Status: results.StatusFailed,
+		Reason: "no DHCP request within 60s", Started: storetest.T0,
+		Metrics: []results.Metric{{Name: "aes-128-cbc@1024", Unit: "B/s", Value: 1}}})
 	return runs
 }
 
 // boardRuns compare two boards at the same clock, three runs against four:
 // too few for statistics.
-func boardRuns() []Run {
+func boardRuns() []results.Run {
 	names, units := []string{"sha256@1024", "rsa2048-sign"}, []string{"B/s", "ops/s"}
 	runs := series("rb450g", 680, names, units,
 		[]float64{3850580, 3.0}, []float64{3861200, 3.1}, []float64{3843900, 3.0})
@@ -93,34 +85,34 @@ func boardRuns() []Run {
 }
 
 func TestCompareGolden(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e engineKind) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		tests := []struct {
 			name string
-			runs []Run
-			opts CompareOptions
+			runs []results.Run
+			opts Options
 		}{
-			{"design", designRuns(), CompareOptions{By: ByClock, Board: "rb450g"}},
-			{"stats", statRuns(), CompareOptions{By: ByClock, Board: "rb450g"}},
-			{"boards", boardRuns(), CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "rb493g"}}}},
+			{"design", designRuns(), Options{By: ByClock, Board: "rb450g"}},
+			{"stats", statRuns(), Options{By: ByClock, Board: "rb450g"}},
+			{"boards", boardRuns(), Options{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "rb493g"}}}},
 			// One board named: every other board is a candidate, alphabetically.
-			{"boards-all", boardRuns(), CompareOptions{By: ByBoard, Board: "rb493g"}},
+			{"boards-all", boardRuns(), Options{By: ByBoard, Board: "rb493g"}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				s := fillStore(t, e, tt.runs)
-				c, err := s.Compare(context.Background(), tt.opts)
+				s := e.Fill(t, tt.runs)
+				c, err := Stored(context.Background(), s, tt.opts)
 				if err != nil {
 					t.Fatal(err)
 				}
 				var js, txt bytes.Buffer
-				if err := WriteCompareJSON(&js, c); err != nil {
+				if err := WriteJSON(&js, c); err != nil {
 					t.Fatal(err)
 				}
-				if err := WriteCompareText(&txt, c); err != nil {
+				if err := WriteText(&txt, c); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, "compare-"+tt.name+".json", js.Bytes())
-				golden(t, "compare-"+tt.name+".txt", txt.Bytes())
+				storetest.Golden(t, "compare-"+tt.name+".json", js.Bytes())
+				storetest.Golden(t, "compare-"+tt.name+".txt", txt.Bytes())
 				for i, line := range strings.Split(txt.String(), "\n") {
 					if strings.TrimRight(line, " ") != line {
 						t.Errorf("text line %d has trailing blanks: %q", i+1, line)
@@ -134,14 +126,14 @@ func TestCompareGolden(t *testing.T) {
 // TestCompareDesignExample reproduces DESIGN.md's compare JSON from the
 // published RB450G 680 → 800 MHz figures.
 func TestCompareDesignExample(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e engineKind) {
-		s := fillStore(t, e, designRuns())
-		c, err := s.Compare(context.Background(), CompareOptions{By: ByClock, Board: "rb450g"})
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
+		s := e.Fill(t, designRuns())
+		c, err := Stored(context.Background(), s, Options{By: ByClock, Board: "rb450g"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		if err := WriteCompareJSON(&buf, c); err != nil {
+		if err := WriteJSON(&buf, c); err != nil {
 			t.Fatal(err)
 		}
 		var got map[string]any
@@ -208,9 +200,9 @@ func missingFrom(got, want any, path string) []string {
 }
 
 func TestCompareStatistics(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e engineKind) {
-		s := fillStore(t, e, statRuns())
-		c, err := s.Compare(context.Background(), CompareOptions{By: ByClock, Board: "rb450g"})
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
+		s := e.Fill(t, statRuns())
+		c, err := Stored(context.Background(), s, Options{By: ByClock, Board: "rb450g"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,26 +257,26 @@ func TestCompareStatistics(t *testing.T) {
 }
 
 func TestCompareErrors(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e engineKind) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		tests := []struct {
 			name    string
-			runs    []Run
-			opts    CompareOptions
+			runs    []results.Run
+			opts    Options
 			nothing bool   // want ErrNothingToCompare
 			msg     string // the error says this
 		}{
-			{"one clock", designRuns()[:1], CompareOptions{By: ByClock, Board: "rb450g"}, true, "nothing to compare: openssl: only at 680 MHz"},
-			{"no runs", nil, CompareOptions{By: ByClock, Board: "rb450g"}, true, "nothing to compare: no ok runs"},
-			{"only failed runs", statRuns()[8:], CompareOptions{By: ByClock, Board: "rb450g"}, true, "nothing to compare: no ok runs"},
-			{"board at two clocks", designRuns(), CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "x"}}}, false, "680, 800 MHz; pick one"},
-			{"unknown board", boardRuns(), CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "nope"}}}, true, "nope has no ok runs"},
-			{"no other board", designRuns(), CompareOptions{By: ByBoard, Board: "rb450g", ClockMHz: 680}, true, "no other board"},
-			{"by what", designRuns(), CompareOptions{By: "rep", Board: "rb450g"}, false, `by "rep"`},
+			{"one clock", designRuns()[:1], Options{By: ByClock, Board: "rb450g"}, true, "nothing to compare: openssl: only at 680 MHz"},
+			{"no runs", nil, Options{By: ByClock, Board: "rb450g"}, true, "nothing to compare: no ok runs"},
+			{"only failed runs", statRuns()[8:], Options{By: ByClock, Board: "rb450g"}, true, "nothing to compare: no ok runs"},
+			{"board at two clocks", designRuns(), Options{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "x"}}}, false, "680, 800 MHz; pick one"},
+			{"unknown board", boardRuns(), Options{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "nope"}}}, true, "nope has no ok runs"},
+			{"no other board", designRuns(), Options{By: ByBoard, Board: "rb450g", ClockMHz: 680}, true, "no other board"},
+			{"by what", designRuns(), Options{By: "rep", Board: "rb450g"}, false, `by "rep"`},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				s := fillStore(t, e, tt.runs)
-				_, err := s.Compare(context.Background(), tt.opts)
+				s := e.Fill(t, tt.runs)
+				_, err := Stored(context.Background(), s, tt.opts)
 				if err == nil {
 					t.Fatal("no error")
 				}
@@ -297,12 +289,12 @@ func TestCompareErrors(t *testing.T) {
 }
 
 func TestCompareFewRuns(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e engineKind) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		names, units := []string{"sha256@1024"}, []string{"B/s"}
 		runs := series("b", 100, names, units, []float64{1}, []float64{2}, []float64{3})
 		runs = append(runs, series("b", 200, names, units, []float64{10}, []float64{20}, []float64{30}, []float64{40})...)
-		s := fillStore(t, e, runs)
-		c, err := s.Compare(context.Background(), CompareOptions{By: ByClock, Board: "b"})
+		s := e.Fill(t, runs)
+		c, err := Stored(context.Background(), s, Options{By: ByClock, Board: "b"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -402,9 +394,9 @@ func TestRatioIntervalPairs(t *testing.T) {
 
 // benchRuns re-labels runs as one benchmark's, booted from image (""
 // for none); suffix keeps their ids apart from other labels' runs.
-func benchRuns(runs []Run, suffix, bench, tool, version, image string) []Run {
+func benchRuns(runs []results.Run, suffix, bench, tool, version, image string) []results.Run {
 	for i := range runs {
-		runs[i].ID += RunID(suffix)
+		runs[i].ID += results.RunID(suffix)
 		runs[i].Bench, runs[i].Tool, runs[i].ToolVersion, runs[i].ImageDigest = bench, tool, version, image
 	}
 	return runs
@@ -413,9 +405,9 @@ func benchRuns(runs []Run, suffix, bench, tool, version, image string) []Run {
 // poolRuns hold, on one board at the same clocks, the built-in suite and
 // openssl (which share metric names) from several images, and an openssl
 // version measured at one clock only.
-func poolRuns() []Run {
+func poolRuns() []results.Run {
 	names, units := []string{"sha256@1024"}, []string{"B/s"}
-	var runs []Run
+	var runs []results.Run
 	runs = append(runs, benchRuns(series("qemu", 500, names, units, []float64{100}, []float64{101}, []float64{102}), "-s", "speed", "bootbench-speed", "0.1.0", "sha256:aaaaaaaaaaaaaaaa")...)
 	runs = append(runs, benchRuns(series("qemu", 1000, names, units, []float64{200}, []float64{202}), "-s", "speed", "bootbench-speed", "0.1.0", "sha256:aaaaaaaaaaaaaaaa")...)
 	runs = append(runs, benchRuns(series("qemu", 1000, names, units, []float64{204}), "-s2", "speed", "bootbench-speed", "0.1.0", "sha256:bbbbbbbbbbbbbbbb")...)
@@ -429,9 +421,9 @@ func poolRuns() []Run {
 // built-in suite with openssl, nor one openssl version with another, and
 // says what each side pooled.
 func TestComparePools(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e engineKind) {
-		s := fillStore(t, e, poolRuns())
-		c, err := s.Compare(context.Background(), CompareOptions{By: ByClock, Board: "qemu"})
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
+		s := e.Fill(t, poolRuns())
+		c, err := Stored(context.Background(), s, Options{By: ByClock, Board: "qemu"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -469,16 +461,16 @@ func TestComparePools(t *testing.T) {
 			t.Errorf("skipped %q, want %q", c.Skipped, want)
 		}
 		var txt bytes.Buffer
-		if err := WriteCompareText(&txt, c); err != nil {
+		if err := WriteText(&txt, c); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "compare-pools.txt", txt.Bytes())
+		storetest.Golden(t, "compare-pools.txt", txt.Bytes())
 	})
 }
 
 // settingRuns are the seed thread's boards: the RB450 at 300 MHz and the
 // RB450G at 680 and 800 MHz (published aes-128-cbc figures).
-func settingRuns() []Run {
+func settingRuns() []results.Run {
 	names, units := []string{"aes-128-cbc@1024"}, []string{"B/s"}
 	runs := series("rb450", 300, names, units, []float64{3849560})
 	return append(runs, designRuns()...)
@@ -487,7 +479,7 @@ func settingRuns() []Run {
 // TestCompareSettings compares settings named board@clock, and baselines
 // named by --baseline.
 func TestCompareSettings(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e engineKind) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		pick := func(s string) Pick {
 			p, err := ParsePick(s)
 			if err != nil {
@@ -497,39 +489,39 @@ func TestCompareSettings(t *testing.T) {
 		}
 		type side struct {
 			board string
-			clock int
+			clock boards.MHz
 			value number
 		}
 		tests := []struct {
 			name       string
-			opts       CompareOptions
+			opts       Options
 			base       side
 			cands      []side
 			clockRatio string // of the first comparison; "" for none
 		}{
 			{"seed thread: rb450@300 against rb450g@680, not 800",
-				CompareOptions{By: ByBoard, Boards: []Pick{pick("rb450@300"), pick("rb450g@680")}},
+				Options{By: ByBoard, Boards: []Pick{pick("rb450@300"), pick("rb450g@680")}},
 				side{"rb450", 300, 3849560}, []side{{"rb450g", 680, 8730280}}, ""},
 			{"--board and a setting",
-				CompareOptions{By: ByBoard, Board: "rb450", Boards: []Pick{pick("rb450g@800")}},
+				Options{By: ByBoard, Board: "rb450", Boards: []Pick{pick("rb450g@800")}},
 				side{"rb450", 300, 3849560}, []side{{"rb450g", 800, 10272090}}, ""},
 			{"--clock for boards named without one",
-				CompareOptions{By: ByBoard, Boards: []Pick{pick("rb450g"), pick("rb450@300")}, ClockMHz: 800},
+				Options{By: ByBoard, Boards: []Pick{pick("rb450g"), pick("rb450@300")}, ClockMHz: 800},
 				side{"rb450g", 800, 10272090}, []side{{"rb450", 300, 3849560}}, ""},
 			{"baseline named apart",
-				CompareOptions{By: ByBoard, Boards: []Pick{pick("rb450@300"), pick("rb450g@800")}, Baseline: ptr(pick("rb450g@680"))},
+				Options{By: ByBoard, Boards: []Pick{pick("rb450@300"), pick("rb450g@800")}, Baseline: ptr(pick("rb450g@680"))},
 				side{"rb450g", 680, 8730280}, []side{{"rb450", 300, 3849560}, {"rb450g", 800, 10272090}}, ""},
 			{"by clock, baseline the higher clock",
-				CompareOptions{By: ByClock, Board: "rb450g", Baseline: ptr(pick("800"))},
+				Options{By: ByClock, Board: "rb450g", Baseline: ptr(pick("800"))},
 				side{"", 800, 10272090}, []side{{"", 680, 8730280}}, "0.85"},
 			{"by clock, baseline as board@clock",
-				CompareOptions{By: ByClock, Board: "rb450g", Baseline: ptr(pick("rb450g@680"))},
+				Options{By: ByClock, Board: "rb450g", Baseline: ptr(pick("rb450g@680"))},
 				side{"", 680, 8730280}, []side{{"", 800, 10272090}}, "1.1765"},
 		}
-		s := fillStore(t, e, settingRuns())
+		s := e.Fill(t, settingRuns())
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				c, err := s.Compare(context.Background(), tt.opts)
+				c, err := Stored(context.Background(), s, tt.opts)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -559,30 +551,30 @@ func ptr[T any](v T) *T { return &v }
 // TestCompareSettingErrors: settings that hold nothing, or baselines that
 // name no setting, say so.
 func TestCompareSettingErrors(t *testing.T) {
-	eachEngine(t, func(t *testing.T, e engineKind) {
-		s := fillStore(t, e, settingRuns())
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
+		s := e.Fill(t, settingRuns())
 		tests := []struct {
 			name    string
-			opts    CompareOptions
+			opts    Options
 			nothing bool
 			msg     string
 		}{
-			{"no runs at the named clock", CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450", ClockMHz: 300, HasClock: true}, {Board: "rb450g", ClockMHz: 1000, HasClock: true}}},
+			{"no runs at the named clock", Options{By: ByBoard, Boards: []Pick{{Board: "rb450", ClockMHz: 300, HasClock: true}, {Board: "rb450g", ClockMHz: 1000, HasClock: true}}},
 				true, "rb450g has no ok runs at 1000 MHz"},
-			{"board at two clocks", CompareOptions{By: ByBoard, Boards: []Pick{{Board: "rb450"}, {Board: "rb450g"}}},
+			{"board at two clocks", Options{By: ByBoard, Boards: []Pick{{Board: "rb450"}, {Board: "rb450g"}}},
 				false, "rb450g has runs at 680, 800 MHz; pick one clock setting, e.g. rb450g@680"},
-			{"baseline clock not held", CompareOptions{By: ByClock, Board: "rb450g", Baseline: &Pick{ClockMHz: 1000, HasClock: true}},
+			{"baseline clock not held", Options{By: ByClock, Board: "rb450g", Baseline: &Pick{ClockMHz: 1000, HasClock: true}},
 				true, "openssl: no runs at the baseline 1000 MHz (only 680 MHz, 800 MHz)"},
-			{"by clock, baseline without a clock", CompareOptions{By: ByClock, Board: "rb450g", Baseline: &Pick{Board: "rb450g"}},
+			{"by clock, baseline without a clock", Options{By: ByClock, Board: "rb450g", Baseline: &Pick{Board: "rb450g"}},
 				false, "baseline rb450g: name one of its clock settings"},
-			{"by clock, baseline of another board", CompareOptions{By: ByClock, Board: "rb450g", Baseline: &Pick{Board: "rb450", ClockMHz: 300, HasClock: true}},
+			{"by clock, baseline of another board", Options{By: ByClock, Board: "rb450g", Baseline: &Pick{Board: "rb450", ClockMHz: 300, HasClock: true}},
 				false, "baseline rb450@300: name one of its clock settings"},
-			{"two baselines", CompareOptions{By: ByBoard, Board: "rb450", Boards: []Pick{{Board: "rb450g"}}, Baseline: &Pick{Board: "rb450g", ClockMHz: 680, HasClock: true}},
+			{"two baselines", Options{By: ByBoard, Board: "rb450", Boards: []Pick{{Board: "rb450g"}}, Baseline: &Pick{Board: "rb450g", ClockMHz: 680, HasClock: true}},
 				false, "--board rb450 and baseline rb450g@680 name two baselines"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				_, err := s.Compare(context.Background(), tt.opts)
+				_, err := Stored(context.Background(), s, tt.opts)
 				if err == nil || errors.Is(err, ErrNothingToCompare) != tt.nothing || !strings.Contains(err.Error(), tt.msg) {
 					t.Errorf("err = %v; want ErrNothingToCompare %v, saying %q", err, tt.nothing, tt.msg)
 				}
