@@ -59,12 +59,12 @@ func (b *routeBoard) On(ctx context.Context) error {
 	go func() {
 		defer close(b.boardDone)
 		seq := 0
-		send := func(typ string, body any) {
-			l, _ := frame.Encode(seq, typ, body)
+		send := func(typ frame.Type, body any) {
+			l, _ := frame.Encode(b.run, seq, typ, body)
 			seq++
 			fmt.Fprintf(b.w, "%s\r\n", l)
 		}
-		send(frame.Hello, frame.HelloBody{Run: b.run, Arch: "amd64", Kernel: "6.1.0", Bench: "route"})
+		send(frame.Hello, frame.HelloBody{Arch: "amd64", Kernel: "6.1.0", Bench: "route"})
 		cur := ""
 		sc := bufio.NewScanner(b.fromHost)
 		for sc.Scan() {
@@ -80,15 +80,15 @@ func (b *routeBoard) On(ctx context.Context) error {
 				if cur == bootparam.ConfigConntrack || cur == bootparam.ConfigStateful {
 					ct = 4
 				}
-				send(frame.Counters, frame.CountersBody{Run: b.run, Config: cur, Forwarded: 1000, ConntrackEntries: ct})
+				send(frame.Counters, frame.CountersBody{Config: cur, Forwarded: 1000, ConntrackEntries: ct})
 			}
 			if cmd == "done" {
 				sum := sha256.Sum256(nil)
-				send(frame.Done, frame.DoneBody{Run: b.run, SHA256: hex.EncodeToString(sum[:])})
+				send(frame.Done, frame.DoneBody{SHA256: hex.EncodeToString(sum[:])})
 				return
 			}
 			cur = cmd
-			send(frame.Ready, frame.ReadyBody{Run: b.run, Config: cmd, Rules: []string{}})
+			send(frame.Ready, frame.ReadyBody{Config: cmd, Rules: []string{}})
 		}
 	}()
 	return nil
