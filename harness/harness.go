@@ -249,7 +249,7 @@ func (r *run) boot(ctx context.Context) error {
 		return err
 	}
 
-	con, err := o.Target.Console(ctx)
+	con, err := openConsole(ctx, o.Target)
 	if err != nil {
 		return fail(FailSetup, err)
 	}

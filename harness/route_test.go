@@ -18,7 +18,6 @@ import (
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/internal/route"
 	"github.com/bootbench/bootbench/results/parse"
-	"github.com/bootbench/bootbench/serialctl"
 )
 
 // routeBoard is a board running the route benchmark as benchinit does:
@@ -45,13 +44,13 @@ type console struct {
 	io.Writer
 }
 
-func (b *routeBoard) Console(ctx context.Context) (*serialctl.Console, error) {
+func (b *routeBoard) Console(ctx context.Context) (io.ReadWriteCloser, error) {
 	r, w := io.Pipe()
 	b.fromHost, b.toBoard = io.Pipe()
 	b.mu.Lock()
 	b.w = w
 	b.mu.Unlock()
-	return serialctl.New(console{r, b.toBoard}), nil
+	return console{r, b.toBoard}, nil
 }
 
 func (b *routeBoard) On(ctx context.Context) error {

@@ -22,7 +22,6 @@ import (
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/internal/frame/frametest"
 	"github.com/bootbench/bootbench/results"
-	"github.com/bootbench/bootbench/serialctl"
 )
 
 // fakeTarget is a board that prints, on each power-on, the next of its
@@ -51,12 +50,12 @@ func (f *fakeTarget) LoadDirect(kernel, initrd, cmdline string) {
 	f.run = runParam.FindStringSubmatch(cmdline)[1]
 }
 
-func (f *fakeTarget) Console(ctx context.Context) (*serialctl.Console, error) {
+func (f *fakeTarget) Console(ctx context.Context) (io.ReadWriteCloser, error) {
 	r, w := io.Pipe()
 	f.mu.Lock()
 	f.w = w
 	f.mu.Unlock()
-	return serialctl.New(r), nil
+	return console{r, io.Discard}, nil
 }
 
 func (f *fakeTarget) On(ctx context.Context) error {

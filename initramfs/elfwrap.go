@@ -6,12 +6,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/bootbench/bootbench/internal/elfcmdline"
 )
 
 // ErrNoBuiltinCmdline is returned by WrapELF when ELFOptions.EmbedCmdline is
 // set but the kernel has no command line area in its image that can be
 // written.
-var ErrNoBuiltinCmdline = errors.New("kernel has no built-in command line we can write: it needs CONFIG_CMDLINE, or a built-in initramfs")
+var ErrNoBuiltinCmdline = elfcmdline.ErrNoArea
 
 // ELFOptions tunes WrapELF.
 type ELFOptions struct {
@@ -39,13 +41,9 @@ const (
 	// MIPS KSEG0, the unmapped cached window a 32-bit kernel's low memory is
 	// seen through; an initramfs beyond it is not addressable that way.
 	kseg0End = 0xa0000000
-	// OpenWrt's CONFIG_IMAGE_CMDLINE_HACK puts this marker before a zeroed
-	// 0x400-byte area (arch/mips/kernel/head.S: .ascii "CMDLINE:", then
-	// __image_cmdline: .fill 0x400); the platform code appends a non-empty
-	// string there to the command line (or replaces it when it starts with
-	// '-').
-	imageCmdlineMarker = "CMDLINE:"
-	imageCmdlineSize   = 0x400
+	// OpenWrt's CONFIG_IMAGE_CMDLINE_HACK area (see internal/elfcmdline).
+	imageCmdlineMarker = elfcmdline.Marker
+	imageCmdlineSize   = elfcmdline.Size
 )
 
 // WrapELF returns one ELF holding kernel (a MIPS kernel ELF, 32- or 64-bit,
@@ -233,59 +231,14 @@ func embedCmdline(out []byte, progs []*elf.Prog, s string) error {
 // area in b's loadable segments: -1 when there is none, -2 when there are
 // several.
 func findCmdlineArea(b []byte, progs []*elf.Prog) int {
-	return findArea(b, progs, cmdlineArea)
-}
-
-// findArea is the file offset of the one area after a CMDLINE: marker in
-// b's loadable segments that ok accepts: -1 for none, -2 for several.
-func findArea(b []byte, progs []*elf.Prog, ok func([]byte) bool) int {
-	found := -1
-	for _, p := range progs {
-		if p.Type != elf.PT_LOAD || p.Off+p.Filesz > uint64(len(b)) {
-			continue
-		}
-		seg := b[p.Off : p.Off+p.Filesz]
-		for i := 0; ; {
-			j := bytes.Index(seg[i:], []byte(imageCmdlineMarker))
-			if j < 0 {
-				break
-			}
-			at := i + j + len(imageCmdlineMarker)
-			i = at
-			if at+imageCmdlineSize > len(seg) || !ok(seg[at:at+imageCmdlineSize]) {
-				continue
-			}
-			if found >= 0 {
-				return -2
-			}
-			found = int(p.Off) + at
-		}
-	}
-	return found
+	return elfcmdline.Find(b, progs, cmdlineArea)
 }
 
 // EmbeddedCmdline reads the command line written into a kernel ELF's
 // command line area (see ELFOptions.EmbedCmdline), as an OpenWrt kernel
 // reads its own at boot: the text up to the first NUL of the area after the
 // CMDLINE: marker. It is "" with no error for an area left empty.
-func EmbeddedCmdline(kernel []byte) (string, error) {
-	f, err := elf.NewFile(bytes.NewReader(kernel))
-	if err != nil {
-		return "", fmt.Errorf("kernel ELF: %w", err)
-	}
-	// An area holds text then NULs to its end; a message that starts
-	// with the marker does not end in a NUL 0x400 bytes on.
-	written := func(a []byte) bool { return a[len(a)-1] == 0 && (a[0] == 0 || bytes.IndexByte(a, 0) > 0) }
-	at := findArea(kernel, f.Progs, written)
-	switch at {
-	case -1:
-		return "", ErrNoBuiltinCmdline
-	case -2:
-		return "", errors.New("kernel has more than one command line area (CMDLINE: marker)")
-	}
-	area := kernel[at : at+imageCmdlineSize]
-	return string(area[:bytes.IndexByte(area, 0)]), nil
-}
+func EmbeddedCmdline(kernel []byte) (string, error) { return elfcmdline.Read(kernel) }
 
 // cmdlineArea reports whether b is the reserved command line area as the
 // kernel build leaves it: all zero. The marker may also start a message

@@ -84,9 +84,12 @@ func Open(name string, baud int) (*Console, error) {
 }
 
 // New starts reading r. A read that returns (0, nil) is a timeout and is
-// retried; it never ends the stream.
+// retried; it never ends the stream. A Device is reopened if it goes away.
 func New(r io.ReadCloser) *Console {
 	c := newConsole(r)
+	if d, ok := r.(*Device); ok {
+		c.cur, c.src = d.serialPort, d.o
+	}
 	go c.loop()
 	return c
 }
