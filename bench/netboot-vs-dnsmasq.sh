@@ -59,7 +59,7 @@ boot_bootbench() { # LOG [run flags...]; exits on failure
 	since "$t0" "$EPOCHREALTIME"
 }
 
-# B: the namespace and tap exactly as bootbench makes them (internal/vbench),
+# B: the namespace and tap exactly as bootbench makes them (vbench),
 # then dnsmasq configured as a careful user would for iPXE, and QEMU as
 # bootbench starts it, with the console in a file.
 #

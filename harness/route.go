@@ -19,7 +19,7 @@ import (
 const BenchRoute = "route"
 
 // A Router is the route benchmark's host side: the networks on either
-// side of the board. The virtual bench's is internal/vbench.RouteNet.
+// side of the board. The virtual bench's is vbench.RouteNet.
 type Router interface {
 	// Ports are the board's two routed ports, client side first.
 	Ports() []bootparam.Port

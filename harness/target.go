@@ -11,7 +11,7 @@ import (
 
 // A Target is one board as a run drives it: its power and its console. A
 // board on a real bench is a Wired target (a serial port and a power
-// driver); a virtual board is QEMU (internal/vbench). The harness opens the
+// driver); a virtual board is QEMU (vbench). The harness opens the
 // console before it powers the board on, so that nothing the board prints
 // is lost, and powers it off and closes the console when the run ends.
 type Target interface {
