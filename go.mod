@@ -58,3 +58,5 @@ tool (
 	github.com/u-root/u-root/cmds/core/init
 	golang.org/x/perf/cmd/benchstat
 )
+
+replace github.com/pin/tftp/v3 v3.1.0 => ./third_party/pin-tftp

@@ -60,7 +60,7 @@ boot_bootbench() { # LOG [run flags...]; exits on failure
 	since "$t0" "$EPOCHREALTIME"
 }
 
-# B: the namespace and tap exactly as bootbench makes them (internal/vbench),
+# B: the namespace and tap exactly as bootbench makes them (vbench),
 # then dnsmasq configured as a careful user would for iPXE, and QEMU as
 # bootbench starts it, with the console in a file.
 #
@@ -111,7 +111,7 @@ boot_dnsmasq() { # times namespace creation to the done frame; exits on failure
 		2>"$tmp/qemu.log" &
 	qemu=$!
 
-	local frame="@BB1 [0-9]* done {\"run\":\"$id\"" why=
+	local frame="@BB2 $id [0-9]* done {" why=
 	until grep -aq "$frame" "$log" 2>/dev/null; do
 		if ! kill -0 "$dnsmasq" 2>/dev/null; then why="dnsmasq exited: $(tail -n 3 "$tmp/dnsmasq.log")"; fi
 		# QEMU may power off right after the frame: look once more before judging.

@@ -129,7 +129,7 @@ type Virtual struct {
 	UBootEnv      []string `yaml:"uboot_env"`
 	// ROM is a boot ROM the virtual board has instead of firmware in QEMU:
 	// "routerboot" does what MikroTik's RouterBOOT does on the network
-	// (see internal/vbench).
+	// (see vbench).
 	ROM string `yaml:"rom"`
 	// AddCmdlineArea gives the board's kernel a command line area
 	// (OpenWrt's CMDLINE:) in the single ELF when it has none, for a ROM

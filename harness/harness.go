@@ -24,10 +24,10 @@ import (
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"
-	"github.com/bootbench/bootbench/serialctl"
 )
 
 // Options say what to run, on what.
@@ -178,7 +178,7 @@ type run struct {
 	// route drives the route benchmark (nil for the others); res is the
 	// board's verified report.
 	route *routeDriver
-	res   serialctl.Result
+	res   frame.Result
 
 	mu        sync.Mutex
 	stageFrom time.Time
@@ -249,7 +249,7 @@ func (r *run) boot(ctx context.Context) error {
 		return err
 	}
 
-	con, err := o.Target.Console(ctx)
+	con, err := openConsole(ctx, o.Target)
 	if err != nil {
 		return fail(FailSetup, err)
 	}
@@ -353,12 +353,12 @@ func (r *run) prepare(ctx context.Context) (*initramfs.Image, string, error) {
 }
 
 // result turns the collector's verdict into the run's outcome.
-func (r *run) result(col *serialctl.Collector, ev serialctl.Event, err error) error {
+func (r *run) result(col *frame.Collector, ev frame.Event, err error) error {
 	r.out = col.Output()
 	if err != nil {
 		return fail(FailCorrupt, err)
 	}
-	if ev == serialctl.Failed {
+	if ev == frame.EventFailed {
 		return fail(FailBoard, fmt.Errorf("board failed: %s", col.Reason))
 	}
 	res := col.Result()

@@ -9,7 +9,6 @@ import (
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/internal/frame/frametest"
 	"github.com/bootbench/bootbench/results"
-	"github.com/bootbench/bootbench/serialctl"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -38,7 +37,7 @@ func TestCorruptFrameNeverStored(t *testing.T) {
 	clean := boardLines(id)
 	corrupt := append([]string(nil), clean...)
 	b := []byte(corrupt[1])
-	b[len(frame.Prefix)+20] ^= 0x04 // inside the base64 data of chunk 0
+	b[len(frame.Prefix)+len(id)+24] ^= 0x04 // inside the base64 data of chunk 0
 	corrupt[1] = string(b)
 
 	tests := []struct {
@@ -58,11 +57,11 @@ func TestCorruptFrameNeverStored(t *testing.T) {
 			}
 			defer store.Close()
 			r := &run{o: Options{Store: store}, rec: &results.Run{ID: id, Board: "qemu-x86_64", Bench: "speed"}}
-			col := serialctl.NewCollector(id)
-			var ev serialctl.Event
+			col := frame.NewCollector(id)
+			var ev frame.Event
 			var ferr error
 			for _, l := range tt.lines {
-				if ev, ferr = col.Feed([]byte(l)); ferr != nil || ev == serialctl.Done {
+				if ev, ferr = col.Feed([]byte(l)); ferr != nil || ev == frame.EventDone {
 					break
 				}
 			}

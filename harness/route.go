@@ -19,7 +19,7 @@ import (
 const BenchRoute = "route"
 
 // A Router is the route benchmark's host side: the networks on either
-// side of the board. The virtual bench's is internal/vbench.RouteNet.
+// side of the board. The virtual bench's is vbench.RouteNet.
 type Router interface {
 	// Ports are the board's two routed ports, client side first.
 	Ports() []bootparam.Port
@@ -134,7 +134,7 @@ func (d *routeDriver) done(s routeStep) error {
 
 // result is the run's metrics: the host's figures and the board's
 // counters, each configuration's checked to be there.
-func (d *routeDriver) result(res serialctl.Result) ([]results.Metric, error) {
+func (d *routeDriver) result(res frame.Result) ([]results.Metric, error) {
 	ms := slices.Clone(d.metrics)
 	for _, c := range d.configs {
 		i := slices.IndexFunc(res.Counters, func(b frame.CountersBody) bool { return b.Config == c })

@@ -18,7 +18,6 @@ import (
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/internal/route"
 	"github.com/bootbench/bootbench/results/parse"
-	"github.com/bootbench/bootbench/serialctl"
 )
 
 // routeBoard is a board running the route benchmark as benchinit does:
@@ -45,13 +44,13 @@ type console struct {
 	io.Writer
 }
 
-func (b *routeBoard) Console(ctx context.Context) (*serialctl.Console, error) {
+func (b *routeBoard) Console(ctx context.Context) (io.ReadWriteCloser, error) {
 	r, w := io.Pipe()
 	b.fromHost, b.toBoard = io.Pipe()
 	b.mu.Lock()
 	b.w = w
 	b.mu.Unlock()
-	return serialctl.New(console{r, b.toBoard}), nil
+	return console{r, b.toBoard}, nil
 }
 
 func (b *routeBoard) On(ctx context.Context) error {
@@ -59,12 +58,12 @@ func (b *routeBoard) On(ctx context.Context) error {
 	go func() {
 		defer close(b.boardDone)
 		seq := 0
-		send := func(typ string, body any) {
-			l, _ := frame.Encode(seq, typ, body)
+		send := func(typ frame.Type, body any) {
+			l, _ := frame.Encode(b.run, seq, typ, body)
 			seq++
 			fmt.Fprintf(b.w, "%s\r\n", l)
 		}
-		send(frame.Hello, frame.HelloBody{Run: b.run, Arch: "amd64", Kernel: "6.1.0", Bench: "route"})
+		send(frame.Hello, frame.HelloBody{Arch: "amd64", Kernel: "6.1.0", Bench: "route"})
 		cur := ""
 		sc := bufio.NewScanner(b.fromHost)
 		for sc.Scan() {
@@ -80,15 +79,15 @@ func (b *routeBoard) On(ctx context.Context) error {
 				if cur == bootparam.ConfigConntrack || cur == bootparam.ConfigStateful {
 					ct = 4
 				}
-				send(frame.Counters, frame.CountersBody{Run: b.run, Config: cur, Forwarded: 1000, ConntrackEntries: ct})
+				send(frame.Counters, frame.CountersBody{Config: cur, Forwarded: 1000, ConntrackEntries: ct})
 			}
 			if cmd == "done" {
 				sum := sha256.Sum256(nil)
-				send(frame.Done, frame.DoneBody{Run: b.run, SHA256: hex.EncodeToString(sum[:])})
+				send(frame.Done, frame.DoneBody{SHA256: hex.EncodeToString(sum[:])})
 				return
 			}
 			cur = cmd
-			send(frame.Ready, frame.ReadyBody{Run: b.run, Config: cmd, Rules: []string{}})
+			send(frame.Ready, frame.ReadyBody{Config: cmd, Rules: []string{}})
 		}
 	}()
 	return nil

@@ -145,7 +145,7 @@ func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
 		return nil, fmt.Errorf("board %s: %w", sv.Board.Name, err)
 	}
 	b.image, b.kernel = img, kernel
-	if b.con, err = sv.Target.Console(ctx); err != nil {
+	if b.con, err = openConsole(ctx, sv.Target); err != nil {
 		return nil, fmt.Errorf("board %s: %w", sv.Board.Name, err)
 	}
 	b.forwarding.Add(1)

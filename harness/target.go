@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"io"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/harness/power"
@@ -10,13 +11,15 @@ import (
 
 // A Target is one board as a run drives it: its power and its console. A
 // board on a real bench is a Wired target (a serial port and a power
-// driver); a virtual board is QEMU (internal/vbench). The harness opens the
+// driver); a virtual board is QEMU (vbench). The harness opens the
 // console before it powers the board on, so that nothing the board prints
 // is lost, and powers it off and closes the console when the run ends.
 type Target interface {
 	power.Driver
-	// Console opens the board's console for one boot.
-	Console(ctx context.Context) (*serialctl.Console, error)
+	// Console opens the board's console for one boot: the bytes the board
+	// sends and takes, which the harness reads as a serialctl.Console (a
+	// serialctl.Device is found again if it goes away).
+	Console(ctx context.Context) (io.ReadWriteCloser, error)
 }
 
 // PowerState is a Target that knows when the board has powered itself
@@ -48,6 +51,15 @@ type Wired struct {
 
 // Console opens the board's serial port, locked against every other user.
 // The console lives until Close, whatever happens to ctx.
-func (w *Wired) Console(ctx context.Context) (*serialctl.Console, error) {
-	return serialctl.OpenPort(context.WithoutCancel(ctx), w.Port, w.Baud, serialctl.PortOptions{})
+func (w *Wired) Console(ctx context.Context) (io.ReadWriteCloser, error) {
+	return serialctl.OpenDevice(w.Port, w.Baud, "")
+}
+
+// openConsole opens t's console and starts reading it.
+func openConsole(ctx context.Context, t Target) (*serialctl.Console, error) {
+	rw, err := t.Console(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return serialctl.New(rw), nil
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/internal/frame/frametest"
 	"github.com/bootbench/bootbench/results"
-	"github.com/bootbench/bootbench/serialctl"
 )
 
 // fakeTarget is a board that prints, on each power-on, the next of its
@@ -51,12 +50,12 @@ func (f *fakeTarget) LoadDirect(kernel, initrd, cmdline string) {
 	f.run = runParam.FindStringSubmatch(cmdline)[1]
 }
 
-func (f *fakeTarget) Console(ctx context.Context) (*serialctl.Console, error) {
+func (f *fakeTarget) Console(ctx context.Context) (io.ReadWriteCloser, error) {
 	r, w := io.Pipe()
 	f.mu.Lock()
 	f.w = w
 	f.mu.Unlock()
-	return serialctl.New(r), nil
+	return console{r, io.Discard}, nil
 }
 
 func (f *fakeTarget) On(ctx context.Context) error {
@@ -99,8 +98,8 @@ func (f *fakeTarget) PoweredOff(ctx context.Context) bool { return f.off.Load() 
 
 // helloLine is a hello frame with the given clock report.
 func helloLine(run string, h frame.HelloBody) string {
-	h.Run, h.Arch, h.Kernel, h.Bench = run, "amd64", "6.1.0", "speed"
-	l, err := frame.Encode(0, frame.Hello, h)
+	h.Arch, h.Kernel, h.Bench = "amd64", "6.1.0", "speed"
+	l, err := frame.Encode(run, 0, frame.Hello, h)
 	if err != nil {
 		panic(err)
 	}
@@ -109,9 +108,9 @@ func helloLine(run string, h frame.HelloBody) string {
 
 // resultLines are a raw and a done frame carrying out, numbered after hello.
 func resultLines(run, out string) []string {
-	raw, _ := frame.Encode(1, frame.Raw, frame.RawBody{Run: run, N: 0, Data: base64.StdEncoding.EncodeToString([]byte(out))})
+	raw, _ := frame.Encode(run, 1, frame.Raw, frame.RawBody{N: 0, Data: base64.StdEncoding.EncodeToString([]byte(out))})
 	sum := sha256.Sum256([]byte(out))
-	done, _ := frame.Encode(2, frame.Done, frame.DoneBody{Run: run, Chunks: 1, SHA256: hex.EncodeToString(sum[:])})
+	done, _ := frame.Encode(run, 2, frame.Done, frame.DoneBody{Chunks: 1, SHA256: hex.EncodeToString(sum[:])})
 	return []string{raw, done}
 }
 
@@ -187,7 +186,7 @@ func result(which ...int) script {
 func corruptRaw(run string) []string { return []string{flipBit(resultLines(run, speedOutput)[0])} }
 
 func failFrame(run string) []string {
-	return []string{mustEncode(1, frame.Fail, frame.FailBody{Run: run, Reason: "speed: out of memory"})}
+	return []string{mustEncode(run, 1, frame.Fail, frame.FailBody{Reason: "speed: out of memory"})}
 }
 
 // TestRunClassifies boots a fake board through every way a run can end and
@@ -270,8 +269,8 @@ func TestRunClassifies(t *testing.T) {
 	}
 }
 
-func mustEncode(seq int, typ string, body any) string {
-	l, err := frame.Encode(seq, typ, body)
+func mustEncode(run string, seq int, typ frame.Type, body any) string {
+	l, err := frame.Encode(run, seq, typ, body)
 	if err != nil {
 		panic(err)
 	}
@@ -303,7 +302,7 @@ func TestHarnessKnowsNoVirtualBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		if strings.HasSuffix(dep, "/internal/vbench") || strings.HasSuffix(dep, "/internal/benchnic") {
+		if strings.HasSuffix(dep, "/vbench") || strings.HasSuffix(dep, "/internal/benchnic") {
 			t.Errorf("harness depends on %s", dep)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/serialctl"
@@ -23,7 +24,7 @@ const pollEvery = time.Second
 type watcher struct {
 	r   *run
 	ctx context.Context
-	col *serialctl.Collector
+	col *frame.Collector
 	// stepped is set when the board made a step of a run that has
 	// several (the route benchmark's configurations): the run timeout
 	// holds per step.
@@ -46,7 +47,7 @@ type watcher struct {
 // runs out of time, and says why in a classified error.
 func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-chan netboot.Event) error {
 	w := &watcher{
-		r: r, ctx: ctx, col: serialctl.NewCollector(string(r.rec.ID)), lastAt: time.Now(),
+		r: r, ctx: ctx, col: frame.NewCollector(string(r.rec.ID)), lastAt: time.Now(),
 		kernel: r.stage == "kernel", banners: map[string]bool{}, ignored: map[string]bool{},
 	}
 	deadline := time.NewTimer(r.o.BootTimeout)
@@ -118,21 +119,21 @@ func (w *watcher) line(text []byte) (err error, done bool) {
 	switch {
 	case ferr != nil:
 		return w.classifyEnd(r.result(w.col, ev, ferr)), true
-	case ev == serialctl.Hello:
+	case ev == frame.EventHello:
 		return w.helloArrived()
-	case ev == serialctl.Progress:
+	case ev == frame.EventProgress:
 		r.showProgress(w.col.Output())
-	case ev == serialctl.Ready && r.route != nil:
+	case ev == frame.EventReady && r.route != nil:
 		w.stepped = true
 		res := w.col.Result()
 		if err := r.route.ready(w.ctx, res.Ready[len(res.Ready)-1]); err != nil {
 			return err, true
 		}
-	case ev == serialctl.Counters:
+	case ev == frame.EventCounters:
 		res := w.col.Result()
 		c := res.Counters[len(res.Counters)-1]
 		r.say("route", "%s: board forwarded %d, dropped %d, conntrack entries %d", c.Config, c.Forwarded, c.Dropped, c.ConntrackEntries)
-	case ev == serialctl.Done, ev == serialctl.Failed:
+	case ev == frame.EventDone, ev == frame.EventFailed:
 		return r.result(w.col, ev, nil), true
 	}
 	return nil, false

@@ -74,6 +74,37 @@ func (r *resolver) walk(host, origin string, inherited []string) error {
 	if err != nil {
 		return nil // not ELF: a script or data file needs no loader
 	}
+	if err := r.addInterp(host, f); err != nil {
+		return err
+	}
+	needed, err := f.DynString(elf.DT_NEEDED)
+	if err != nil {
+		return fmt.Errorf("read %s's libraries: %w", host, err)
+	}
+	if len(needed) == 0 {
+		return nil
+	}
+	dirs, inherited := r.searchDirs(f, origin, inherited)
+	for _, name := range needed {
+		if r.provided[name] || (r.musl && muslReserved.MatchString(name)) {
+			continue
+		}
+		found := r.find(name, dirs)
+		if found == "" {
+			return fmt.Errorf("%s (needed by %s) not found in sysroot %s", name, host, r.sysroot)
+		}
+		r.provided[name] = true
+		r.add(found)
+		hp, _ := SysrootPath(r.sysroot, found)
+		if err := r.walk(hp, path.Dir(found), inherited); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addInterp adds the interpreter (PT_INTERP) of the ELF object f at host.
+func (r *resolver) addInterp(host string, f *elf.File) error {
 	for _, p := range f.Progs {
 		if p.Type != elf.PT_INTERP {
 			continue
@@ -102,52 +133,38 @@ func (r *resolver) walk(host, origin string, inherited []string) error {
 			fi.Close()
 		}
 	}
-	needed, err := f.DynString(elf.DT_NEEDED)
-	if err != nil {
-		return fmt.Errorf("read %s's libraries: %w", host, err)
-	}
-	if len(needed) == 0 {
-		return nil
-	}
+	return nil
+}
+
+// searchDirs are the directories the loader searches for f's libraries, in
+// order, and the DT_RPATH directories the libraries inherit.
+func (r *resolver) searchDirs(f *elf.File, origin string, inherited []string) (dirs, passOn []string) {
 	rpath, _ := f.DynString(elf.DT_RPATH)
 	runpath, _ := f.DynString(elf.DT_RUNPATH)
-	var dirs []string
 	if len(runpath) == 0 {
-		inherited = append(append([]string(nil), expandOrigin(rpath, origin)...), inherited...)
-		dirs = append(dirs, inherited...)
-	} else {
-		inherited = nil // DT_RUNPATH turns the inherited DT_RPATH search off
-	}
+		passOn = append(append([]string(nil), expandOrigin(rpath, origin)...), inherited...)
+		dirs = append(dirs, passOn...)
+	} // else DT_RUNPATH turns the inherited DT_RPATH search off
 	dirs = append(dirs, expandOrigin(runpath, origin)...)
 	dirs = append(dirs, r.systemDirs()...)
-	for _, name := range needed {
-		if r.provided[name] || (r.musl && muslReserved.MatchString(name)) {
-			continue
+	return dirs, passOn
+}
+
+// find is the path on the board of the library name in the first of dirs
+// that has it as a regular file in the sysroot; "" when none has.
+func (r *resolver) find(name string, dirs []string) string {
+	for _, d := range dirs {
+		p := path.Join(d, name)
+		if strings.Contains(name, "/") {
+			p = path.Clean("/" + name) // a path, not a name: no search
 		}
-		found := ""
-		for _, d := range dirs {
-			p := path.Join(d, name)
-			if strings.Contains(name, "/") {
-				p = path.Clean("/" + name) // a path, not a name: no search
+		if hp, err := SysrootPath(r.sysroot, p); err == nil {
+			if st, err := os.Stat(hp); err == nil && st.Mode().IsRegular() {
+				return p
 			}
-			if hp, err := SysrootPath(r.sysroot, p); err == nil {
-				if st, err := os.Stat(hp); err == nil && st.Mode().IsRegular() {
-					found = p
-					break
-				}
-			}
-		}
-		if found == "" {
-			return fmt.Errorf("%s (needed by %s) not found in sysroot %s", name, host, r.sysroot)
-		}
-		r.provided[name] = true
-		r.add(found)
-		hp, _ := SysrootPath(r.sysroot, found)
-		if err := r.walk(hp, path.Dir(found), inherited); err != nil {
-			return err
 		}
 	}
-	return nil
+	return ""
 }
 
 // muslReserved are the names musl's loader answers with itself: its libc is

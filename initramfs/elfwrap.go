@@ -6,12 +6,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/bootbench/bootbench/internal/elfcmdline"
 )
 
 // ErrNoBuiltinCmdline is returned by WrapELF when ELFOptions.EmbedCmdline is
 // set but the kernel has no command line area in its image that can be
 // written.
-var ErrNoBuiltinCmdline = errors.New("kernel has no built-in command line we can write: it needs CONFIG_CMDLINE, or a built-in initramfs")
+var ErrNoBuiltinCmdline = elfcmdline.ErrNoArea
 
 // ELFOptions tunes WrapELF.
 type ELFOptions struct {
@@ -39,13 +41,9 @@ const (
 	// MIPS KSEG0, the unmapped cached window a 32-bit kernel's low memory is
 	// seen through; an initramfs beyond it is not addressable that way.
 	kseg0End = 0xa0000000
-	// OpenWrt's CONFIG_IMAGE_CMDLINE_HACK puts this marker before a zeroed
-	// 0x400-byte area (arch/mips/kernel/head.S: .ascii "CMDLINE:", then
-	// __image_cmdline: .fill 0x400); the platform code appends a non-empty
-	// string there to the command line (or replaces it when it starts with
-	// '-').
-	imageCmdlineMarker = "CMDLINE:"
-	imageCmdlineSize   = 0x400
+	// OpenWrt's CONFIG_IMAGE_CMDLINE_HACK area (see internal/elfcmdline).
+	imageCmdlineMarker = elfcmdline.Marker
+	imageCmdlineSize   = elfcmdline.Size
 )
 
 // WrapELF returns one ELF holding kernel (a MIPS kernel ELF, 32- or 64-bit,
@@ -71,70 +69,20 @@ func WrapELF(kernel, initramfs []byte, o ELFOptions) (out []byte, cmdline string
 	if err != nil {
 		return nil, "", fmt.Errorf("kernel ELF: %w", err)
 	}
-	if f.Machine != elf.EM_MIPS {
-		// rd_start/rd_size are MIPS kernel parameters; other kernels would
-		// ignore them and boot without the initramfs.
-		return nil, "", fmt.Errorf("kernel ELF: machine %v: only MIPS kernels take rd_start/rd_size", f.Machine)
+	if err := checkKernel(f, initramfs); err != nil {
+		return nil, "", err
 	}
-	if f.Type != elf.ET_EXEC {
-		return nil, "", fmt.Errorf("kernel ELF: type %v, want an executable", f.Type)
+	t, err := readPHTable(kernel, f)
+	if err != nil {
+		return nil, "", err
 	}
-	if len(initramfs) == 0 {
-		return nil, "", errors.New("empty initramfs")
+	last, err := highestLoad(kernel, f.Progs)
+	if err != nil {
+		return nil, "", err
 	}
-
-	order, is64 := f.ByteOrder, f.Class == elf.ELFCLASS64
-	// Offsets of e_phoff and e_phnum in the ELF header (e_phentsize sits just
-	// before e_phnum), and the size of one program header.
-	phoffAt, phnumAt, phentsize := 0x1c, 0x2c, 32
-	if is64 {
-		phoffAt, phnumAt, phentsize = 0x20, 0x38, 56
-	}
-	var phoff uint64
-	if is64 {
-		phoff = order.Uint64(kernel[phoffAt:])
-	} else {
-		phoff = uint64(order.Uint32(kernel[phoffAt:]))
-	}
-	phnum := int(order.Uint16(kernel[phnumAt:]))
-	if got := int(order.Uint16(kernel[phnumAt-2:])); got != phentsize {
-		return nil, "", fmt.Errorf("kernel ELF: program header size %d, want %d", got, phentsize)
-	}
-	if phnum >= 0xffff { // PN_XNUM: the real count lives in section 0
-		return nil, "", errors.New("kernel ELF: too many program headers")
-	}
-	oldTable := uint64(phnum) * uint64(phentsize)
-	if phoff > uint64(len(kernel)) || oldTable > uint64(len(kernel))-phoff {
-		return nil, "", errors.New("kernel ELF: program header table outside the file")
-	}
-
-	var last *elf.Prog // the PT_LOAD segment that ends highest in memory
-	for _, p := range f.Progs {
-		if p.Type != elf.PT_LOAD {
-			continue
-		}
-		if p.Off > uint64(len(kernel)) || p.Filesz > uint64(len(kernel))-p.Off {
-			return nil, "", errors.New("kernel ELF: segment outside the file")
-		}
-		if last == nil || p.Vaddr+p.Memsz > last.Vaddr+last.Memsz {
-			last = p
-		}
-	}
-	if last == nil {
-		return nil, "", errors.New("kernel ELF: no loadable segment")
-	}
-	vaddr := alignUp(last.Vaddr+last.Memsz+elfInitrdGap, elfInitrdAlign)
-	// Keep the kernel's virtual-to-physical offset (KSEG0 0x8xxxxxxx ↔ RAM).
-	paddr := last.Paddr + (vaddr - last.Vaddr)
-	size := uint64(len(initramfs))
-	if !is64 {
-		if vaddr+size > 1<<32 {
-			return nil, "", fmt.Errorf("initramfs of %d bytes at %#x does not fit a 32-bit address space", size, vaddr)
-		}
-		if vaddr < kseg0End && vaddr+size > kseg0End {
-			return nil, "", fmt.Errorf("initramfs of %d bytes at %#x runs past the end of KSEG0 (%#x)", size, vaddr, kseg0End)
-		}
-		paddr &= 0xffffffff
+	vaddr, paddr, err := initrdAddress(last, uint64(len(initramfs)), t.is64)
+	if err != nil {
+		return nil, "", err
 	}
 	// A 32-bit kernel reads rd_start with memparse into a 32-bit unsigned
 	// long, so 0x8xxxxxxx needs no sign extension; a 64-bit kernel gets the
@@ -146,7 +94,7 @@ func WrapELF(kernel, initramfs []byte, o ELFOptions) (out []byte, cmdline string
 	// it does not know to avoid. The ELF does not tell how big the real
 	// kernel inside a vmlinuz is, so keep the kernel where it was linked. A
 	// kernel without KASLR ignores the parameter.
-	cmdline = fmt.Sprintf("nokaslr rd_start=%#x rd_size=%d", vaddr, size)
+	cmdline = fmt.Sprintf("nokaslr rd_start=%#x rd_size=%d", vaddr, len(initramfs))
 
 	segs := []segment{{off: alignUp(uint64(len(kernel)), elfInitrdAlign), vaddr: vaddr, paddr: paddr, data: initramfs}}
 	if o.EmbedCmdline != "" && o.AddCmdlineArea && findCmdlineArea(kernel, f.Progs) < 0 {
@@ -155,47 +103,154 @@ func WrapELF(kernel, initramfs []byte, o ELFOptions) (out []byte, cmdline string
 		at := alignUp(s.vaddr+uint64(len(s.data)), elfInitrdAlign)
 		segs = append(segs, segment{off: alignUp(s.off+uint64(len(s.data)), elfInitrdAlign), vaddr: at, paddr: s.paddr + (at - s.vaddr), data: area})
 	}
-	end := segs[len(segs)-1]
-	newPhoff := alignUp(end.off+uint64(len(end.data)), 8)
-	out = make([]byte, newPhoff+oldTable+uint64(len(segs)*phentsize))
-	copy(out, kernel)
-	copy(out[newPhoff:], kernel[phoff:phoff+oldTable])
-	progs := f.Progs
-	for i, sg := range segs {
-		copy(out[sg.off:], sg.data)
-		size := uint64(len(sg.data))
-		ph := out[newPhoff+oldTable+uint64(i*phentsize):]
-		if is64 {
-			order.PutUint32(ph[0:], uint32(elf.PT_LOAD))
-			order.PutUint32(ph[4:], uint32(elf.PF_R|elf.PF_W))
-			order.PutUint64(ph[8:], sg.off)
-			order.PutUint64(ph[16:], sg.vaddr)
-			order.PutUint64(ph[24:], sg.paddr)
-			order.PutUint64(ph[32:], size)
-			order.PutUint64(ph[40:], size)
-			order.PutUint64(ph[48:], elfInitrdAlign)
-		} else {
-			if newPhoff+oldTable+uint64(len(segs)*phentsize) > 1<<32 {
-				return nil, "", errors.New("wrapped ELF would exceed 4 GiB")
-			}
-			putUint32s(order, ph, uint32(elf.PT_LOAD), uint32(sg.off), uint32(sg.vaddr), uint32(sg.paddr),
-				uint32(size), uint32(size), uint32(elf.PF_R|elf.PF_W), elfInitrdAlign)
-		}
-		progs = append(progs, &elf.Prog{ProgHeader: elf.ProgHeader{Type: elf.PT_LOAD, Off: sg.off, Filesz: size}})
+	out, err = t.withSegments(kernel, segs)
+	if err != nil {
+		return nil, "", err
 	}
-	if is64 {
-		order.PutUint64(out[phoffAt:], newPhoff)
-	} else {
-		order.PutUint32(out[phoffAt:], uint32(newPhoff))
-	}
-	order.PutUint16(out[phnumAt:], uint16(phnum+len(segs)))
-
 	if o.EmbedCmdline != "" {
+		progs := f.Progs
+		for _, sg := range segs {
+			progs = append(progs, &elf.Prog{ProgHeader: elf.ProgHeader{Type: elf.PT_LOAD, Off: sg.off, Filesz: uint64(len(sg.data))}})
+		}
 		if err := embedCmdline(out, progs, o.EmbedCmdline+" "+cmdline); err != nil {
 			return out, cmdline, err
 		}
 	}
 	return out, cmdline, nil
+}
+
+// checkKernel says why kernel and initramfs cannot be wrapped, if they
+// cannot.
+func checkKernel(f *elf.File, initramfs []byte) error {
+	if f.Machine != elf.EM_MIPS {
+		// rd_start/rd_size are MIPS kernel parameters; other kernels would
+		// ignore them and boot without the initramfs.
+		return fmt.Errorf("kernel ELF: machine %v: only MIPS kernels take rd_start/rd_size", f.Machine)
+	}
+	if f.Type != elf.ET_EXEC {
+		return fmt.Errorf("kernel ELF: type %v, want an executable", f.Type)
+	}
+	if len(initramfs) == 0 {
+		return errors.New("empty initramfs")
+	}
+	return nil
+}
+
+// phTable is where a kernel ELF's program header table is and how it is laid
+// out.
+type phTable struct {
+	order   binary.ByteOrder
+	is64    bool
+	phoffAt int // offset of e_phoff in the ELF header
+	phnumAt int // offset of e_phnum (e_phentsize sits just before it)
+	entsize int // size of one program header
+	off     uint64
+	num     int
+}
+
+// size is the table's length in the file.
+func (t phTable) size() uint64 { return uint64(t.num) * uint64(t.entsize) }
+
+func readPHTable(kernel []byte, f *elf.File) (phTable, error) {
+	t := phTable{order: f.ByteOrder, is64: f.Class == elf.ELFCLASS64, phoffAt: 0x1c, phnumAt: 0x2c, entsize: 32}
+	if t.is64 {
+		t.phoffAt, t.phnumAt, t.entsize = 0x20, 0x38, 56
+		t.off = t.order.Uint64(kernel[t.phoffAt:])
+	} else {
+		t.off = uint64(t.order.Uint32(kernel[t.phoffAt:]))
+	}
+	t.num = int(t.order.Uint16(kernel[t.phnumAt:]))
+	if got := int(t.order.Uint16(kernel[t.phnumAt-2:])); got != t.entsize {
+		return t, fmt.Errorf("kernel ELF: program header size %d, want %d", got, t.entsize)
+	}
+	if t.num >= 0xffff { // PN_XNUM: the real count lives in section 0
+		return t, errors.New("kernel ELF: too many program headers")
+	}
+	if t.off > uint64(len(kernel)) || t.size() > uint64(len(kernel))-t.off {
+		return t, errors.New("kernel ELF: program header table outside the file")
+	}
+	return t, nil
+}
+
+// highestLoad is the PT_LOAD segment that ends highest in memory.
+func highestLoad(kernel []byte, progs []*elf.Prog) (*elf.Prog, error) {
+	var last *elf.Prog
+	for _, p := range progs {
+		if p.Type != elf.PT_LOAD {
+			continue
+		}
+		if p.Off > uint64(len(kernel)) || p.Filesz > uint64(len(kernel))-p.Off {
+			return nil, errors.New("kernel ELF: segment outside the file")
+		}
+		if last == nil || p.Vaddr+p.Memsz > last.Vaddr+last.Memsz {
+			last = p
+		}
+	}
+	if last == nil {
+		return nil, errors.New("kernel ELF: no loadable segment")
+	}
+	return last, nil
+}
+
+// initrdAddress is where an initramfs of size bytes goes, virtual and
+// physical: page-aligned, well above the kernel's last segment.
+func initrdAddress(last *elf.Prog, size uint64, is64 bool) (vaddr, paddr uint64, err error) {
+	vaddr = alignUp(last.Vaddr+last.Memsz+elfInitrdGap, elfInitrdAlign)
+	// Keep the kernel's virtual-to-physical offset (KSEG0 0x8xxxxxxx ↔ RAM).
+	paddr = last.Paddr + (vaddr - last.Vaddr)
+	if !is64 {
+		if vaddr+size > 1<<32 {
+			return 0, 0, fmt.Errorf("initramfs of %d bytes at %#x does not fit a 32-bit address space", size, vaddr)
+		}
+		if vaddr < kseg0End && vaddr+size > kseg0End {
+			return 0, 0, fmt.Errorf("initramfs of %d bytes at %#x runs past the end of KSEG0 (%#x)", size, vaddr, kseg0End)
+		}
+		paddr &= 0xffffffff
+	}
+	return vaddr, paddr, nil
+}
+
+// withSegments is kernel with segs added and its program header table, one
+// PT_LOAD entry longer for each, moved to the end of the file.
+func (t phTable) withSegments(kernel []byte, segs []segment) ([]byte, error) {
+	end := segs[len(segs)-1]
+	newOff := alignUp(end.off+uint64(len(end.data)), 8)
+	total := newOff + t.size() + uint64(len(segs)*t.entsize)
+	if !t.is64 && total > 1<<32 {
+		return nil, errors.New("wrapped ELF would exceed 4 GiB")
+	}
+	out := make([]byte, total)
+	copy(out, kernel)
+	copy(out[newOff:], kernel[t.off:t.off+t.size()])
+	for i, sg := range segs {
+		copy(out[sg.off:], sg.data)
+		t.putLoad(out[newOff+t.size()+uint64(i*t.entsize):], sg)
+	}
+	if t.is64 {
+		t.order.PutUint64(out[t.phoffAt:], newOff)
+	} else {
+		t.order.PutUint32(out[t.phoffAt:], uint32(newOff))
+	}
+	t.order.PutUint16(out[t.phnumAt:], uint16(t.num+len(segs)))
+	return out, nil
+}
+
+// putLoad writes the PT_LOAD program header of sg into ph.
+func (t phTable) putLoad(ph []byte, sg segment) {
+	size := uint64(len(sg.data))
+	if !t.is64 {
+		putUint32s(t.order, ph, uint32(elf.PT_LOAD), uint32(sg.off), uint32(sg.vaddr), uint32(sg.paddr),
+			uint32(size), uint32(size), uint32(elf.PF_R|elf.PF_W), elfInitrdAlign)
+		return
+	}
+	t.order.PutUint32(ph[0:], uint32(elf.PT_LOAD))
+	t.order.PutUint32(ph[4:], uint32(elf.PF_R|elf.PF_W))
+	t.order.PutUint64(ph[8:], sg.off)
+	t.order.PutUint64(ph[16:], sg.vaddr)
+	t.order.PutUint64(ph[24:], sg.paddr)
+	t.order.PutUint64(ph[32:], size)
+	t.order.PutUint64(ph[40:], size)
+	t.order.PutUint64(ph[48:], elfInitrdAlign)
 }
 
 // segment is one PT_LOAD segment WrapELF adds.
@@ -233,59 +288,14 @@ func embedCmdline(out []byte, progs []*elf.Prog, s string) error {
 // area in b's loadable segments: -1 when there is none, -2 when there are
 // several.
 func findCmdlineArea(b []byte, progs []*elf.Prog) int {
-	return findArea(b, progs, cmdlineArea)
-}
-
-// findArea is the file offset of the one area after a CMDLINE: marker in
-// b's loadable segments that ok accepts: -1 for none, -2 for several.
-func findArea(b []byte, progs []*elf.Prog, ok func([]byte) bool) int {
-	found := -1
-	for _, p := range progs {
-		if p.Type != elf.PT_LOAD || p.Off+p.Filesz > uint64(len(b)) {
-			continue
-		}
-		seg := b[p.Off : p.Off+p.Filesz]
-		for i := 0; ; {
-			j := bytes.Index(seg[i:], []byte(imageCmdlineMarker))
-			if j < 0 {
-				break
-			}
-			at := i + j + len(imageCmdlineMarker)
-			i = at
-			if at+imageCmdlineSize > len(seg) || !ok(seg[at:at+imageCmdlineSize]) {
-				continue
-			}
-			if found >= 0 {
-				return -2
-			}
-			found = int(p.Off) + at
-		}
-	}
-	return found
+	return elfcmdline.Find(b, progs, cmdlineArea)
 }
 
 // EmbeddedCmdline reads the command line written into a kernel ELF's
 // command line area (see ELFOptions.EmbedCmdline), as an OpenWrt kernel
 // reads its own at boot: the text up to the first NUL of the area after the
 // CMDLINE: marker. It is "" with no error for an area left empty.
-func EmbeddedCmdline(kernel []byte) (string, error) {
-	f, err := elf.NewFile(bytes.NewReader(kernel))
-	if err != nil {
-		return "", fmt.Errorf("kernel ELF: %w", err)
-	}
-	// An area holds text then NULs to its end; a message that starts
-	// with the marker does not end in a NUL 0x400 bytes on.
-	written := func(a []byte) bool { return a[len(a)-1] == 0 && (a[0] == 0 || bytes.IndexByte(a, 0) > 0) }
-	at := findArea(kernel, f.Progs, written)
-	switch at {
-	case -1:
-		return "", ErrNoBuiltinCmdline
-	case -2:
-		return "", errors.New("kernel has more than one command line area (CMDLINE: marker)")
-	}
-	area := kernel[at : at+imageCmdlineSize]
-	return string(area[:bytes.IndexByte(area, 0)]), nil
-}
+func EmbeddedCmdline(kernel []byte) (string, error) { return elfcmdline.Read(kernel) }
 
 // cmdlineArea reports whether b is the reserved command line area as the
 // kernel build leaves it: all zero. The marker may also start a message

@@ -199,148 +199,183 @@ type contents struct {
 // host's architecture, Debian's for any other), and the libraries of every
 // dynamic ELF file among them.
 func gather(ctx context.Context, s Spec, cacheDir string) (*contents, error) {
-	c := &contents{}
-	byImg := map[string]*addedFile{}
-	add := func(host, img string, lib bool) error {
-		st, err := os.Stat(host)
-		if err != nil {
-			return err
-		}
-		if !st.Mode().IsRegular() {
-			return fmt.Errorf("%s: not a regular file", host)
-		}
-		if prev, ok := byImg[img]; ok {
-			if prev.host == host {
-				return nil
-			}
-			return fmt.Errorf("both %s and %s would be /%s in the image", prev.host, host, img)
-		}
-		b, err := os.ReadFile(host)
-		if err != nil {
-			return err
-		}
-		byImg[img] = &addedFile{img: img, host: host, mode: st.Mode().Perm(), sum: sha256.Sum256(b)}
-		if lib {
-			c.libs++
-		}
-		return nil
-	}
-	// addELF adds host at img and, if it is dynamic, what it loads.
-	addELF := func(host, img string) error {
-		real, err := filepath.EvalSymlinks(host)
-		if err != nil {
-			return fmt.Errorf("add %s: %w", host, err)
-		}
-		if err := add(real, img, false); err != nil {
-			return fmt.Errorf("add %s: %w", host, err)
-		}
-		_, dynamic, err := elfInfo(real, s.Arch)
-		if err != nil || !dynamic {
-			return err
-		}
-		sysroot := s.Sysroot
-		if sysroot == "" {
-			if s.Arch != runtime.GOARCH || runtime.GOOS != "linux" {
-				return fmt.Errorf("%s is dynamically linked: its %s interpreter and libraries need a sysroot to come from (--sysroot DIR; the host's are %s/%s)", host, s.Arch, runtime.GOOS, runtime.GOARCH)
-			}
-			sysroot = "/"
-		}
-		libs, err := ResolveELF(sysroot, real)
-		if err != nil {
-			return err
-		}
-		for _, l := range libs {
-			hp, err := SysrootPath(sysroot, l)
-			if err != nil {
-				return fmt.Errorf("%s (needed by %s): %w", l, host, err)
-			}
-			if err := add(hp, strings.TrimPrefix(l, "/"), true); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-
-	var argv []string
+	g := &gatherer{s: s, byImg: map[string]*addedFile{}}
 	for _, a := range s.Add {
 		host, img, ok := strings.Cut(a, ":")
 		img = path.Clean("/" + img)[1:]
 		if !ok || host == "" || img == "" {
 			return nil, fmt.Errorf("add %q: want HOST:IMG", a)
 		}
-		if err := addELF(host, img); err != nil {
+		if err := g.addELF(host, img); err != nil {
 			return nil, err
 		}
 	}
-	switch {
-	case s.BenchCmd != "":
-		words, err := SplitWords(s.BenchCmd)
-		if err != nil {
-			return nil, fmt.Errorf("bench command: %w", err)
-		}
-		argv = words
-		if len(argv) > 0 && strings.HasPrefix(argv[0], "/") && byImg[path.Clean(argv[0])[1:]] == nil {
-			return nil, fmt.Errorf("bench command runs %s, which nothing added puts in the image (add HOST:%s)", argv[0], argv[0])
-		}
-	case s.Bench == BenchOpenSSL && s.Sysroot != "" && s.Sysroot != "/":
-		return nil, fmt.Errorf("bench openssl brings its own openssl and libraries (the host's, or Debian's for another architecture): to use one from %s, add it and give its command (--add %s/usr/bin/openssl:/bin/openssl --bench-cmd \"/bin/openssl speed -seconds {seconds} md5 ...\")", s.Sysroot, s.Sysroot)
-	case s.Bench == BenchOpenSSL && s.Arch == runtime.GOARCH && runtime.GOOS == "linux":
-		bin, err := exec.LookPath("openssl")
-		if err != nil {
-			return nil, fmt.Errorf("bench openssl: no openssl on this host: %w", err)
-		}
-		if err := addELF(bin, "bin/openssl"); err != nil {
-			return nil, err
-		}
-		pre, err := openSSLLegacy(ctx, bin, addELF)
-		if err != nil {
-			return nil, err
-		}
-		// Options go after the "speed" subcommand.
-		argv = append(append([]string{"/bin/openssl", OpenSSLArgs[0]}, pre...), OpenSSLArgs[1:]...)
-	case s.Bench == BenchOpenSSL:
-		// Another architecture: Debian's openssl for it, with its
-		// libraries from the same sysroot.
-		sysroot, bin, legacy, err := debianOpenSSL(ctx, s, cacheDir)
-		if err != nil {
-			return nil, err
-		}
-		s.Sysroot = sysroot // addELF resolves libraries in it
-		if err := addELF(bin, "bin/openssl"); err != nil {
-			return nil, err
-		}
-		var pre []string
-		if legacy != "" {
-			rel, _ := filepath.Rel(sysroot, legacy)
-			if err := addELF(legacy, filepath.ToSlash(rel)); err != nil {
-				return nil, err
-			}
-			pre = []string{"-provider", "legacy", "-provider", "default"}
-		}
-		argv = append(append([]string{"/bin/openssl", OpenSSLArgs[0]}, pre...), OpenSSLArgs[1:]...)
+	argv, err := g.benchArgv(ctx, cacheDir)
+	if err != nil {
+		return nil, err
 	}
+	c := &contents{libs: g.libs}
 	if argv != nil {
-		spec := bootparam.BenchSpec{Name: s.Bench, Argv: argv}
-		if s.Bench == BenchOpenSSL {
-			spec.DefaultAlgs = OpenSSLAlgs
-		}
-		if err := spec.Validate(); err != nil {
+		if c.bench, err = benchJSON(s.Bench, argv); err != nil {
 			return nil, err
 		}
-		b, err := json.Marshal(spec)
-		if err != nil {
-			return nil, err
-		}
-		c.bench = append(b, '\n')
-		if byImg[benchSpecImg] != nil {
+		if g.byImg[benchSpecImg] != nil {
 			return nil, fmt.Errorf("%s is where the image describes its benchmark: add something else there", bootparam.BenchSpecPath)
 		}
 	}
-	for _, f := range byImg {
+	for _, f := range g.byImg {
 		c.files = append(c.files, *f)
 	}
 	sort.Slice(c.files, func(i, j int) bool { return c.files[i].img < c.files[j].img })
 	return c, nil
+}
+
+// gatherer collects the files a spec adds, by their path in the image.
+type gatherer struct {
+	s     Spec
+	byImg map[string]*addedFile
+	libs  int // how many of the files are interpreters and libraries
+}
+
+// add puts the regular file host at img, once.
+func (g *gatherer) add(host, img string, lib bool) error {
+	st, err := os.Stat(host)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", host)
+	}
+	if prev, ok := g.byImg[img]; ok {
+		if prev.host == host {
+			return nil
+		}
+		return fmt.Errorf("both %s and %s would be /%s in the image", prev.host, host, img)
+	}
+	b, err := os.ReadFile(host)
+	if err != nil {
+		return err
+	}
+	g.byImg[img] = &addedFile{img: img, host: host, mode: st.Mode().Perm(), sum: sha256.Sum256(b)}
+	if lib {
+		g.libs++
+	}
+	return nil
+}
+
+// addELF adds host at img and, if it is dynamic, what it loads.
+func (g *gatherer) addELF(host, img string) error {
+	real, err := filepath.EvalSymlinks(host)
+	if err != nil {
+		return fmt.Errorf("add %s: %w", host, err)
+	}
+	if err := g.add(real, img, false); err != nil {
+		return fmt.Errorf("add %s: %w", host, err)
+	}
+	_, dynamic, err := elfInfo(real, g.s.Arch)
+	if err != nil || !dynamic {
+		return err
+	}
+	sysroot := g.s.Sysroot
+	if sysroot == "" {
+		if g.s.Arch != runtime.GOARCH || runtime.GOOS != "linux" {
+			return fmt.Errorf("%s is dynamically linked: its %s interpreter and libraries need a sysroot to come from (--sysroot DIR; the host's are %s/%s)", host, g.s.Arch, runtime.GOOS, runtime.GOARCH)
+		}
+		sysroot = "/"
+	}
+	libs, err := ResolveELF(sysroot, real)
+	if err != nil {
+		return err
+	}
+	for _, l := range libs {
+		hp, err := SysrootPath(sysroot, l)
+		if err != nil {
+			return fmt.Errorf("%s (needed by %s): %w", l, host, err)
+		}
+		if err := g.add(hp, strings.TrimPrefix(l, "/"), true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchArgv is the command an external benchmark runs as, adding the
+// openssl it runs for Bench "openssl"; nil for the built-in suite.
+func (g *gatherer) benchArgv(ctx context.Context, cacheDir string) ([]string, error) {
+	s := g.s
+	switch {
+	case s.BenchCmd != "":
+		argv, err := SplitWords(s.BenchCmd)
+		if err != nil {
+			return nil, fmt.Errorf("bench command: %w", err)
+		}
+		if len(argv) > 0 && strings.HasPrefix(argv[0], "/") && g.byImg[path.Clean(argv[0])[1:]] == nil {
+			return nil, fmt.Errorf("bench command runs %s, which nothing added puts in the image (add HOST:%s)", argv[0], argv[0])
+		}
+		return argv, nil
+	case s.Bench == BenchOpenSSL && s.Sysroot != "" && s.Sysroot != "/":
+		return nil, fmt.Errorf("bench openssl brings its own openssl and libraries (the host's, or Debian's for another architecture): to use one from %s, add it and give its command (--add %s/usr/bin/openssl:/bin/openssl --bench-cmd \"/bin/openssl speed -seconds {seconds} md5 ...\")", s.Sysroot, s.Sysroot)
+	case s.Bench == BenchOpenSSL && s.Arch == runtime.GOARCH && runtime.GOOS == "linux":
+		return g.hostOpenSSL(ctx)
+	case s.Bench == BenchOpenSSL:
+		return g.debianOpenSSL(ctx, cacheDir)
+	}
+	return nil, nil
+}
+
+// hostOpenSSL adds the host's openssl and returns its command.
+func (g *gatherer) hostOpenSSL(ctx context.Context) ([]string, error) {
+	bin, err := exec.LookPath("openssl")
+	if err != nil {
+		return nil, fmt.Errorf("bench openssl: no openssl on this host: %w", err)
+	}
+	if err := g.addELF(bin, "bin/openssl"); err != nil {
+		return nil, err
+	}
+	pre, err := openSSLLegacy(ctx, bin, g.addELF)
+	if err != nil {
+		return nil, err
+	}
+	// Options go after the "speed" subcommand.
+	return append(append([]string{"/bin/openssl", OpenSSLArgs[0]}, pre...), OpenSSLArgs[1:]...), nil
+}
+
+// debianOpenSSL adds Debian's openssl for another architecture, with its
+// libraries from the same sysroot, and returns its command.
+func (g *gatherer) debianOpenSSL(ctx context.Context, cacheDir string) ([]string, error) {
+	sysroot, bin, legacy, err := debianOpenSSL(ctx, g.s, cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	g.s.Sysroot = sysroot // addELF resolves libraries in it
+	if err := g.addELF(bin, "bin/openssl"); err != nil {
+		return nil, err
+	}
+	var pre []string
+	if legacy != "" {
+		rel, _ := filepath.Rel(sysroot, legacy)
+		if err := g.addELF(legacy, filepath.ToSlash(rel)); err != nil {
+			return nil, err
+		}
+		pre = []string{"-provider", "legacy", "-provider", "default"}
+	}
+	return append(append([]string{"/bin/openssl", OpenSSLArgs[0]}, pre...), OpenSSLArgs[1:]...), nil
+}
+
+// benchJSON is bench.json, the image's description of its benchmark.
+func benchJSON(name string, argv []string) ([]byte, error) {
+	spec := bootparam.BenchSpec{Name: name, Argv: argv}
+	if name == BenchOpenSSL {
+		spec.DefaultAlgs = OpenSSLAlgs
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 var benchSpecImg = strings.TrimPrefix(bootparam.BenchSpecPath, "/")

@@ -103,7 +103,7 @@ func (t *TFTP) send(name string, rf io.ReaderFrom) (int64, error) {
 		return 0, errBusy
 	}
 	defer t.release(client)
-	mode, known := normaliseRequest(rf)
+	mode, known := requestMode(rf)
 	if known && mode != "octet" && mode != "netascii" {
 		return 0, errMode
 	}

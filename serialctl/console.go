@@ -1,13 +1,13 @@
 // Package serialctl reads a board's serial console: it keeps the byte-exact
-// transcript, splits it into timestamped lines, and decodes the checksummed
-// result frames the board sends among the kernel's messages. A console
+// transcript and splits it into timestamped lines, among which the board's
+// result frames come (internal/frame collects them). A console
 // opened with OpenPort is locked to this process and survives its adapter
 // being unplugged and plugged back in. Classify says which boot stage a
 // line marks (a bootloader banner, the kernel starting, a panic).
 //
 //	con, err := serialctl.OpenPort(ctx, "usb:0403:6001:A50285BI", 115200, serialctl.PortOptions{})
 //	defer con.Close()
-//	col := serialctl.NewCollector(runID)
+//	col := frame.NewCollector(runID)
 //	for line := range con.Lines() { ev, err := col.Feed(line.Text) ... }
 package serialctl
 
@@ -84,9 +84,12 @@ func Open(name string, baud int) (*Console, error) {
 }
 
 // New starts reading r. A read that returns (0, nil) is a timeout and is
-// retried; it never ends the stream.
+// retried; it never ends the stream. A Device is reopened if it goes away.
 func New(r io.ReadCloser) *Console {
 	c := newConsole(r)
+	if d, ok := r.(*Device); ok {
+		c.cur, c.src = d.serialPort, d.o
+	}
 	go c.loop()
 	return c
 }

@@ -64,17 +64,35 @@ func OpenPort(ctx context.Context, spec string, baud int, opts PortOptions) (*Co
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	o := &opener{spec: spec, baud: baud, lockDir: opts.LockDir}
-	p, err := o.open(true)
+	d, err := OpenDevice(spec, baud, opts.LockDir)
 	if err != nil {
 		return nil, err
 	}
-	c := newConsole(p)
-	c.src = o
+	c := newConsole(d.serialPort)
+	c.src = d.o
 	c.tee = opts.Tee
 	go c.loop()
 	c.stopCtx = context.AfterFunc(ctx, func() { c.shutdown() })
 	return c, nil
+}
+
+// Device is a board's console device as OpenDevice opened it: locked, input
+// left from before dropped. A Console reading it (New) finds it again when
+// it goes away and comes back, as OpenPort's does.
+type Device struct {
+	*serialPort
+	o *opener
+}
+
+// OpenDevice opens and locks a board's console device (spec and lockDir as
+// for OpenPort) for a Console to read.
+func OpenDevice(spec string, baud int, lockDir string) (*Device, error) {
+	o := &opener{spec: spec, baud: baud, lockDir: lockDir}
+	p, err := o.open(true)
+	if err != nil {
+		return nil, err
+	}
+	return &Device{serialPort: p, o: o}, nil
 }
 
 // opener opens one console spec, again and again if it comes and goes.

@@ -236,69 +236,89 @@ func TestOpenPortErrors(t *testing.T) {
 }
 
 // TestReconnect unplugs the adapter mid-stream and plugs it back: the
-// lines after the gap arrive and the transcript marks the gap.
+// lines after the gap arrive and the transcript marks the gap, whether the
+// console was opened by OpenPort or is a Device read by New.
 func TestReconnect(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
-			dir := t.TempDir()
-			u := newUART(t, dir)
-			board := u.openBoard()
-			c, err := OpenPort(context.Background(), u.host, 115200, PortOptions{LockDir: dir})
+	opens := []struct {
+		name string
+		open func(spec, lockDir string) (*Console, error)
+	}{
+		{"OpenPort", func(spec, lockDir string) (*Console, error) {
+			return OpenPort(context.Background(), spec, 115200, PortOptions{LockDir: lockDir})
+		}},
+		{"New(OpenDevice)", func(spec, lockDir string) (*Console, error) {
+			d, err := OpenDevice(spec, 115200, lockDir)
 			if err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
-			defer c.Close()
-			board.WriteString("Linux version 6.1.0\r\nhalf a li")
-			readLines(t, c, 1, 3*time.Second)
-			// The half line is read, not yet a line.
-			seen, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			_, err = c.Expect(seen, 0, "half a li")
-			cancel()
-			if err != nil {
-				t.Fatalf("the half line never arrived: %v", err)
-			}
+			return New(d), nil
+		}},
+	}
+	for _, o := range opens {
+		for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
+			t.Run(o.name+"/"+sig.String(), func(t *testing.T) { testReconnect(t, o.open, sig) })
+		}
+	}
+}
 
-			u.unplug(sig)
-			board.Close()
-			lost := readLines(t, c, 2, 3*time.Second)
-			if lost[0].Note || string(lost[0].Text) != "half a li" || !lost[1].Note ||
-				!strings.HasPrefix(string(lost[1].Text), "[bootbench: console "+u.host) ||
-				!strings.HasSuffix(string(lost[1].Text), " lost: hung up]") {
-				t.Fatalf("after unplugging: %q", texts(lost))
-			}
-			if _, err := c.Write([]byte("x")); !errors.Is(err, ErrNoPort) {
-				t.Errorf("Write while lost: %v, want ErrNoPort", err)
-			}
+func testReconnect(t *testing.T, open func(spec, lockDir string) (*Console, error), sig syscall.Signal) {
+	dir := t.TempDir()
+	u := newUART(t, dir)
+	board := u.openBoard()
+	c, err := open(u.host, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	board.WriteString("Linux version 6.1.0\r\nhalf a li")
+	readLines(t, c, 1, 3*time.Second)
+	// The half line is read, not yet a line.
+	seen, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	_, err = c.Expect(seen, 0, "half a li")
+	cancel()
+	if err != nil {
+		t.Fatalf("the half line never arrived: %v", err)
+	}
 
-			time.Sleep(time.Second)
-			u.plug()
-			board = u.openBoard()
-			back := readLines(t, c, 1, 3*time.Second)
-			if !back[0].Note || !strings.Contains(string(back[0].Text), " back after ") {
-				t.Fatalf("after plugging back: %q", texts(back))
-			}
-			board.WriteString("after the gap\r\n")
-			after := readLines(t, c, 1, 3*time.Second)
-			if string(after[0].Text) != "after the gap" {
-				t.Errorf("after the gap: %q", texts(after))
-			}
-			if _, err := c.Write([]byte("ok")); err != nil {
-				t.Errorf("Write after reconnecting: %v", err)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "LCK.."+strings.ReplaceAll(strings.TrimPrefix(u.device(), "/dev/"), "/", "_"))); err != nil {
-				t.Errorf("no lock after reconnecting: %v", err)
-			}
+	u.unplug(sig)
+	board.Close()
+	lost := readLines(t, c, 2, 3*time.Second)
+	if lost[0].Note || string(lost[0].Text) != "half a li" || !lost[1].Note ||
+		!strings.HasPrefix(string(lost[1].Text), "[bootbench: console "+u.host) ||
+		!strings.HasSuffix(string(lost[1].Text), " lost: hung up]") {
+		t.Fatalf("after unplugging: %q", texts(lost))
+	}
+	if _, err := c.Write([]byte("x")); !errors.Is(err, ErrNoPort) {
+		t.Errorf("Write while lost: %v, want ErrNoPort", err)
+	}
 
-			tr := string(c.Transcript())
-			i := strings.Index(tr, "half a li\n[bootbench: console ")
-			j := strings.Index(tr, " back after ")
-			if i < 0 || j < i || !strings.HasSuffix(tr, "s]\nafter the gap\r\n") {
-				t.Errorf("transcript does not mark the gap: %q", tr)
-			}
-			if c.Err() != nil {
-				t.Errorf("Err = %v", c.Err())
-			}
-		})
+	time.Sleep(time.Second)
+	u.plug()
+	board = u.openBoard()
+	back := readLines(t, c, 1, 3*time.Second)
+	if !back[0].Note || !strings.Contains(string(back[0].Text), " back after ") {
+		t.Fatalf("after plugging back: %q", texts(back))
+	}
+	board.WriteString("after the gap\r\n")
+	after := readLines(t, c, 1, 3*time.Second)
+	if string(after[0].Text) != "after the gap" {
+		t.Errorf("after the gap: %q", texts(after))
+	}
+	if _, err := c.Write([]byte("ok")); err != nil {
+		t.Errorf("Write after reconnecting: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "LCK.."+strings.ReplaceAll(strings.TrimPrefix(u.device(), "/dev/"), "/", "_"))); err != nil {
+		t.Errorf("no lock after reconnecting: %v", err)
+	}
+
+	tr := string(c.Transcript())
+	i := strings.Index(tr, "half a li\n[bootbench: console ")
+	j := strings.Index(tr, " back after ")
+	if i < 0 || j < i || !strings.HasSuffix(tr, "s]\nafter the gap\r\n") {
+		t.Errorf("transcript does not mark the gap: %q", tr)
+	}
+	if c.Err() != nil {
+		t.Errorf("Err = %v", c.Err())
 	}
 }
 

@@ -94,7 +94,7 @@ var kernelStamp = regexp.MustCompile(`\[\s*\d+\.\d+\](\[\s*[TC]\d+\])?\s*`)
 // version ..." in testdata), so the text after a timestamp is tried first.
 func Classify(line []byte) (Mark, bool) {
 	s := Printable(line)
-	if strings.HasPrefix(s, frame.Prefix) {
+	if frame.StartsAnyFrame(s) {
 		return Mark{}, false
 	}
 	if loc := kernelStamp.FindStringIndex(s); loc != nil {

@@ -22,12 +22,7 @@
 package main
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,12 +42,12 @@ func main() {
 	cmdline, _ := os.ReadFile(filepath.Join(root, "proc/cmdline"))
 	p := bootparam.Parse(string(cmdline))
 	console := openConsole()
-	out := &frameWriter{w: console, run: p.Run}
+	out := frame.NewWriter(console, p.Run)
 	code := 2
 	if mountErr != nil && p.Run == "" {
 		// Without /proc there is no command line, and "no run id" would
 		// send the person debugging this the wrong way.
-		out.send(frame.Fail, frame.FailBody{Reason: "benchinit: " + mountErr.Error()})
+		out.Fail("benchinit: " + mountErr.Error())
 	} else {
 		if mountErr != nil {
 			// Into the transcript: the run may still work without
@@ -91,9 +86,9 @@ func openConsole() *os.File {
 
 // run does the board's work, reading the system below root, and returns
 // an exit status for the record.
-func run(out *frameWriter, p bootparam.Params, root string) int {
+func run(out *frame.Writer, p bootparam.Params, root string) int {
 	if p.Run == "" {
-		out.send(frame.Fail, frame.FailBody{Reason: "no bootbench.run= on the kernel command line"})
+		out.Fail("no bootbench.run= on the kernel command line")
 		return 2
 	}
 	b, benchErr := loadBench(root, p)
@@ -106,34 +101,32 @@ func run(out *frameWriter, p bootparam.Params, root string) int {
 			defer commands.Close()
 		}
 	}
-	out.send(frame.Hello, hello(root, p, b))
+	out.Send(frame.Hello, hello(root, p, b))
 	if benchErr != nil {
-		out.send(frame.Fail, frame.FailBody{Run: p.Run, Reason: benchErr.Error()})
+		out.Fail(benchErr.Error())
 		return 2
 	}
-	sum := sha256.New()
-	raw := &rawWriter{f: out, sum: sum}
 	if b.route {
-		return routeBoot(out, raw, sum, p, root, commands)
+		return routeBoot(out, p, root, commands)
 	}
 	exit, reps := 0, 0
 	for k := 1; k <= p.Reps; k++ {
 		if p.Reps > 1 {
 			// The host splits the stream on these; with one repetition
 			// the stream is the benchmark's output and nothing else.
-			fmt.Fprintf(raw, "--- bootbench rep %d of %d ---\n", k, p.Reps)
+			fmt.Fprintf(out, "--- bootbench rep %d of %d ---\n", k, p.Reps)
 		}
 		var err error
-		exit, err = b.runOnce(raw)
+		exit, err = b.runOnce(out)
 		if err != nil {
 			// What was printed is in the raw frames already, for the
 			// record; without "done" the host stores no result.
-			raw.flush()
+			out.Flush()
 			reason := err.Error()
 			if p.Reps > 1 {
 				reason = fmt.Sprintf("rep %d of %d: %s", k, p.Reps, reason)
 			}
-			out.send(frame.Fail, frame.FailBody{Run: p.Run, Reason: reason})
+			out.Fail(reason)
 			return 1
 		}
 		reps = k
@@ -143,27 +136,26 @@ func run(out *frameWriter, p bootparam.Params, root string) int {
 			break
 		}
 	}
-	raw.flush()
-	out.send(frame.Done, frame.DoneBody{Run: p.Run, Chunks: raw.n, SHA256: hex.EncodeToString(sum.Sum(nil)), Exit: exit, Reps: reps})
+	out.Done(exit, reps)
 	return exit
 }
 
 // routeBoot runs the route benchmark, driven by the host over the console.
-func routeBoot(out *frameWriter, raw *rawWriter, sum hash.Hash, p bootparam.Params, root string, commands io.Reader) int {
-	err := runRoute(out, raw, p, root, commands)
-	raw.flush()
+func routeBoot(out *frame.Writer, p bootparam.Params, root string, commands io.Reader) int {
+	err := runRoute(out, p, root, commands)
 	if err != nil {
-		out.send(frame.Fail, frame.FailBody{Run: p.Run, Reason: err.Error()})
+		out.Flush()
+		out.Fail(err.Error())
 		return 1
 	}
-	out.send(frame.Done, frame.DoneBody{Run: p.Run, Chunks: raw.n, SHA256: hex.EncodeToString(sum.Sum(nil)), Reps: 1})
+	out.Done(0, 1)
 	return 0
 }
 
 // hello sets the requested clock, then reports the system as the
 // benchmark will find it.
 func hello(root string, p bootparam.Params, b *bench) frame.HelloBody {
-	h := frame.HelloBody{Run: p.Run, Arch: runtime.GOARCH, Bench: p.Bench, Reps: p.Reps, ClockRequestedMHz: p.ClockMHz}
+	h := frame.HelloBody{Arch: runtime.GOARCH, Bench: p.Bench, Reps: p.Reps, ClockRequestedMHz: p.ClockMHz}
 	if b != nil {
 		h.Argv = b.argv
 	}
@@ -180,61 +172,4 @@ func hello(root string, p bootparam.Params, b *bench) frame.HelloBody {
 	meminfo, _ := os.ReadFile(filepath.Join(root, "proc/meminfo"))
 	h.MemTotalKB = memTotalKB(string(meminfo))
 	return h
-}
-
-// frameWriter sends frames on the console, one whole line per write so that
-// a line is never split by another writer.
-type frameWriter struct {
-	w   io.Writer
-	run string
-	seq int
-}
-
-func (f *frameWriter) send(typ string, body any) {
-	line, err := frame.Encode(f.seq, typ, body)
-	if err != nil {
-		line, _ = frame.Encode(f.seq, frame.Fail, frame.FailBody{Run: f.run, Reason: err.Error()})
-	}
-	f.seq++
-	_, _ = f.w.Write([]byte(line + "\n"))
-}
-
-// rawWriter cuts the benchmark's output into raw frames as it is produced,
-// so the host sees progress and a board that dies midway still leaves what
-// it printed in the transcript.
-type rawWriter struct {
-	f   *frameWriter
-	sum io.Writer
-	buf []byte
-	n   int
-}
-
-// chunk keeps a raw frame well under a line a console tool shows whole.
-const chunk = 384
-
-func (r *rawWriter) Write(p []byte) (int, error) {
-	r.sum.Write(p)
-	r.buf = append(r.buf, p...)
-	// Flush at line ends so progress is seen promptly, and at chunk size.
-	for len(r.buf) >= chunk {
-		r.emit(r.buf[:chunk])
-		r.buf = r.buf[chunk:]
-	}
-	if i := bytes.LastIndexByte(r.buf, '\n'); i >= 0 {
-		r.emit(r.buf[:i+1])
-		r.buf = r.buf[i+1:]
-	}
-	return len(p), nil
-}
-
-func (r *rawWriter) flush() {
-	if len(r.buf) > 0 {
-		r.emit(r.buf)
-		r.buf = nil
-	}
-}
-
-func (r *rawWriter) emit(b []byte) {
-	r.f.send(frame.Raw, frame.RawBody{Run: r.f.run, N: r.n, Data: base64.StdEncoding.EncodeToString(b)})
-	r.n++
 }

@@ -49,9 +49,9 @@ const routeCommand = "bootbench route "
 // routeDone ends the benchmark.
 const routeDone = "done"
 
-// runRoute runs the route benchmark, its reports into out and its summary
-// into raw, reading the host's commands from in.
-func runRoute(out *frameWriter, raw io.Writer, p bootparam.Params, root string, in io.Reader) error {
+// runRoute runs the route benchmark, its reports and its summary (the
+// output) into out, reading the host's commands from in.
+func runRoute(out *frame.Writer, p bootparam.Params, root string, in io.Reader) error {
 	if err := loadModules(filepath.Join(root, RouteModulesDir)); err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func runRoute(out *frameWriter, raw io.Writer, p bootparam.Params, root string, 
 			continue // not for us: the console may echo anything
 		}
 		if cur != "" {
-			if err := reportCounters(out, raw, nft, root, pp, cur, before, p.Run); err != nil {
+			if err := reportCounters(out, nft, root, pp, cur, before); err != nil {
 				return err
 			}
 		}
@@ -93,7 +93,7 @@ func runRoute(out *frameWriter, raw io.Writer, p bootparam.Params, root string, 
 			return err
 		}
 		cur, before = cmd, readCounters(root, pp)
-		out.send(frame.Ready, frame.ReadyBody{Run: p.Run, Config: cmd, Rules: nonNil(rs.lines), Conntrack: rs.conntrack})
+		out.Send(frame.Ready, frame.ReadyBody{Config: cmd, Rules: nonNil(rs.lines), Conntrack: rs.conntrack})
 	}
 	if err := lines.Err(); err != nil {
 		return fmt.Errorf("reading the host's commands on the console: %w", err)
@@ -109,23 +109,23 @@ func nonNil(s []string) []string {
 }
 
 // reportCounters sends what the kernel counted in config since before.
-func reportCounters(out *frameWriter, raw io.Writer, nft *nftables.Conn, root string, pp ports, config string, before counters, run string) error {
+func reportCounters(out *frame.Writer, nft *nftables.Conn, root string, pp ports, config string, before counters) error {
 	after := readCounters(root, pp)
 	rs, err := listRules(nft)
 	if err != nil {
 		return err
 	}
 	c := frame.CountersBody{
-		Run: run, Config: config,
+		Config:           config,
 		Forwarded:        after.forwarded - before.forwarded,
 		Dropped:          after.discarded - before.discarded + rs.dropped,
 		ConntrackEntries: after.ctEntries,
 	}
-	out.send(frame.Counters, c)
-	fmt.Fprintf(raw, "%s: forwarded %d, dropped %d, conntrack entries %d; %d rules\n",
+	out.Send(frame.Counters, c)
+	fmt.Fprintf(out, "%s: forwarded %d, dropped %d, conntrack entries %d; %d rules\n",
 		config, c.Forwarded, c.Dropped, c.ConntrackEntries, len(rs.lines))
 	for _, l := range rs.lines {
-		fmt.Fprintf(raw, "  %s\n", l)
+		fmt.Fprintf(out, "  %s\n", l)
 	}
 	return nil
 }

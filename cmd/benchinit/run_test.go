@@ -13,7 +13,6 @@ import (
 
 	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/internal/frame"
-	"github.com/bootbench/bootbench/serialctl"
 )
 
 // fakeBoard lays out the files benchinit reads on a board: /proc, a
@@ -55,9 +54,9 @@ func shSpec(name, script string, args ...string) string {
 
 // boardRun is what the host made of a run's console.
 type boardRun struct {
-	events []serialctl.Event
+	events []frame.Event
 	hello  frame.HelloBody
-	result serialctl.Result
+	result frame.Result
 	reason string // from "fail"
 	output string // what arrived, verified or not
 	done   frame.DoneBody
@@ -68,8 +67,8 @@ type boardRun struct {
 func runBoard(t *testing.T, p bootparam.Params, root string) boardRun {
 	t.Helper()
 	var console bytes.Buffer
-	run(&frameWriter{w: &console, run: p.Run}, p, root)
-	col := serialctl.NewCollector(p.Run)
+	run(frame.NewWriter(&console, p.Run), p, root)
+	col := frame.NewCollector(p.Run)
 	var r boardRun
 	for _, line := range strings.Split(strings.TrimSuffix(console.String(), "\n"), "\n") {
 		ev, err := col.Feed([]byte(line))
@@ -224,11 +223,11 @@ func TestRun(t *testing.T) {
 			}
 			last := r.events[len(r.events)-1]
 			if tt.fail != "" {
-				if last != serialctl.Failed || !strings.Contains(r.reason, tt.fail) {
+				if last != frame.EventFailed || !strings.Contains(r.reason, tt.fail) {
 					t.Fatalf("ended with event %v, reason %q; want a fail containing %q", last, r.reason, tt.fail)
 				}
 			} else {
-				if last != serialctl.Done {
+				if last != frame.EventDone {
 					t.Fatalf("ended with event %v (reason %q), want done", last, r.reason)
 				}
 				if r.result.Exit != tt.exit || r.done.Reps != tt.reps {
@@ -254,7 +253,7 @@ func TestHello(t *testing.T) {
 	r := runBoard(t, p, root)
 	h := r.hello
 	want := frame.HelloBody{
-		Run: "r1", Arch: h.Arch, Kernel: h.Kernel, Bench: "openssl",
+		Arch: h.Arch, Kernel: h.Kernel, Bench: "openssl",
 		CPU: "MIPS 24Kc V7.4", BogoMIPS: "452.19", Machine: "MikroTik RouterBOARD 450G",
 		CPUFreqCurKHz: 680000, CPUFreqMinKHz: 400000, CPUFreqMaxKHz: 800000,
 		ClockRequestedMHz: 800, ClockSet: "userspace 680000 kHz",

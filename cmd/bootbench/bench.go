@@ -14,8 +14,8 @@ import (
 	"github.com/bootbench/bootbench/internal/benchnic"
 	"github.com/bootbench/bootbench/internal/kernels"
 	"github.com/bootbench/bootbench/internal/route"
-	"github.com/bootbench/bootbench/internal/vbench"
 	"github.com/bootbench/bootbench/netboot"
+	"github.com/bootbench/bootbench/vbench"
 )
 
 // rivalProbe is how long bootbench listens for another DHCP server on a

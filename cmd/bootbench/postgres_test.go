@@ -12,9 +12,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/bootbench/bootbench/internal/userenv"
-
+	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/internal/pgtest"
+	"github.com/bootbench/bootbench/internal/userenv"
 	"github.com/bootbench/bootbench/results"
 )
 
@@ -414,7 +414,7 @@ func TestE2ERunIntoPostgres(t *testing.T) {
 		t.Fatalf("export: %+v", e)
 	}
 	show := bootbench(t, db, "results", "show", m[1], "--transcript")
-	for _, want := range []string{"status   ok", "  kernel ", "Welcome to u-root", "@BB1 "} {
+	for _, want := range []string{"status   ok", "  kernel ", "Welcome to u-root", frame.Prefix} {
 		if !strings.Contains(show.stdout, want) {
 			t.Errorf("results show lacks %q:\n%s", want, show.stdout)
 		}

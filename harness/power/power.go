@@ -22,7 +22,7 @@
 //	power: {driver: shelly, url: "http://admin:secret@198.18.5.8", relay: 0}
 //
 // The virtual boards' driver, qemu, is the virtual bench itself
-// (internal/vbench); New does not make it.
+// (vbench); New does not make it.
 //
 // A URL may carry credentials (http://user:password@host): Shelly Gen1 and a
 // pdudaemon behind an authenticating proxy get them as HTTP basic
@@ -114,7 +114,7 @@ func New(board string, spec boards.PowerSpec, op Operator) (Driver, error) {
 	case boards.PowerShelly:
 		return newShelly(board, spec)
 	case boards.PowerQEMU:
-		return nil, fmt.Errorf("power for %s: driver qemu is the virtual bench's own (internal/vbench), not a bench driver; start QEMU with driver command", board)
+		return nil, fmt.Errorf("power for %s: driver qemu is the virtual bench's own (vbench), not a bench driver; start QEMU with driver command", board)
 	case "":
 		return nil, errors.New("power for " + board + ": no driver (manual, command, pdudaemon, tasmota or shelly)")
 	default:

@@ -1,14 +1,17 @@
-// Package frame encodes and decodes the lines a board sends to the host over
-// its serial console:
+// Package frame is the protocol between a board and the host over its serial
+// console: the board's Writer sends each result as one line
 //
-//	@BB1 <seq> <type> <json> <crc32>
+//	@BB2 <run> <seq> <type> <json> <crc32>
 //
-// crc32 is CRC-32/IEEE in 8 lowercase hex digits over "<seq> <type> <json>".
-// The console also carries kernel messages, and a UART drops or mangles bytes,
-// so every result travels in a line the host can verify on its own. The
-// package is shared by the board side (cmd/benchinit) and the host side
-// (serialctl), and imports nothing but the standard library so the board
-// binary stays small.
+// and the host's Collector checks and assembles them. crc32 is CRC-32/IEEE in
+// 8 lowercase hex digits over "<run> <seq> <type> <json>"; run is the run id
+// from the kernel command line, "-" for a board that was not told one. The
+// console also carries kernel messages, and a UART drops or mangles bytes, so
+// every result travels in a line the host can verify on its own, and the run
+// id in every line keeps a stale boot's frames from being filed under the
+// wrong run. The package is shared by the board side (cmd/benchinit) and the
+// host side, and imports nothing but the standard library so the board binary
+// stays small.
 package frame
 
 import (
@@ -21,26 +24,33 @@ import (
 	"strings"
 )
 
-// Prefix starts every frame line.
-const Prefix = "@BB1 "
+// Prefix starts every frame line. Its number is the protocol's version.
+const Prefix = "@BB2 "
+
+// noRun stands in the line for a run id the board was not told.
+const noRun = "-"
+
+// Type is what a frame carries; each type has its body (see kinds).
+type Type string
 
 // Frame types.
 const (
-	Hello = "hello" // the board's system report
-	Raw   = "raw"   // a base64 chunk of the benchmark's own output
-	Done  = "done"  // chunk count, sha256 of the raw output, exit status
-	Fail  = "fail"  // the board could not run the benchmark
+	Hello Type = "hello" // the board's system report
+	Raw   Type = "raw"   // a base64 chunk of the benchmark's own output
+	Done  Type = "done"  // chunk count, sha256 of the raw output, exit status
+	Fail  Type = "fail"  // the board could not run the benchmark
 	// The route benchmark's steps: the board has applied a
 	// configuration and routes (ready), and what its kernel counted
 	// while the host sent traffic through it (counters).
-	Ready    = "ready"
-	Counters = "counters"
+	Ready    Type = "ready"
+	Counters Type = "counters"
 )
 
 // Frame is one decoded line.
 type Frame struct {
+	Run  string // "" when the board was not told its run
 	Seq  int
-	Type string
+	Type Type
 	Body json.RawMessage
 }
 
@@ -48,27 +58,44 @@ type Frame struct {
 var ErrCRC = errors.New("frame checksum mismatch")
 
 // Encode returns the frame line for body, without the trailing newline.
-func Encode(seq int, typ string, body any) (string, error) {
+func Encode(run string, seq int, typ Type, body any) (string, error) {
 	js, err := json.Marshal(body)
 	if err != nil {
 		return "", fmt.Errorf("encode %s frame: %w", typ, err)
 	}
-	if !validType(typ) {
+	if !validWord(string(typ)) {
 		return "", fmt.Errorf("encode frame: bad type %q", typ)
 	}
-	payload := strconv.Itoa(seq) + " " + typ + " " + string(js)
+	if run == "" {
+		run = noRun
+	} else if !validWord(run) || run == noRun {
+		return "", fmt.Errorf("encode frame: bad run id %q", run)
+	}
+	payload := run + " " + strconv.Itoa(seq) + " " + string(typ) + " " + string(js)
 	return fmt.Sprintf("%s%s %08x", Prefix, payload, crc32.ChecksumIEEE([]byte(payload))), nil
 }
 
-// validType is a type a frame line can carry: one word.
-func validType(typ string) bool {
-	return typ != "" && !strings.ContainsAny(typ, " \r\n")
+// validWord is a run id or type a frame line can carry: one word.
+func validWord(s string) bool {
+	return s != "" && !strings.ContainsAny(s, " \r\n")
 }
 
 // IsFrame reports whether line claims to be a frame. Such a line is never
 // plain transcript: if it does not decode, the run is corrupt.
 func IsFrame(line []byte) bool {
 	return bytes.Contains(line, []byte(Prefix))
+}
+
+// StartsAnyFrame reports whether s starts with a frame of any protocol
+// version ("@BB<n> "): the transcripts of stored runs hold frames older
+// boards sent, and those are never console text either.
+func StartsAnyFrame(s string) bool {
+	rest, ok := strings.CutPrefix(s, "@BB")
+	if !ok {
+		return false
+	}
+	digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+	return digits > 0 && strings.HasPrefix(rest[digits:], " ")
 }
 
 // Decode parses one console line. Kernel output can land on the same line
@@ -92,102 +119,31 @@ func Decode(line []byte) (Frame, error) {
 	if got := crc32.ChecksumIEEE([]byte(payload)); got != uint32(want) {
 		return Frame{}, fmt.Errorf("%w: got %08x, line says %s", ErrCRC, got, sum)
 	}
-	parts := strings.SplitN(payload, " ", 3)
-	if len(parts) != 3 {
+	return parsePayload(payload)
+}
+
+// parsePayload splits a verified "<run> <seq> <type> <json>".
+func parsePayload(payload string) (Frame, error) {
+	parts := strings.SplitN(payload, " ", 4)
+	if len(parts) != 4 {
 		return Frame{}, errors.New("frame has no body")
 	}
-	if !validType(parts[1]) {
-		return Frame{}, fmt.Errorf("frame has bad type %q", parts[1])
+	run, seqText, typ, body := parts[0], parts[1], Type(parts[2]), parts[3]
+	if !validWord(run) {
+		return Frame{}, fmt.Errorf("frame has bad run id %q", run)
 	}
-	seq, err := strconv.Atoi(parts[0])
+	if run == noRun {
+		run = ""
+	}
+	if !validWord(string(typ)) {
+		return Frame{}, fmt.Errorf("frame has bad type %q", typ)
+	}
+	seq, err := strconv.Atoi(seqText)
 	if err != nil || seq < 0 {
-		return Frame{}, fmt.Errorf("frame has bad sequence %q", parts[0])
+		return Frame{}, fmt.Errorf("frame has bad sequence %q", seqText)
 	}
-	if !json.Valid([]byte(parts[2])) {
+	if !json.Valid([]byte(body)) {
 		return Frame{}, errors.New("frame body is not JSON")
 	}
-	return Frame{Seq: seq, Type: parts[1], Body: json.RawMessage(parts[2])}, nil
-}
-
-// HelloBody is what the board reports before it runs anything. Fields the
-// board could not find out are left out rather than sent as zero, so the
-// host can tell "unknown" from a figure.
-type HelloBody struct {
-	Run      string `json:"run"`
-	Arch     string `json:"arch"`
-	Kernel   string `json:"kernel"`
-	CPU      string `json:"cpu,omitempty"`
-	BogoMIPS string `json:"bogomips,omitempty"`
-	Bench    string `json:"bench"`
-	// Machine is the board or SoC as /proc/cpuinfo names it ("machine",
-	// else "system type" on MIPS, "Hardware" on older ARM).
-	Machine string `json:"machine,omitempty"`
-	// Cpufreq's view of CPU 0 once the clock was set: the current clock
-	// and the policy's limits.
-	CPUFreqCurKHz int `json:"cpufreq_cur_khz,omitempty"`
-	CPUFreqMinKHz int `json:"cpufreq_min_khz,omitempty"`
-	CPUFreqMaxKHz int `json:"cpufreq_max_khz,omitempty"`
-	// ClockRequestedMHz echoes bootbench.clock; ClockSet says what came of
-	// it: "userspace 800000 kHz", "scaling_max_freq 680000 kHz", "no
-	// cpufreq in this kernel", or the error.
-	ClockRequestedMHz int    `json:"clock_requested_mhz,omitempty"`
-	ClockSet          string `json:"clock_set,omitempty"`
-	MemTotalKB        int64  `json:"mem_total_kb,omitempty"`
-	Reps              int    `json:"reps,omitempty"`
-	// Argv is the command an external benchmark runs as, {seconds}
-	// replaced: the image, not the host, chose it.
-	Argv []string `json:"argv,omitempty"`
-}
-
-// RawBody carries one chunk of the benchmark output.
-type RawBody struct {
-	Run  string `json:"run"`
-	N    int    `json:"n"`    // chunk number, from 0
-	Data string `json:"data"` // base64 (std encoding)
-}
-
-// DoneBody closes a run.
-type DoneBody struct {
-	Run    string `json:"run"`
-	Chunks int    `json:"chunks"`
-	SHA256 string `json:"sha256"` // hex, of the reassembled raw output
-	Exit   int    `json:"exit"`
-	// Reps is how many repetitions the output holds: fewer than asked
-	// when one exited non-zero, since the board stops there.
-	Reps int `json:"reps,omitempty"`
-}
-
-// FailBody says why the board gave up.
-type FailBody struct {
-	Run    string `json:"run"`
-	Reason string `json:"reason"`
-}
-
-// ReadyBody says the board routes in one configuration, with the rule set
-// as its kernel lists it back (not as the board meant to write it).
-type ReadyBody struct {
-	Run    string `json:"run"`
-	Config string `json:"config"`
-	// Rules are the netfilter rules in force, one line a rule
-	// ("inet bootbench forward: meta iifname == ... counter accept"),
-	// none for a configuration without a firewall.
-	Rules []string `json:"rules"`
-	// Conntrack says whether the rules make the kernel track connections.
-	Conntrack bool `json:"conntrack"`
-}
-
-// CountersBody is what the board's kernel counted in one configuration,
-// from its ready to the host's next command.
-type CountersBody struct {
-	Run    string `json:"run"`
-	Config string `json:"config"`
-	// Forwarded is IP datagrams forwarded (/proc/net/snmp ForwDatagrams).
-	Forwarded uint64 `json:"forwarded"`
-	// Dropped is datagrams the IP layer discarded plus packets the rules
-	// dropped.
-	Dropped uint64 `json:"dropped"`
-	// ConntrackEntries is the connection tracking table's size at the
-	// end: the board empties the table when it applies a configuration,
-	// so these are the connections tracked in this one.
-	ConntrackEntries uint64 `json:"conntrack_entries"`
+	return Frame{Run: run, Seq: seq, Type: typ, Body: json.RawMessage(body)}, nil
 }

@@ -8,21 +8,71 @@ import (
 )
 
 func TestRoundTrip(t *testing.T) {
-	line, err := Encode(3, Raw, RawBody{Run: "r1", N: 2, Data: "aGVsbG8="})
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		run  string
+		want Frame
+	}{
+		{"with run", "r1", Frame{Run: "r1", Seq: 3, Type: Raw, Body: json.RawMessage(`{"n":2,"data":"aGVsbG8="}`)}},
+		{"board not told its run", "", Frame{Run: "", Seq: 3, Type: Raw, Body: json.RawMessage(`{"n":2,"data":"aGVsbG8="}`)}},
 	}
-	f, err := Decode([]byte("[    1.234] noise " + line + "\r\n"))
-	if err != nil {
-		t.Fatalf("Decode(%q): %v", line, err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line, err := Encode(tt.run, 3, Raw, RawBody{N: 2, Data: "aGVsbG8="})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := Decode([]byte("[    1.234] noise " + line + "\r\n"))
+			if err != nil {
+				t.Fatalf("Decode(%q): %v", line, err)
+			}
+			if f.Run != tt.want.Run || f.Seq != tt.want.Seq || f.Type != tt.want.Type || string(f.Body) != string(tt.want.Body) {
+				t.Errorf("got %+v, want %+v", f, tt.want)
+			}
+		})
 	}
-	if f.Seq != 3 || f.Type != Raw || string(f.Body) != `{"run":"r1","n":2,"data":"aGVsbG8="}` {
-		t.Errorf("got %+v", f)
+}
+
+func TestEncodeRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		run  string
+		typ  Type
+	}{
+		{"run with a space", "r 1", Raw},
+		{"run that means none", "-", Raw},
+		{"empty type", "r1", ""},
+		{"type with a line end", "r1", "raw\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if line, err := Encode(tt.run, 0, tt.typ, struct{}{}); err == nil {
+				t.Errorf("Encode(%q, %q) = %q, want an error", tt.run, tt.typ, line)
+			}
+		})
+	}
+}
+
+func TestStartsAnyFrame(t *testing.T) {
+	tests := []struct {
+		line string
+		want bool
+	}{
+		{Prefix + "r1 0 hello {} 76cdfb42", true},
+		{`@BB1 0 hello {"run":"r1"} 01234567`, true}, // as older boards sent them
+		{"@BB 0 hello", false},
+		{"@BBx 0", false},
+		{"[    0.000000] @BB2 r1 0 hello {}", false},
+	}
+	for _, tt := range tests {
+		if got := StartsAnyFrame(tt.line); got != tt.want {
+			t.Errorf("StartsAnyFrame(%q) = %v, want %v", tt.line, got, tt.want)
+		}
 	}
 }
 
 func TestDecodeRejects(t *testing.T) {
-	good, _ := Encode(0, Done, DoneBody{Run: "r", Chunks: 1, SHA256: "ab", Exit: 0})
+	good, _ := Encode("r", 0, Done, DoneBody{Chunks: 1, SHA256: "ab", Exit: 0})
 	flip := []byte(good)
 	flip[len(Prefix)+5] ^= 0x01 // one bit flipped on the wire
 	tests := []struct {
@@ -50,31 +100,36 @@ func TestDecodeRejects(t *testing.T) {
 }
 
 func TestKnownCRC(t *testing.T) {
-	// CRC-32/IEEE of "0 hello {}" computed independently (python zlib.crc32).
-	line, _ := Encode(0, Hello, struct{}{})
-	if want := "@BB1 0 hello {} 498be9c5"; line != want {
-		t.Errorf("Encode = %q, want %q", line, want)
+	// CRC-32/IEEE of the payloads computed independently (python zlib.crc32).
+	tests := []struct{ run, want string }{
+		{"r1", "@BB2 r1 0 hello {} 76cdfb42"},
+		{"", "@BB2 - 0 hello {} d1d6121d"},
+	}
+	for _, tt := range tests {
+		if line, _ := Encode(tt.run, 0, Hello, struct{}{}); line != tt.want {
+			t.Errorf("Encode = %q, want %q", line, tt.want)
+		}
 	}
 }
 
-// TestBodiesJSON pins the JSON of the bodies: the host decodes what older
-// boards sent, so fields are only ever added, and left out when unknown.
+// TestBodiesJSON pins the JSON of the bodies: the run id travels in the
+// line, not in a body, and what the board could not find out is left out.
 func TestBodiesJSON(t *testing.T) {
 	tests := []struct {
 		name string
 		body any
 		want string
 	}{
-		{"hello as before", HelloBody{Run: "r", Arch: "mipsle", Kernel: "6.1.0", Bench: "speed"},
-			`{"run":"r","arch":"mipsle","kernel":"6.1.0","bench":"speed"}`},
-		{"hello in full", HelloBody{Run: "r", Arch: "mipsle", Kernel: "6.1.0", CPU: "MIPS 24Kc V7.4", BogoMIPS: "452.19", Bench: "openssl",
+		{"hello as before", HelloBody{Arch: "mipsle", Kernel: "6.1.0", Bench: "speed"},
+			`{"arch":"mipsle","kernel":"6.1.0","bench":"speed"}`},
+		{"hello in full", HelloBody{Arch: "mipsle", Kernel: "6.1.0", CPU: "MIPS 24Kc V7.4", BogoMIPS: "452.19", Bench: "openssl",
 			Machine: "MikroTik RouterBOARD 450G", CPUFreqCurKHz: 680000, CPUFreqMinKHz: 400000, CPUFreqMaxKHz: 800000,
 			ClockRequestedMHz: 680, ClockSet: "scaling_max_freq 680000 kHz", MemTotalKB: 61572, Reps: 5, Argv: []string{"/bin/openssl", "speed"}},
-			`{"run":"r","arch":"mipsle","kernel":"6.1.0","cpu":"MIPS 24Kc V7.4","bogomips":"452.19","bench":"openssl",` +
+			`{"arch":"mipsle","kernel":"6.1.0","cpu":"MIPS 24Kc V7.4","bogomips":"452.19","bench":"openssl",` +
 				`"machine":"MikroTik RouterBOARD 450G","cpufreq_cur_khz":680000,"cpufreq_min_khz":400000,"cpufreq_max_khz":800000,` +
 				`"clock_requested_mhz":680,"clock_set":"scaling_max_freq 680000 kHz","mem_total_kb":61572,"reps":5,"argv":["/bin/openssl","speed"]}`},
-		{"done as before", DoneBody{Run: "r", Chunks: 2, SHA256: "ab"}, `{"run":"r","chunks":2,"sha256":"ab","exit":0}`},
-		{"done with reps", DoneBody{Run: "r", Chunks: 2, SHA256: "ab", Exit: 1, Reps: 3}, `{"run":"r","chunks":2,"sha256":"ab","exit":1,"reps":3}`},
+		{"done as before", DoneBody{Chunks: 2, SHA256: "ab"}, `{"chunks":2,"sha256":"ab","exit":0}`},
+		{"done with reps", DoneBody{Chunks: 2, SHA256: "ab", Exit: 1, Reps: 3}, `{"chunks":2,"sha256":"ab","exit":1,"reps":3}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,7 +36,7 @@ func checkDecode(t *testing.T, line []byte) {
 	if !IsFrame(line) {
 		t.Fatalf("Decode(%q) accepted a line IsFrame rejects", line)
 	}
-	again, err := Encode(fr.Seq, fr.Type, fr.Body)
+	again, err := Encode(fr.Run, fr.Seq, fr.Type, fr.Body)
 	if err != nil {
 		t.Fatalf("Decode(%q) = %+v, which Encode refuses: %v", line, fr, err)
 	}
@@ -44,7 +44,7 @@ func checkDecode(t *testing.T, line []byte) {
 	if err != nil {
 		t.Fatalf("Encode(%+v) = %q, which Decode refuses: %v", fr, again, err)
 	}
-	if back.Seq != fr.Seq || back.Type != fr.Type || !reflect.DeepEqual(jsonValue(t, back.Body), jsonValue(t, fr.Body)) {
+	if back.Run != fr.Run || back.Seq != fr.Seq || back.Type != fr.Type || !reflect.DeepEqual(jsonValue(t, back.Body), jsonValue(t, fr.Body)) {
 		t.Fatalf("Decode(%q) = %+v, but its encoding decodes to %+v", line, fr, back)
 	}
 }

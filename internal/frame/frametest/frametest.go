@@ -20,19 +20,19 @@ func Board(run, claimed string, chunks ...string) []string {
 	}
 	var lines []string
 	seq := 0
-	add := func(typ string, body any) {
-		l, err := frame.Encode(seq, typ, body)
+	add := func(typ frame.Type, body any) {
+		l, err := frame.Encode(run, seq, typ, body)
 		if err != nil {
 			panic(err) // the bodies here always encode
 		}
 		seq++
 		lines = append(lines, l)
 	}
-	add(frame.Hello, frame.HelloBody{Run: run, Arch: "amd64", Kernel: "6.1.0", Bench: "speed"})
+	add(frame.Hello, frame.HelloBody{Arch: "amd64", Kernel: "6.1.0", Bench: "speed"})
 	for i, c := range chunks {
-		add(frame.Raw, frame.RawBody{Run: run, N: i, Data: base64.StdEncoding.EncodeToString([]byte(c))})
+		add(frame.Raw, frame.RawBody{N: i, Data: base64.StdEncoding.EncodeToString([]byte(c))})
 	}
 	sum := sha256.Sum256([]byte(claimed))
-	add(frame.Done, frame.DoneBody{Run: run, Chunks: len(chunks), SHA256: hex.EncodeToString(sum[:])})
+	add(frame.Done, frame.DoneBody{Chunks: len(chunks), SHA256: hex.EncodeToString(sum[:])})
 	return lines
 }

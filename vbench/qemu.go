@@ -83,137 +83,29 @@ func Start(ctx context.Context, n *Net, m Machine, dir string) (*QEMU, error) {
 		return nil, fmt.Errorf("%s not found (Debian package qemu-system-x86 or qemu-system-arm): %w", m.Binary, err)
 	}
 	q := &QEMU{monitor: filepath.Join(dir, "monitor.sock"), stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	args := []string{
-		// KVM exists on the benches we test on but hangs; TCG is also what
-		// makes -icount clocks deterministic.
-		"-accel", "tcg",
-		"-m", strconv.Itoa(m.Memory),
-		"-display", "none",
-		// -no-reboot: a panicking kernel ends QEMU rather than looping.
-		// -no-shutdown: a guest that powers off leaves QEMU (and so the
-		// pty) open; the last frames a board sends just before powering
-		// off would otherwise be lost with the pty's unread input.
-		"-no-reboot", "-no-shutdown", "-S",
-		"-monitor", "unix:" + q.monitor + ",server=on,wait=off",
+	files, err := m.fileArgs(dir)
+	if err != nil {
+		return nil, err
 	}
-	if m.Serial != "" {
-		args = append(args, "-chardev", "serial,id=s0,path="+m.Serial, "-serial", "chardev:s0")
-	} else {
-		args = append(args, "-serial", "pty")
-	}
-	for i, f := range m.Pflash {
-		opt := "if=pflash,format=raw,readonly=on,file=" + f
-		if i > 0 {
-			cp := filepath.Join(dir, fmt.Sprintf("pflash%d-%s", i, filepath.Base(f)))
-			if err := copyFile(f, cp); err != nil {
-				return nil, fmt.Errorf("firmware flash: %w", err)
-			}
-			opt = "if=pflash,format=raw,file=" + cp
-		}
-		args = append(args, "-drive", opt)
-	}
-	if m.SeaBIOSSerial {
-		args = append(args, "-vga", "none")
-	}
-	if n != nil {
-		args = append(args,
-			"-netdev", "tap,id=n0,ifname="+n.Tap+",script=no,downscript=no",
-			"-device", m.NIC+",netdev=n0,mac="+m.MAC.String())
-	} else {
-		args = append(args, "-nic", "none")
-	}
-	var portFiles []*os.File
+	nics, portFiles, err := m.nicArgs(n)
 	defer func() {
 		for _, f := range portFiles {
 			f.Close() // QEMU has its own copies
 		}
 	}()
-	for i, p := range m.Ports {
-		f, err := openTap(p.Netns, p.Tap, 0)
-		if err != nil {
-			return nil, fmt.Errorf("board port %d: %w", i+1, err)
-		}
-		portFiles = append(portFiles, f)
-		id := fmt.Sprintf("p%d", i+1)
-		args = append(args,
-			"-netdev", fmt.Sprintf("tap,id=%s,fd=%d", id, 3+i),
-			"-device", m.NIC+",netdev="+id+",mac="+p.MAC.String())
+	if err != nil {
+		return nil, err
 	}
-	if len(m.UBootEnv) > 0 {
-		flash := filepath.Join(dir, "uboot-env.img")
-		if err := writePflashEnv(flash, m.UBootEnv); err != nil {
-			return nil, fmt.Errorf("U-Boot environment: %w", err)
-		}
-		args = append(args, "-drive", "if=pflash,format=raw,index=1,file="+flash)
-	}
-	if m.Kernel != "" {
-		args = append(args, "-kernel", m.Kernel, "-append", m.Append)
-		if m.Initrd != "" {
-			args = append(args, "-initrd", m.Initrd)
-		}
-	}
-	if m.Icount >= 0 {
-		args = append(args, "-icount", fmt.Sprintf("shift=%d,sleep=off", m.Icount))
-	}
-	if m.SeaBIOSSerial {
-		// SeaBIOS reads etc/sercon-port as a little-endian integer: 0x3f8 is COM1.
-		sercon := filepath.Join(dir, "sercon-port")
-		if err := os.WriteFile(sercon, []byte{0xf8, 0x03}, 0o644); err != nil {
-			return nil, err
-		}
-		args = append(args, "-fw_cfg", "name=etc/sercon-port,file="+sercon)
-	}
-	args = append(args, m.Args...)
-
+	args := append(append(append(m.coreArgs(q.monitor), files...), nics...), m.Args...)
 	args = append([]string{m.Binary}, args...)
 	if n != nil {
 		// QEMU opens the tap by name, so it must run in the namespace.
 		args = append([]string{"ip", "netns", "exec", n.Name}, args...)
 	}
-	q.cmd = exec.Command(args[0], args[1:]...)
-	q.cmd.ExtraFiles = portFiles // fd 3, 4, ...
-	// Own process group, so teardown reaches everything QEMU started; and
-	// killed with us, so a bootbench killed with SIGKILL leaves no board
-	// running.
-	q.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	// QEMU announces the pty on stdout or stderr depending on its version:
-	// read both from one pipe.
-	stderr, pw, err := os.Pipe()
+	ptyc, err := q.launch(args, portFiles)
 	if err != nil {
-		return nil, err
-	}
-	q.cmd.Stdout, q.cmd.Stderr = pw, pw
-	err = q.cmd.Start()
-	pw.Close()
-	if err != nil {
-		stderr.Close()
 		return nil, fmt.Errorf("start %s: %w", m.Binary, err)
 	}
-	ptyc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			if mm := ptyRE.FindStringSubmatch(line); mm != nil {
-				select {
-				case ptyc <- mm[1]:
-				default:
-				}
-				continue
-			}
-			if strings.Contains(line, "etc/sercon-port") && strings.Contains(line, "warning") {
-				continue // SeaBIOS reads this name, not an opt/ one: expected
-			}
-			q.stderr.Write([]byte(line + "\n"))
-		}
-		io.Copy(q.stderr, stderr)
-		stderr.Close()
-	}()
-	go func() {
-		q.waitErr = q.cmd.Wait()
-		close(q.exited)
-	}()
-
 	if m.Serial != "" {
 		q.PTY = m.Serial
 		return q, q.waitMonitor(ctx)
@@ -230,6 +122,156 @@ func Start(ctx context.Context, n *Net, m Machine, dir string) (*QEMU, error) {
 		q.Kill()
 		return nil, ctx.Err()
 	}
+}
+
+// coreArgs are QEMU's options for the machine itself: accelerator, memory,
+// console, monitor, a directly loaded kernel and the virtual clock.
+func (m Machine) coreArgs(monitor string) []string {
+	args := []string{
+		// KVM exists on the benches we test on but hangs; TCG is also what
+		// makes -icount clocks deterministic.
+		"-accel", "tcg",
+		"-m", strconv.Itoa(m.Memory),
+		"-display", "none",
+		// -no-reboot: a panicking kernel ends QEMU rather than looping.
+		// -no-shutdown: a guest that powers off leaves QEMU (and so the
+		// pty) open; the last frames a board sends just before powering
+		// off would otherwise be lost with the pty's unread input.
+		"-no-reboot", "-no-shutdown", "-S",
+		"-monitor", "unix:" + monitor + ",server=on,wait=off",
+	}
+	if m.Serial != "" {
+		args = append(args, "-chardev", "serial,id=s0,path="+m.Serial, "-serial", "chardev:s0")
+	} else {
+		args = append(args, "-serial", "pty")
+	}
+	if m.SeaBIOSSerial {
+		args = append(args, "-vga", "none")
+	}
+	if m.Kernel != "" {
+		args = append(args, "-kernel", m.Kernel, "-append", m.Append)
+		if m.Initrd != "" {
+			args = append(args, "-initrd", m.Initrd)
+		}
+	}
+	if m.Icount >= 0 {
+		args = append(args, "-icount", fmt.Sprintf("shift=%d,sleep=off", m.Icount))
+	}
+	return args
+}
+
+// fileArgs are QEMU's options for the files a boot gets, made in dir:
+// flash banks (firmware, U-Boot's environment) and SeaBIOS's serial port.
+func (m Machine) fileArgs(dir string) ([]string, error) {
+	var args []string
+	for i, f := range m.Pflash {
+		opt := "if=pflash,format=raw,readonly=on,file=" + f
+		if i > 0 {
+			cp := filepath.Join(dir, fmt.Sprintf("pflash%d-%s", i, filepath.Base(f)))
+			if err := copyFile(f, cp); err != nil {
+				return nil, fmt.Errorf("firmware flash: %w", err)
+			}
+			opt = "if=pflash,format=raw,file=" + cp
+		}
+		args = append(args, "-drive", opt)
+	}
+	if len(m.UBootEnv) > 0 {
+		flash := filepath.Join(dir, "uboot-env.img")
+		if err := writePflashEnv(flash, m.UBootEnv); err != nil {
+			return nil, fmt.Errorf("U-Boot environment: %w", err)
+		}
+		args = append(args, "-drive", "if=pflash,format=raw,index=1,file="+flash)
+	}
+	if m.SeaBIOSSerial {
+		// SeaBIOS reads etc/sercon-port as a little-endian integer: 0x3f8 is COM1.
+		sercon := filepath.Join(dir, "sercon-port")
+		if err := os.WriteFile(sercon, []byte{0xf8, 0x03}, 0o644); err != nil {
+			return nil, err
+		}
+		args = append(args, "-fw_cfg", "name=etc/sercon-port,file="+sercon)
+	}
+	return args, nil
+}
+
+// nicArgs are QEMU's options for the boot NIC on n's tap (none without n)
+// and the board's further ports, whose taps it opens: QEMU gets them as
+// fd 3, 4, ... and the caller closes them once QEMU has started.
+func (m Machine) nicArgs(n *Net) ([]string, []*os.File, error) {
+	var args []string
+	if n != nil {
+		args = append(args,
+			"-netdev", "tap,id=n0,ifname="+n.Tap+",script=no,downscript=no",
+			"-device", m.NIC+",netdev=n0,mac="+m.MAC.String())
+	} else {
+		args = append(args, "-nic", "none")
+	}
+	var files []*os.File
+	for i, p := range m.Ports {
+		f, err := openTap(p.Netns, p.Tap, 0)
+		if err != nil {
+			return nil, files, fmt.Errorf("board port %d: %w", i+1, err)
+		}
+		files = append(files, f)
+		id := fmt.Sprintf("p%d", i+1)
+		args = append(args,
+			"-netdev", fmt.Sprintf("tap,id=%s,fd=%d", id, 3+i),
+			"-device", m.NIC+",netdev="+id+",mac="+p.MAC.String())
+	}
+	return args, files, nil
+}
+
+// launch starts QEMU as args says, with files as fd 3, 4, ...; what QEMU
+// prints goes to q.stderr but for the pty it announces, which comes on the
+// channel.
+func (q *QEMU) launch(args []string, files []*os.File) (<-chan string, error) {
+	q.cmd = exec.Command(args[0], args[1:]...)
+	q.cmd.ExtraFiles = files
+	// Own process group, so teardown reaches everything QEMU started; and
+	// killed with us, so a bootbench killed with SIGKILL leaves no board
+	// running.
+	q.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// QEMU announces the pty on stdout or stderr depending on its version:
+	// read both from one pipe.
+	stderr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	q.cmd.Stdout, q.cmd.Stderr = pw, pw
+	err = q.cmd.Start()
+	pw.Close()
+	if err != nil {
+		stderr.Close()
+		return nil, err
+	}
+	ptyc := make(chan string, 1)
+	go q.readOutput(stderr, ptyc)
+	go func() {
+		q.waitErr = q.cmd.Wait()
+		close(q.exited)
+	}()
+	return ptyc, nil
+}
+
+// readOutput keeps what QEMU prints, but for the pty it announces, which
+// goes to ptyc, and a warning that is expected.
+func (q *QEMU) readOutput(out io.ReadCloser, ptyc chan<- string) {
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Text()
+		if mm := ptyRE.FindStringSubmatch(line); mm != nil {
+			select {
+			case ptyc <- mm[1]:
+			default:
+			}
+			continue
+		}
+		if strings.Contains(line, "etc/sercon-port") && strings.Contains(line, "warning") {
+			continue // SeaBIOS reads this name, not an opt/ one: expected
+		}
+		q.stderr.Write([]byte(line + "\n"))
+	}
+	io.Copy(q.stderr, out)
+	out.Close()
 }
 
 // waitMonitor returns once QEMU's monitor socket is there: QEMU has set

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/internal/elfcmdline"
 )
 
 // The virtual RouterBOOT board's boot ROM does on the bench network what
@@ -132,7 +132,7 @@ func (r *routerBOOTROM) netboot(ctx context.Context) (*romLoad, error) {
 		r.say(" kernel is not a MIPS ELF executable\r\n")
 		return nil, errors.New("not an ELF")
 	}
-	embedded, err := initramfs.EmbeddedCmdline(data)
+	embedded, err := elfcmdline.Read(data)
 	if err != nil {
 		// An OpenWrt kernel without an area boots with RouterBOOT's
 		// parameters alone; so does this one.

@@ -3,14 +3,14 @@ package vbench
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
-
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/internal/owner"
-	"github.com/bootbench/bootbench/serialctl"
 )
 
 // Board is a virtual board as the harness drives any board (a
@@ -70,7 +70,7 @@ func (b *Board) LoadDirect(kernel, initrd, cmdline string) {
 
 // Console starts QEMU paused and opens its serial port: the guest runs
 // only on power-on, so the console misses nothing.
-func (b *Board) Console(ctx context.Context) (*serialctl.Console, error) {
+func (b *Board) Console(ctx context.Context) (io.ReadWriteCloser, error) {
 	if b.q != nil || b.line != nil {
 		return nil, fmt.Errorf("%s: already running", b.Machine.Binary)
 	}
@@ -88,18 +88,19 @@ func (b *Board) Console(ctx context.Context) (*serialctl.Console, error) {
 			return nil, err
 		}
 		b.dir = dir
-		return serialctl.New(b.line.master), nil
+		return b.line.master, nil
 	}
 	q, err := Start(ctx, b.Net, b.Machine, dir)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	con, err := serialctl.Open(q.PTY, 115200)
+	// QEMU's pty is in raw mode already (it sets it up so): bytes as sent.
+	con, err := os.OpenFile(q.PTY, os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
 		q.Kill()
 		os.RemoveAll(dir)
-		return nil, err
+		return nil, fmt.Errorf("open console %s: %w", q.PTY, err)
 	}
 	b.q, b.dir = q, dir
 	return con, nil

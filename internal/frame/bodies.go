@@ -1,0 +1,78 @@
+package frame
+
+// HelloBody is what the board reports before it runs anything. Fields the
+// board could not find out are left out rather than sent as zero, so the
+// host can tell "unknown" from a figure.
+type HelloBody struct {
+	Arch     string `json:"arch"`
+	Kernel   string `json:"kernel"`
+	CPU      string `json:"cpu,omitempty"`
+	BogoMIPS string `json:"bogomips,omitempty"`
+	Bench    string `json:"bench"`
+	// Machine is the board or SoC as /proc/cpuinfo names it ("machine",
+	// else "system type" on MIPS, "Hardware" on older ARM).
+	Machine string `json:"machine,omitempty"`
+	// Cpufreq's view of CPU 0 once the clock was set: the current clock
+	// and the policy's limits.
+	CPUFreqCurKHz int `json:"cpufreq_cur_khz,omitempty"`
+	CPUFreqMinKHz int `json:"cpufreq_min_khz,omitempty"`
+	CPUFreqMaxKHz int `json:"cpufreq_max_khz,omitempty"`
+	// ClockRequestedMHz echoes bootbench.clock; ClockSet says what came of
+	// it: "userspace 800000 kHz", "scaling_max_freq 680000 kHz", "no
+	// cpufreq in this kernel", or the error.
+	ClockRequestedMHz int    `json:"clock_requested_mhz,omitempty"`
+	ClockSet          string `json:"clock_set,omitempty"`
+	MemTotalKB        int64  `json:"mem_total_kb,omitempty"`
+	Reps              int    `json:"reps,omitempty"`
+	// Argv is the command an external benchmark runs as, {seconds}
+	// replaced: the image, not the host, chose it.
+	Argv []string `json:"argv,omitempty"`
+}
+
+// RawBody carries one chunk of the benchmark output.
+type RawBody struct {
+	N    int    `json:"n"`    // chunk number, from 0
+	Data string `json:"data"` // base64 (std encoding)
+}
+
+// DoneBody closes a run.
+type DoneBody struct {
+	Chunks int    `json:"chunks"`
+	SHA256 string `json:"sha256"` // hex, of the reassembled raw output
+	Exit   int    `json:"exit"`
+	// Reps is how many repetitions the output holds: fewer than asked
+	// when one exited non-zero, since the board stops there.
+	Reps int `json:"reps,omitempty"`
+}
+
+// FailBody says why the board gave up.
+type FailBody struct {
+	Reason string `json:"reason"`
+}
+
+// ReadyBody says the board routes in one configuration, with the rule set
+// as its kernel lists it back (not as the board meant to write it).
+type ReadyBody struct {
+	Config string `json:"config"`
+	// Rules are the netfilter rules in force, one line a rule
+	// ("inet bootbench forward: meta iifname == ... counter accept"),
+	// none for a configuration without a firewall.
+	Rules []string `json:"rules"`
+	// Conntrack says whether the rules make the kernel track connections.
+	Conntrack bool `json:"conntrack"`
+}
+
+// CountersBody is what the board's kernel counted in one configuration,
+// from its ready to the host's next command.
+type CountersBody struct {
+	Config string `json:"config"`
+	// Forwarded is IP datagrams forwarded (/proc/net/snmp ForwDatagrams).
+	Forwarded uint64 `json:"forwarded"`
+	// Dropped is datagrams the IP layer discarded plus packets the rules
+	// dropped.
+	Dropped uint64 `json:"dropped"`
+	// ConntrackEntries is the connection tracking table's size at the
+	// end: the board empties the table when it applies a configuration,
+	// so these are the connections tracked in this one.
+	ConntrackEntries uint64 `json:"conntrack_entries"`
+}

@@ -1,0 +1,132 @@
+package frame
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// ErrCorrupt marks a run whose frames cannot be trusted: a checksum failed, a
+// frame went missing, or the output's digest differs. Such a run is retried,
+// never stored as a result.
+var ErrCorrupt = errors.New("corrupt result frames")
+
+// Result is a verified benchmark output.
+type Result struct {
+	Hello    HelloBody
+	HelloRaw json.RawMessage
+	Output   []byte
+	Exit     int
+	// The route benchmark's reports, in the order they came.
+	Ready    []ReadyBody
+	Counters []CountersBody
+}
+
+// Collector assembles one run's frames on the host. It accepts frames only
+// for its run id, in sequence, and refuses the whole run on the first bad
+// one.
+type Collector struct {
+	run     string
+	seq     int
+	chunks  int
+	out     bytes.Buffer
+	res     Result
+	Reason  string // set when the board sent "fail"
+	corrupt error
+}
+
+// NewCollector collects frames for run.
+func NewCollector(run string) *Collector { return &Collector{run: run} }
+
+// Result is the verified output once Feed has returned EventDone.
+func (c *Collector) Result() Result { return c.res }
+
+// Output is what arrived so far, verified or not: for the record of a failed run.
+func (c *Collector) Output() []byte { return bytes.Clone(c.out.Bytes()) }
+
+// Feed interprets one console line.
+func (c *Collector) Feed(line []byte) (Event, error) {
+	if c.corrupt != nil {
+		return EventTranscript, c.corrupt
+	}
+	if !IsFrame(line) {
+		return EventTranscript, nil
+	}
+	f, err := Decode(line)
+	if err != nil {
+		return c.fail(fmt.Errorf("%w: %v", ErrCorrupt, err))
+	}
+	// A frame without a run id can only be a "fail" from a board that was
+	// not told its run: it is ours, since we booted it.
+	if f.Run != c.run && !(f.Run == "" && f.Type == Fail) {
+		return EventStale, nil
+	}
+	if f.Seq != c.seq {
+		return c.fail(fmt.Errorf("%w: frame %d arrived, expected %d (a frame was lost)", ErrCorrupt, f.Seq, c.seq))
+	}
+	c.seq++
+	k, ok := kinds[f.Type]
+	if !ok {
+		return c.fail(fmt.Errorf("%w: unknown frame type %q", ErrCorrupt, f.Type))
+	}
+	if err := k.take(c, f.Body); err != nil {
+		return c.fail(fmt.Errorf("%w: %s: %v", ErrCorrupt, f.Type, err))
+	}
+	return k.event, nil
+}
+
+func (c *Collector) fail(err error) (Event, error) {
+	c.corrupt = err
+	return EventTranscript, err
+}
+
+func (c *Collector) takeHello(b HelloBody, raw json.RawMessage) error {
+	c.res.Hello = b
+	c.res.HelloRaw = append(json.RawMessage(nil), raw...)
+	return nil
+}
+
+func (c *Collector) takeRaw(b RawBody, _ json.RawMessage) error {
+	if b.N != c.chunks {
+		return fmt.Errorf("chunk %d arrived, expected %d", b.N, c.chunks)
+	}
+	data, err := base64.StdEncoding.DecodeString(b.Data)
+	if err != nil {
+		return fmt.Errorf("chunk %d: %v", b.N, err)
+	}
+	c.chunks++
+	c.out.Write(data)
+	return nil
+}
+
+func (c *Collector) takeDone(b DoneBody, _ json.RawMessage) error {
+	if b.Chunks != c.chunks {
+		return fmt.Errorf("board sent %d chunks, %d arrived", b.Chunks, c.chunks)
+	}
+	sum := sha256.Sum256(c.out.Bytes())
+	if hex.EncodeToString(sum[:]) != b.SHA256 {
+		return errors.New("output digest differs from the board's")
+	}
+	c.res.Output = c.Output()
+	c.res.Exit = b.Exit
+	return nil
+}
+
+func (c *Collector) takeFail(b FailBody, _ json.RawMessage) error {
+	c.Reason = b.Reason
+	return nil
+}
+
+func (c *Collector) takeReady(b ReadyBody, _ json.RawMessage) error {
+	c.res.Ready = append(c.res.Ready, b)
+	return nil
+}
+
+func (c *Collector) takeCounters(b CountersBody, _ json.RawMessage) error {
+	c.res.Counters = append(c.res.Counters, b)
+	return nil
+}

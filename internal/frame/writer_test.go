@@ -1,0 +1,78 @@
+package frame_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/bootbench/bootbench/internal/frame"
+)
+
+// TestWriterCarriesOutputExactly writes output the way a benchmark does, in
+// pieces of every size, and checks the host's collector gets it back byte
+// for byte from the frames, verified by done.
+func TestWriterCarriesOutputExactly(t *testing.T) {
+	long := strings.Repeat("Doing md5 for 3s on 16 size blocks: 123 md5's in 3.00s\n", 40) + "no newline at the end"
+	tests := []struct {
+		name   string
+		output string
+		exit   int
+	}{
+		{"suite output in pieces", long, 0},
+		{"nothing printed", "", 0},
+		{"one long line", strings.Repeat("x", 1000), 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var console bytes.Buffer
+			w := frame.NewWriter(&console, "r1")
+			w.Send(frame.Hello, frame.HelloBody{Arch: "amd64"})
+			for i, n := 0, 1; i < len(tt.output); n = n*3%701 + 1 {
+				end := min(i+n, len(tt.output))
+				w.Write([]byte(tt.output[i:end]))
+				i = end
+			}
+			w.Done(tt.exit, 1)
+			col := frame.NewCollector("r1")
+			var last frame.Event
+			for _, line := range strings.Split(strings.TrimSuffix(console.String(), "\n"), "\n") {
+				if len(line) > 600 {
+					t.Errorf("frame line of %d bytes: too long for a console", len(line))
+				}
+				ev, err := col.Feed([]byte(line))
+				if err != nil {
+					t.Fatalf("frame rejected: %v", err)
+				}
+				last = ev
+			}
+			if res := col.Result(); last != frame.EventDone || string(res.Output) != tt.output || res.Exit != tt.exit {
+				t.Fatalf("last event %v, exit %d, output of %d bytes; want done, exit %d, %d bytes", last, res.Exit, len(res.Output), tt.exit, len(tt.output))
+			}
+		})
+	}
+}
+
+// A body the protocol does not have for a type goes out as a fail frame
+// saying so, which the host records as the run's failure.
+func TestWriterRefusesWrongBody(t *testing.T) {
+	tests := []struct {
+		name string
+		typ  frame.Type
+		body any
+		want string
+	}{
+		{"wrong body", frame.Done, frame.HelloBody{}, "cannot carry"},
+		{"unknown type", "bogus", struct{}{}, "unknown frame type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var console bytes.Buffer
+			frame.NewWriter(&console, "r1").Send(tt.typ, tt.body)
+			col := frame.NewCollector("r1")
+			ev, err := col.Feed(bytes.TrimSuffix(console.Bytes(), []byte("\n")))
+			if err != nil || ev != frame.EventFailed || !strings.Contains(col.Reason, tt.want) {
+				t.Fatalf("event %v err %v reason %q, want a fail saying %q", ev, err, col.Reason, tt.want)
+			}
+		})
+	}
+}
