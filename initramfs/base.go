@@ -110,6 +110,10 @@ func goError(err error) string {
 // buildBase compiles u-root's init and benchinit into one busybox binary
 // with the toolchain at goroot and writes the archive to out.
 func buildBase(ctx context.Context, spec Spec, goroot, cacheDir, out string) error {
+	// Prebuild comes here straight from a new cache, as Build does not.
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return fmt.Errorf("image cache: %w", err)
+	}
 	tmp, err := os.MkdirTemp(cacheDir, ".build-")
 	if err != nil {
 		return fmt.Errorf("image build dir: %w", err)
