@@ -21,7 +21,7 @@ import (
 type BootSpec struct {
 	Run     results.RunID
 	Kernel  string
-	Image   string // the initramfs, an uncompressed cpio
+	Image   string // the initramfs as the loader takes it (plan.Wrapping's Payload)
 	Cmdline string
 }
 
@@ -312,7 +312,7 @@ func PXELinuxConfig(runID, cmdline string) string {
 }
 
 // SingleELF is the one file RouterBOOT (and CFE's boot -elf) loads: the
-// kernel with the image, compressed, as an extra segment. The run's command
+// kernel with the image, as the plan compressed it, as an extra segment. The run's command
 // line, with rd_start/rd_size telling the kernel where the image is, goes
 // into the kernel's own command line area (OpenWrt's CMDLINE:), since these
 // loaders pass only their own parameters. A kernel without one gets one
@@ -323,16 +323,12 @@ func SingleELF(p boards.Profile, spec *BootSpec) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read kernel: %w", err)
 	}
-	cpio, err := os.ReadFile(spec.Image)
+	payload, err := os.ReadFile(spec.Image)
 	if err != nil {
 		return nil, fmt.Errorf("read image: %w", err)
 	}
-	gz, err := initramfs.Compress(cpio, "cpio.gz")
-	if err != nil {
-		return nil, err
-	}
 	o := initramfs.ELFOptions{EmbedCmdline: spec.Cmdline, AddCmdlineArea: p.Virtual != nil && p.Virtual.AddCmdlineArea}
-	elf, _, err := initramfs.WrapELF(kernel, gz, o)
+	elf, _, err := initramfs.WrapELF(kernel, payload, o)
 	if err != nil {
 		return nil, fmt.Errorf("kernel and image in one ELF: %w", err)
 	}

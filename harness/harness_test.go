@@ -57,7 +57,7 @@ func TestCorruptFrameNeverStored(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer store.Close()
-			r := &run{o: Options{Store: store}, rec: &results.Run{ID: id, Board: "qemu-x86_64", Bench: "speed"}}
+			r := &run{o: config{Rig: Rig{Store: store}}, rec: &results.Run{ID: id, Board: "qemu-x86_64", Bench: "speed"}}
 			col := serialctl.NewCollector(id)
 			var ev serialctl.Event
 			var ferr error

@@ -13,11 +13,6 @@ import (
 	"github.com/bootbench/bootbench/serialctl"
 )
 
-// BenchRoute is the route benchmark: the board routes between two host
-// networks while the host sends iperf3 traffic through it, one
-// configuration at a time, and once past it (the direct baseline).
-const BenchRoute = "route"
-
 // A Router is the route benchmark's host side: the networks on either
 // side of the board. The virtual bench's is internal/vbench.RouteNet.
 type Router interface {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/internal/frame"
@@ -151,8 +152,8 @@ func TestRouteRun(t *testing.T) {
 			b := &routeBoard{}
 			fr := &fakeRouter{fail: tt.fail}
 			o := fakeOptions(t, b, boards.Profile{})
-			o.Benchmark, o.Router, o.RouteConfigs = BenchRoute, fr, tt.configs
-			rec, err := Run(context.Background(), o)
+			o.Benchmark, o.Router, o.RouteConfigs = benchmark.Route, fr, tt.configs
+			rec, err := Run(context.Background(), o.Job, o.Rig)
 			if !strings.Contains(b.cmdline, "bootbench.ports=52:54:00:bb:01:01@198.18.1.1/24,52:54:00:bb:01:02@198.18.2.1/24") {
 				t.Errorf("kernel command line lacks the ports: %s", b.cmdline)
 			}
@@ -192,7 +193,7 @@ func TestRouteRun(t *testing.T) {
 			if got["conntrack-entries/"+bootparam.ConfigStateful] != 4 || got["conntrack-entries/"+bootparam.ConfigPlain] != 0 {
 				t.Errorf("conntrack-entries: %v", got)
 			}
-			if rec.Tool != "iperf3" || rec.ToolVersion != "3.12" || rec.Bench != BenchRoute {
+			if rec.Tool != "iperf3" || rec.ToolVersion != "3.12" || rec.Bench != benchmark.Route {
 				t.Errorf("tool %q %q bench %q", rec.Tool, rec.ToolVersion, rec.Bench)
 			}
 		})
@@ -204,8 +205,8 @@ func TestRouteRun(t *testing.T) {
 func TestRouteNeedsRouter(t *testing.T) {
 	b := &routeBoard{}
 	o := fakeOptions(t, b, boards.Profile{})
-	o.Benchmark = BenchRoute
-	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "networks on both sides") {
+	o.Benchmark = benchmark.Route
+	if _, err := Run(context.Background(), o.Job, o.Rig); err == nil || !strings.Contains(err.Error(), "networks on both sides") {
 		t.Fatalf("Run without a router: %v", err)
 	}
 	if b.ons != 0 {

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
-	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/netboot"
+	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/serialctl"
 )
@@ -21,14 +21,17 @@ import (
 // inventory at once, each run starting when the board asks to boot (someone
 // plugged it in or power-cycled it), not when bootbench powers it on.
 type ServeOptions struct {
-	Net    Network
-	Proxy  bool
+	// Bench serves every board's netboot.
+	Bench  Bench
 	Boards []Served
 
-	// Base holds what every run shares: store, cache, kernels, image
-	// builder, transport, progress. Its Board, Target, Bench, Clock,
-	// Benchmark, Seconds and Algs are set per run from each Served.
-	Base Options
+	// Rig holds what every run shares: builders, store, progress. Its
+	// Target is each Served's; its Bench serves, not the runs.
+	Rig Rig
+	// Job holds what every board's job shares: source, transport. Its
+	// Board, Benchmark, Clock, Rep, Seconds and Algs are set per run from
+	// each Served's inventory job.
+	Job plan.Job
 
 	// Done gets every stored run, as it is stored.
 	Done func(*results.Run, error)
@@ -61,11 +64,14 @@ var errBootedAgain = &Failure{Kind: FailReset, Err: errors.New("the board booted
 // Cancelling ctx ends those runs at once, stored as interrupted. Nothing it
 // started (servers, consoles) outlives it.
 func Serve(ctx, stop context.Context, o ServeOptions) error {
-	sweepStale(o.Base.CacheDir)
+	sweepStale(o.Rig.Builders.CacheDir)
 	s := &server{o: o, ctx: ctx, stop: stop, byMAC: map[string]*servedBoard{}, unknown: map[string]bool{}}
 	defer s.closeBoards()
-	n := o.Net.Addr()
-	booter := NewBooter(net.IP(n.Addr().AsSlice()), net.CIDRMask(n.Bits(), 32), o.Base.Transport)
+	transport := o.Job.Transport
+	if transport == "" {
+		transport = "http"
+	}
+	booter := NewBooter(o.Bench.ServerIP(), o.Bench.Mask(), transport)
 	for _, sv := range o.Boards {
 		b, err := s.prepare(ctx, sv)
 		if err != nil {
@@ -74,7 +80,7 @@ func Serve(ctx, stop context.Context, o ServeOptions) error {
 		s.byMAC[sv.Board.MAC.String()] = b
 		booter.AddServed(sv.Board, b.answer)
 	}
-	stopServers, err := startServers(ctx, o.Net, o.Proxy, booter, s.report)
+	stopServers, err := o.Bench.Serve(ctx, booter, s.report)
 	if err != nil {
 		return err
 	}
@@ -104,8 +110,7 @@ type servedBoard struct {
 	s          *server
 	sv         Served
 	con        *serialctl.Console
-	kernel     string
-	image      *initramfs.Image
+	built      *plan.Built // what every boot loads; the command line is each run's
 	forwarding sync.WaitGroup
 
 	mu     sync.Mutex
@@ -137,14 +142,18 @@ func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
 		return nil, err
 	}
 	b := &servedBoard{s: s, sv: sv}
-	o := s.runOptions(sv, 0)
-	o.Progress, o.Events = nil, nil
-	prep := &run{o: o, start: time.Now(), rec: &results.Run{}}
-	img, kernel, err := prep.prepare(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("board %s: %w", sv.Board.Name, err)
+	// Every clock of the job, checked before a board asks.
+	for n := range max(len(sv.Job.Clocks), 1) {
+		if _, err := s.runConfig(sv, n); err != nil {
+			return nil, fmt.Errorf("board %s: %w", sv.Board.Name, err)
+		}
 	}
-	b.image, b.kernel = img, kernel
+	o, _ := s.runConfig(sv, 0)
+	built, err := o.Builders.Build(ctx, o.Job)
+	if err != nil {
+		return nil, err
+	}
+	b.built = built
 	if b.con, err = sv.Target.Console(ctx); err != nil {
 		return nil, fmt.Errorf("board %s: %w", sv.Board.Name, err)
 	}
@@ -153,22 +162,19 @@ func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
 	return b, nil
 }
 
-// runOptions are the options of the board's nth boot: the job's plan, its
-// clock settings interleaved, over and over. The inventory's job was
-// checked against the board's profile when it was read.
-func (s *server) runOptions(sv Served, n int) Options {
-	o := s.o.Base
-	o.Board, o.Target, o.Bench = sv.Board, sv.Target, nil
+// runConfig is the board's nth boot: its inventory job, the clock settings
+// interleaved, over and over.
+func (s *server) runConfig(sv Served, n int) (config, error) {
+	o := config{Job: s.o.Job, Rig: s.o.Rig}
+	o.Target, o.Bench = sv.Target, nil
 	j := sv.Job
-	o.Benchmark = j.Bench
+	o.Board, o.Benchmark, o.Algs = sv.Board, j.Bench, j.Algs
 	o.Seconds = time.Duration(j.Seconds * float64(time.Second))
-	o.Algs = j.Algs
 	if len(j.Clocks) > 0 {
 		o.Clock = j.Clocks[n%len(j.Clocks)]
 	}
 	o.Rep = n/max(len(j.Clocks), 1) + 1
-	o.settle()
-	return o
+	return o, o.settle()
 }
 
 // forward hands console lines to the run in progress; between runs they
@@ -197,8 +203,8 @@ func (b *servedBoard) answer() (*BootSpec, error) {
 		return nil, errors.New("serving stopped")
 	}
 	spec, err := b.boot(s.ctx)
-	if err != nil && s.o.Base.Progress != nil {
-		fmt.Fprintf(s.o.Base.Progress, "bootbench: %s: %v\n", b.sv.Board.Name, err)
+	if err != nil && s.o.Rig.Progress != nil {
+		fmt.Fprintf(s.o.Rig.Progress, "bootbench: %s: %v\n", b.sv.Board.Name, err)
 	}
 	return spec, err
 }
@@ -218,17 +224,17 @@ func (b *servedBoard) boot(ctx context.Context) (*BootSpec, error) {
 		<-a.done
 		b.mu.Lock()
 	}
-	o := b.s.runOptions(b.sv, b.next)
+	o, err := b.s.runConfig(b.sv, b.next)
+	if err != nil {
+		return nil, err
+	}
 	b.next++
-	now := time.Now()
-	r := &run{o: o, start: now, rec: &results.Run{
-		ID: results.NewRunID(), Board: o.Board.Name, ClockMHz: int(o.Clock), Rep: o.Rep,
-		Bench: o.Benchmark, Started: now, Kernel: filepath.Base(b.kernel), ImageDigest: "sha256:" + b.image.Digest,
-	}}
+	r := newRun(o)
+	r.rec.Kernel, r.rec.ImageDigest = filepath.Base(b.built.Kernel), "sha256:"+b.built.Image.Digest
 	if err := b.startRun(r); err != nil {
 		return nil, err
 	}
-	spec := &BootSpec{Run: r.rec.ID, Kernel: b.kernel, Image: b.image.Path, Cmdline: r.cmdline()}
+	spec := &BootSpec{Run: r.rec.ID, Kernel: b.built.Kernel, Image: b.built.Payload, Cmdline: r.cmdline()}
 	rctx, cancel := context.WithCancelCause(ctx)
 	a := &servedRun{r: r, spec: spec, lines: make(chan serialctl.Line, 1024), events: make(chan netboot.Event, 64),
 		cancel: cancel, done: make(chan struct{}), startOff: b.con.Offset()}

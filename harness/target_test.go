@@ -21,6 +21,7 @@ import (
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/internal/frame/frametest"
+	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/serialctl"
 )
@@ -123,7 +124,7 @@ func flipBit(line string) string {
 
 // fakeOptions runs a qemu-direct board (so no network is needed) whose
 // image and kernel are small files, on target.
-func fakeOptions(t *testing.T, target Target, p boards.Profile) Options {
+func fakeOptions(t *testing.T, target Target, p boards.Profile) config {
 	t.Helper()
 	dir := t.TempDir()
 	kernel := filepath.Join(dir, "vmlinuz")
@@ -136,13 +137,17 @@ func fakeOptions(t *testing.T, target Target, p boards.Profile) Options {
 	}
 	t.Cleanup(func() { store.Close() })
 	p.Name, p.Arch, p.Boot, p.ImageFormat, p.Console, p.Baud = "fakeboard", "amd64", boards.BootQEMUDirect, boards.FormatCPIO, "ttyS0", 115200
-	return Options{
-		Board: boards.Board{Name: "fake1", Profile: p}, Target: target,
-		Kernel: kernel, CacheDir: dir, Store: store,
-		BuildImage: func(context.Context, initramfs.Spec, string) (*initramfs.Image, error) {
-			return &initramfs.Image{Path: image, Size: 5, Digest: "00", Cached: true}, nil
+	return config{
+		Job: plan.Job{
+			Board: boards.Board{Name: "fake1", Profile: p}, Kernel: kernel,
+			BootTimeout: 2 * time.Second, RunTimeout: 2 * time.Second, Retries: 1,
 		},
-		BootTimeout: 2 * time.Second, RunTimeout: 2 * time.Second, Retries: 1,
+		Rig: Rig{
+			Target: target, Store: store,
+			Builders: plan.Builders{CacheDir: dir, BuildImage: func(context.Context, initramfs.Spec, string) (*initramfs.Image, error) {
+				return &initramfs.Image{Path: image, Size: 5, Digest: "00", Cached: true}, nil
+			}},
+		},
 	}
 }
 
@@ -240,7 +245,7 @@ func TestRunClassifies(t *testing.T) {
 			ft := &fakeTarget{boots: tt.boots}
 			o := fakeOptions(t, ft, tt.profile)
 			o.Clock = tt.clock
-			_, err := Run(context.Background(), o)
+			_, err := Run(context.Background(), o.Job, o.Rig)
 			ft.written.Wait()
 			runs, serr := o.Store.Runs(context.Background(), results.Filter{})
 			if serr != nil {
@@ -286,7 +291,7 @@ func TestRunInterrupted(t *testing.T) {
 	o.BootTimeout = time.Minute
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
-	rec, err := Run(ctx, o)
+	rec, err := Run(ctx, o.Job, o.Rig)
 	if err != ErrInterrupted || rec == nil || rec.Status != results.StatusInterrupted {
 		t.Fatalf("Run = %+v, %v", rec, err)
 	}
@@ -360,7 +365,7 @@ func TestClockMethods(t *testing.T) {
 			op := &fakeOperator{}
 			o := fakeOptions(t, ct, tt.profile)
 			o.Clock, o.Operator = 800, op
-			rec, err := Run(context.Background(), o)
+			rec, err := Run(context.Background(), o.Job, o.Rig)
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}

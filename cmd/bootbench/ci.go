@@ -84,13 +84,13 @@ func cmdCI(ctx context.Context, args []string) error {
 
 // runCandidates runs the board --reps times and returns every stored run.
 func runCandidates(ctx context.Context, job *runJob, store *results.Store) ([]results.Run, error) {
-	opts, closeRig, err := job.open(ctx, store)
+	rg, err := job.open(ctx, store)
 	if err != nil {
 		return nil, err
 	}
-	defer closeRig()
+	defer rg.close()
 	var cand []results.Run
-	err = runPlan(ctx, opts, job.settings, *job.rf.reps, func(rec *results.Run, rep int, err error) error {
+	err = runPlan(ctx, job.job(rg), rg.Rig, job.settings, *job.rf.reps, func(rec *results.Run, rep int, err error) error {
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bootbench: run %s failed: %v\n", rec.ID, err)
 		}

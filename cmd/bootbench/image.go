@@ -10,11 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/plan"
 )
 
 // imageFormats are what --format writes. cpio* are the initramfs itself;
@@ -160,7 +160,7 @@ func formatImage(cpio []byte, digest, format, compress, arch string, kernel []by
 	if strings.HasPrefix(format, "cpio") {
 		inner = format
 	}
-	payload, err := cachedCompress(cpio, digest, inner, cache)
+	_, payload, err := plan.Compressed(cpio, digest, inner, cache)
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -183,31 +183,6 @@ func formatImage(cpio []byte, digest, format, compress, arch string, kernel []by
 		return e, int64(len(payload)), "kernel command line must add: " + rd, nil
 	}
 	return nil, 0, "", fmt.Errorf("unknown format %q", format)
-}
-
-func cachedCompress(cpio []byte, digest, format, cache string) ([]byte, error) {
-	if format == "cpio" {
-		return cpio, nil
-	}
-	key := digest[:16]
-	if format == "cpio.xz" {
-		// Different xz encoders give different bytes for the same image.
-		sum := sha256.Sum256([]byte(initramfs.XZEncoder()))
-		key += "-" + hex.EncodeToString(sum[:4])
-	}
-	p := filepath.Join(cache, "initramfs-"+key+"."+format)
-	if b, err := os.ReadFile(p); err == nil {
-		return b, nil
-	}
-	b, err := initramfs.Compress(cpio, format)
-	if err != nil {
-		return nil, err
-	}
-	tmp := p + ".tmp" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, b, 0o644); err == nil {
-		_ = os.Rename(tmp, p) // a cache that cannot be written is only slower
-	}
-	return b, nil
 }
 
 // cmdPrebuild writes the base images (u-root's init and benchinit) for

@@ -19,7 +19,7 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/initramfs"
-	"github.com/bootbench/bootbench/internal/benchnic"
+	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 )
 
@@ -95,18 +95,16 @@ func cmdServe(ctx context.Context, args []string) error {
 		}
 	}()
 
-	nic, closeNIC, err := openServeNIC(ctx, inv, *proxy, show)
+	bench, closeBench, err := openBench(ctx, inv, *proxy, show.note)
 	if err != nil {
 		return err
 	}
-	defer closeNIC()
+	defer closeBench()
 	var onceErr error
 	o := harness.ServeOptions{
-		Net: nic, Proxy: *proxy, Boards: served,
-		Base: harness.Options{
-			Kernels: debianKernel(src), Source: src, CacheDir: cacheDir(), Transport: "http",
-			Store: store, Events: show.event,
-		},
+		Bench: bench, Boards: served,
+		Rig: harness.Rig{Builders: builders(src), Store: store, Events: show.event},
+		Job: plan.Job{Source: src, Transport: "http"},
 		Done: func(rec *results.Run, err error) {
 			show.done(rec, err)
 			if *once != "" {
@@ -116,7 +114,7 @@ func cmdServe(ctx context.Context, args []string) error {
 		},
 		Unknown: func(u harness.UnknownBoard) { show.note(unknownHint(u, inv)) },
 	}
-	show.note(fmt.Sprintf("serving %d board(s) on %s (%s); results go to %s", len(served), nic.Interface(), nic.Addr(), dbPath))
+	show.note(fmt.Sprintf("serving %d board(s) by %s; results go to %s", len(served), bench, dbPath))
 	if err := harness.Serve(hard, stop, o); err != nil {
 		return err
 	}
@@ -151,41 +149,6 @@ func servedBoards(inventoryFlag, once string) (*boards.Inventory, []harness.Serv
 		return nil, nil, usageErr("serve --once: no board %q in %s", once, path)
 	}
 	return inv, served, nil
-}
-
-// openServeNIC readies the bench NIC, refusing a segment with its own DHCP
-// server unless serving as proxyDHCP.
-func openServeNIC(ctx context.Context, inv *boards.Inventory, proxy bool, show *serveDisplay) (*benchnic.NIC, func(), error) {
-	cache := cacheDir()
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("cache: %w", err)
-	}
-	for _, s := range benchnic.Sweep(cache) {
-		show.note("removed bench address " + s + " left by a bootbench that was killed")
-	}
-	nic, err := benchnic.Open(ctx, inv.Bench.Interface, inv.Bench.Address, cache)
-	if err != nil {
-		return nil, nil, err
-	}
-	closeNIC := func() {
-		if nic.Added() {
-			if err := nic.Close(); err != nil {
-				show.note(err.Error())
-			} else {
-				show.note(fmt.Sprintf("removed %s from %s", nic.Addr(), nic.Interface()))
-			}
-		}
-	}
-	if nic.Added() {
-		show.note(fmt.Sprintf("added %s to %s; it is removed when serve ends", nic.Addr(), nic.Interface()))
-	}
-	if !proxy {
-		if err := probeRival(ctx, nic.Interface(), io.Discard); err != nil {
-			closeNIC()
-			return nil, nil, err
-		}
-	}
-	return nic, closeNIC, nil
 }
 
 // unknownHint is what to paste into bench.yaml for a board that asked to
