@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/u-root/mkuimage/cpio"
 )
@@ -227,7 +228,7 @@ func TestBuildOpenSSL(t *testing.T) {
 	if _, err := exec.LookPath("openssl"); err != nil {
 		t.Skip("no openssl on this host")
 	}
-	img, err := Build(context.Background(), Spec{Arch: runtime.GOARCH, Source: source(t), Bench: BenchOpenSSL}, t.TempDir())
+	img, err := Build(context.Background(), Spec{Arch: runtime.GOARCH, Source: source(t), Bench: benchmark.OpenSSL}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

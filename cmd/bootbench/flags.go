@@ -11,14 +11,17 @@ import (
 	"github.com/bootbench/bootbench/results"
 )
 
+// helpOut is where --help goes.
+var helpOut io.Writer = os.Stdout
+
 // newFlags makes a flag set whose errors come back as usage errors (exit 2)
 // and whose --help prints the command's own text.
 func newFlags(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stdout, "Usage: bootbench %s\n\n", synopsis)
-		fs.SetOutput(os.Stdout)
+		fmt.Fprintf(helpOut, "Usage: bootbench %s\n\n", synopsis)
+		fs.SetOutput(helpOut)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
 	}

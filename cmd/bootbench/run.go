@@ -74,7 +74,7 @@ func addRunFlags(fs *flag.FlagSet, reps int) *runFlags {
 		proxy:        fs.Bool("proxy", false, "serve as proxyDHCP: the bench segment's own DHCP server hands out addresses, bootbench only the boot"),
 		clocks:       fs.String("clock", "", "clock settings in MHz, comma separated (default: the board's default)"),
 		reps:         fs.Int("reps", reps, "repetitions of each clock setting"),
-		bench:        fs.String("bench", "speed", "benchmark: speed (built in, pure Go), openssl (the host's openssl speed, for a board of the host's arch), or route (the board routes iperf3 traffic between two host networks)"),
+		bench:        fs.String("bench", benchmark.Speed, "benchmark: "+benchmark.Help()),
 		routeSizes:   fs.String("route-sizes", "64,128,256,512,1024,1460", "route: packet sizes in bytes of payload, comma separated"),
 		routeConfigs: fs.String("route-configs", strings.Join(bootparam.RouteConfigs, ","), "route: configurations, in order"),
 		routeRate:    fs.String("route-udp-rate", "50M", "route: the UDP tests' offered rate in bit/s (K, M, G suffixes)"),
