@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/internal/bootparam"
@@ -15,11 +14,11 @@ import (
 )
 
 // cmdline is the kernel command line of this run, as its plan says, with
-// the route benchmark's ports where the rig has them.
+// the ports of a benchmark the host drives.
 func (r *run) cmdline() string {
 	var ports []bootparam.Port
-	if r.o.Router != nil && r.o.Benchmark == benchmark.Route {
-		ports = r.o.Router.Ports()
+	if r.drivenByHost() {
+		ports = r.o.Host.Ports()
 	}
 	return plan.New(r.o.Job).Cmdline(string(r.rec.ID), ports)
 }

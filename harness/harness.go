@@ -41,9 +41,9 @@ type Rig struct {
 	Bench Bench
 	// Operator is asked to set a clock by hand (clock method manual).
 	Operator Operator
-	// Router is the route benchmark's host networks; nil where the bench
-	// has none.
-	Router   Router
+	// Host drives a benchmark the host takes part in (the route
+	// benchmark's networks); nil where the bench has none.
+	Host     HostDriver
 	Builders plan.Builders
 
 	Store    *results.Store
@@ -114,7 +114,7 @@ func (o *config) settle() error {
 	if err := o.Job.Settle(); err != nil {
 		return err
 	}
-	if bm, _ := benchmark.Lookup(o.Benchmark); bm.HostNetworks && o.Router == nil {
+	if bm, _ := benchmark.Lookup(o.Benchmark); bm.HostNetworks && o.Host == nil {
 		return fmt.Errorf("board %s: the %s benchmark needs the host's networks on both sides of the board, which this bench does not have", o.Board.Name, o.Bench)
 	}
 	return nil
@@ -131,10 +131,10 @@ type run struct {
 	// has none): an error fails the boot.
 	driven <-chan error
 
-	// route drives the route benchmark (nil for the others); res is the
-	// board's verified report.
-	route *routeDriver
-	res   serialctl.Result
+	// host drives a benchmark the host takes part in (nil for the
+	// others); res is the board's verified report.
+	host HostRun
+	res  serialctl.Result
 
 	mu        sync.Mutex
 	stageFrom time.Time
@@ -244,11 +244,17 @@ func (r *run) boot(ctx context.Context) error {
 			}
 		}()
 	}
-	if o.Benchmark == benchmark.Route {
-		r.route = newRouteDriver(r, con)
-		defer r.route.stop()
+	if r.drivenByHost() {
+		r.host = o.Host.Start(con, r.say)
+		defer r.host.Stop()
 	}
 	return r.watch(ctx, con.Lines(), events)
+}
+
+// drivenByHost is a run of a benchmark the host drives, on a rig that can.
+func (r *run) drivenByHost() bool {
+	bm, _ := benchmark.Lookup(r.o.Benchmark)
+	return bm.HostNetworks && r.o.Host != nil
 }
 
 func consoleName(o config) string {
@@ -312,13 +318,12 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 	rec := r.rec
 	rec.Finished = time.Now()
 	rec.RawOutput = r.out
-	if err == nil && r.route != nil {
-		ms, rerr := r.route.result(r.res)
+	if err == nil && r.host != nil {
+		ms, tool, version, rerr := r.host.Result(r.res)
 		if rerr != nil {
 			err = fail(FailOutput, rerr)
 		} else {
-			rec.Tool, rec.ToolVersion = "iperf3", r.route.version
-			rec.Metrics = ms
+			rec.Tool, rec.ToolVersion, rec.Metrics = tool, version, ms
 		}
 	} else if err == nil {
 		out, perr := parse.Auto(r.out)

@@ -50,9 +50,9 @@ func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-c
 	}
 	deadline := time.NewTimer(r.o.BootTimeout)
 	defer deadline.Stop()
-	var routeSteps <-chan routeStep
-	if r.route != nil {
-		routeSteps = r.route.steps
+	var steps <-chan Step
+	if r.host != nil {
+		steps = r.host.Steps()
 	}
 	var poll <-chan time.Time
 	ps, knowsPower := r.o.Target.(PowerState)
@@ -73,8 +73,8 @@ func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-c
 			}
 		case e := <-events:
 			w.netEvent(e)
-		case s := <-routeSteps:
-			if err := r.route.done(s); err != nil {
+		case step := <-steps:
+			if err := step(); err != nil {
 				return err
 			}
 			deadline.Reset(r.o.RunTimeout)
@@ -121,16 +121,11 @@ func (w *watcher) line(text []byte) (err error, done bool) {
 		return w.helloArrived()
 	case ev == serialctl.Progress:
 		r.showProgress(w.col.Output())
-	case ev == serialctl.Ready && r.route != nil:
-		w.stepped = true
-		res := w.col.Result()
-		if err := r.route.ready(w.ctx, res.Ready[len(res.Ready)-1]); err != nil {
+	case (ev == serialctl.Ready || ev == serialctl.Counters) && r.host != nil:
+		w.stepped = ev == serialctl.Ready
+		if err := r.host.Board(w.ctx, ev, w.col.Result()); err != nil {
 			return err, true
 		}
-	case ev == serialctl.Counters:
-		res := w.col.Result()
-		c := res.Counters[len(res.Counters)-1]
-		r.say("route", "%s: board forwarded %d, dropped %d, conntrack entries %d", c.Config, c.Forwarded, c.Dropped, c.ConntrackEntries)
 	case ev == serialctl.Done, ev == serialctl.Failed:
 		return r.result(w.col, ev, nil), true
 	}
@@ -202,8 +197,8 @@ func (w *watcher) helloArrived() (error, bool) {
 	if err != nil {
 		return failf(FailClockMismatch, false, "%v", err), true
 	}
-	if r.route != nil {
-		r.route.hello(w.ctx)
+	if r.host != nil {
+		r.host.Hello(w.ctx)
 	}
 	switch check {
 	case "verified":

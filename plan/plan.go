@@ -49,9 +49,6 @@ type Job struct {
 	// Retries is how many times a run that never got going, or whose
 	// frames went corrupt, is booted again. Every attempt is stored.
 	Retries int
-	// RouteConfigs are the route benchmark's configurations, in order
-	// (default: all of bootparam.RouteConfigs).
-	RouteConfigs []string
 }
 
 // Settle checks the job against its board and puts in the defaults.

@@ -34,8 +34,9 @@ var errRival = errors.New("another DHCP server answers on the bench segment")
 // the virtual bench's namespace, a bench address that was added.
 type rig struct {
 	harness.Rig
-	board boards.Board
-	close func()
+	board  boards.Board
+	router route.Router // the route benchmark's networks, when asked for
+	close  func()
 }
 
 // loadBoard finds the board by name in the inventory (flag, else the
@@ -102,7 +103,7 @@ func openVirtual(ctx context.Context, b boards.Board, routes *route.Plan, progre
 		}
 		setupNote(progress, "network", "route networks: namespace %s (client), namespace %s (server)", rn.Client, rn.Server)
 		m.Ports = rn.BoardPorts()
-		r.Router = rn
+		r.router = rn
 		r.close = func() { rn.Close(); n.Close() }
 	}
 	vb := vbench.NewBoard(n, m, cache)

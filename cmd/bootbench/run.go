@@ -214,6 +214,9 @@ func (j *runJob) open(ctx context.Context, store *results.Store) (*rig, error) {
 		return nil, err
 	}
 	rg.Store, rg.Builders = store, builders(j.src)
+	if rg.router != nil {
+		rg.Host = &route.Driver{Router: rg.router, Configs: j.configs}
+	}
 	return rg, nil
 }
 
@@ -224,7 +227,7 @@ func (j *runJob) job(rg *rig) plan.Job {
 	return plan.Job{
 		Board: rg.board, Benchmark: *rf.bench, Seconds: time.Duration(*rf.seconds * float64(time.Second)), Algs: splitList(*rf.algs),
 		Kernel: *rf.kernel, Source: j.src, Append: *rf.appendArgs, Transport: *rf.transport,
-		BootTimeout: *rf.bootTimeout, RunTimeout: *rf.runTimeout, Retries: *rf.retries, RouteConfigs: j.configs,
+		BootTimeout: *rf.bootTimeout, RunTimeout: *rf.runTimeout, Retries: *rf.retries,
 	}
 }
 

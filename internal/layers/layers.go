@@ -7,7 +7,8 @@
 //	           harness/power, initramfs, plan, results, internal/*
 //	boot       what a board gets when it netboots, and the servers
 //	harness    one run's state machine, through interfaces only
-//	adapters   the concrete benches: vbench, internal/benchnic
+//	adapters   the concrete benches (vbench, internal/benchnic) and the
+//	           host sides of benchmarks (internal/route)
 //	commands   cmd/*: flags and wiring; bench, the measurements' scripts
 //
 // A package is placed by the longest entry of Layers that is its path
@@ -52,7 +53,6 @@ var Layers = map[string]Layer{
 	"results":          Actions,
 	"internal/debpkg":  Actions,
 	"internal/kernels": Actions,
-	"internal/route":   Actions,
 	"internal/pgtest":  Actions,
 	"internal/layers":  Actions,
 
@@ -63,6 +63,7 @@ var Layers = map[string]Layer{
 	"vbench":            Adapters,
 	"internal/vbench":   Adapters,
 	"internal/benchnic": Adapters,
+	"internal/route":    Adapters, // the route benchmark's host side, a harness.HostDriver
 
 	"cmd":   Commands,
 	"bench": Commands, // the measurements' scripts, run by their test

@@ -96,7 +96,7 @@ func TestHarnessKnowsNoBench(t *testing.T) {
 }
 
 // forbiddenForHarness are what the harness must not depend on.
-var forbiddenForHarness = []string{"vbench", "benchnic"}
+var forbiddenForHarness = []string{"vbench", "benchnic", "internal/route"}
 
 // TestOf places packages by the longest entry above them.
 func TestOf(t *testing.T) {
