@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/netboot"
@@ -54,8 +55,8 @@ func (r *run) serve(ctx context.Context, built *plan.Built, dir string, events c
 		default: // progress is best effort; never stall a server
 		}
 	}
-	booter := NewBooter(o.Bench.ServerIP(), o.Bench.Mask(), o.Transport)
-	booter.AddBoot(o.Board, &BootSpec{Run: r.rec.ID, Kernel: built.Kernel, Image: built.Payload, Cmdline: cmdline})
+	booter := boot.NewBooter(o.Bench.ServerIP(), o.Bench.Mask(), o.Transport)
+	booter.AddBoot(o.Board, &boot.Spec{Run: r.rec.ID, Kernel: built.Kernel, Image: built.Payload, Cmdline: cmdline})
 	stop, err = o.Bench.Serve(ctx, booter, report)
 	if err != nil {
 		return nil, err

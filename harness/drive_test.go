@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
@@ -112,7 +113,7 @@ func (rb *replayBoard) Close() error { return rb.out.Close() }
 // stubBench is a bench at an address, serving nothing.
 type stubBench struct{ ip net.IP }
 
-func (b stubBench) Serve(context.Context, *Booter, netboot.Reporter) (func(), error) {
+func (b stubBench) Serve(context.Context, *boot.Booter, netboot.Reporter) (func(), error) {
 	return func() {}, nil
 }
 func (b stubBench) ServerIP() net.IP { return b.ip }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
@@ -38,7 +39,7 @@ type Rig struct {
 	Target Target
 	// Bench serves the netboot; nil for a board that boots without the
 	// network (qemu-direct).
-	Bench Bench
+	Bench boot.Bench
 	// Operator is asked to set a clock by hand (clock method manual).
 	Operator Operator
 	// Host drives a benchmark the host takes part in (the route

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"flag"
 	"path/filepath"
 	"testing"
 
@@ -11,8 +10,6 @@ import (
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/serialctl"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // speedOutput is what the built-in suite prints, in the layout the host parses.
 const speedOutput = `version: bootbench-speed 0.1.0 (go1.26.8)

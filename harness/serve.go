@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
@@ -22,7 +23,7 @@ import (
 // plugged it in or power-cycled it), not when bootbench powers it on.
 type ServeOptions struct {
 	// Bench serves every board's netboot.
-	Bench  Bench
+	Bench  boot.Bench
 	Boards []Served
 
 	// Rig holds what every run shares: builders, store, progress. Its
@@ -71,7 +72,7 @@ func Serve(ctx, stop context.Context, o ServeOptions) error {
 	if transport == "" {
 		transport = "http"
 	}
-	booter := NewBooter(o.Bench.ServerIP(), o.Bench.Mask(), transport)
+	booter := boot.NewBooter(o.Bench.ServerIP(), o.Bench.Mask(), transport)
 	for _, sv := range o.Boards {
 		b, err := s.prepare(ctx, sv)
 		if err != nil {
@@ -121,7 +122,7 @@ type servedBoard struct {
 // servedRun is one boot of a served board.
 type servedRun struct {
 	r        *run
-	spec     *BootSpec // what its boot loads
+	spec     *boot.Spec // what its boot loads
 	lines    chan serialctl.Line
 	events   chan netboot.Event
 	cancel   context.CancelCauseFunc
@@ -197,7 +198,7 @@ func (b *servedBoard) forward() {
 
 // answer is the boot the board gets when it asks, as the Booter wants it:
 // nothing once serving stops, and a failed start is told, not answered.
-func (b *servedBoard) answer() (*BootSpec, error) {
+func (b *servedBoard) answer() (*boot.Spec, error) {
 	s := b.s
 	if s.stop.Err() != nil {
 		return nil, errors.New("serving stopped")
@@ -212,7 +213,7 @@ func (b *servedBoard) answer() (*BootSpec, error) {
 // boot is the board asking to boot: the run in progress goes on if it is
 // still netbooting (a PXE ROM and then iPXE both ask), else a new run
 // starts. It returns what the boot loads.
-func (b *servedBoard) boot(ctx context.Context) (*BootSpec, error) {
+func (b *servedBoard) boot(ctx context.Context) (*boot.Spec, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if a := b.active; a != nil {
@@ -234,7 +235,7 @@ func (b *servedBoard) boot(ctx context.Context) (*BootSpec, error) {
 	if err := b.startRun(r); err != nil {
 		return nil, err
 	}
-	spec := &BootSpec{Run: r.rec.ID, Kernel: b.built.Kernel, Image: b.built.Payload, Cmdline: r.cmdline()}
+	spec := &boot.Spec{Run: r.rec.ID, Kernel: b.built.Kernel, Image: b.built.Payload, Cmdline: r.cmdline()}
 	rctx, cancel := context.WithCancelCause(ctx)
 	a := &servedRun{r: r, spec: spec, lines: make(chan serialctl.Line, 1024), events: make(chan netboot.Event, 64),
 		cancel: cancel, done: make(chan struct{}), startOff: b.con.Offset()}

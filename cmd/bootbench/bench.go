@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/harness/power"
 	"github.com/bootbench/bootbench/internal/benchnic"
@@ -109,7 +110,7 @@ func openVirtual(ctx context.Context, b boards.Board, routes *route.Plan, progre
 	vb := vbench.NewBoard(n, m, cache)
 	vb.ROM, vb.Name = p.Virtual.ROM, b.Name
 	r.Target = vb
-	r.Bench = &harness.NetBench{Net: n}
+	r.Bench = &boot.NetBench{Net: n}
 	return r, nil
 }
 
@@ -137,7 +138,7 @@ func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy
 
 // openBench readies the inventory's bench NIC, refusing a segment with its
 // own DHCP server unless serving as proxyDHCP. note tells what it changed.
-func openBench(ctx context.Context, inv *boards.Inventory, proxy bool, note func(string)) (*harness.NetBench, func(), error) {
+func openBench(ctx context.Context, inv *boards.Inventory, proxy bool, note func(string)) (*boot.NetBench, func(), error) {
 	cache := cacheDir()
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("cache: %w", err)
@@ -168,7 +169,7 @@ func openBench(ctx context.Context, inv *boards.Inventory, proxy bool, note func
 			return nil, nil, err
 		}
 	}
-	return &harness.NetBench{Net: nic, Proxy: proxy}, closeNIC, nil
+	return &boot.NetBench{Net: nic, Proxy: proxy}, closeNIC, nil
 }
 
 // probeRival refuses to be a second DHCP server on a segment that has one.

@@ -1,9 +1,10 @@
-package harness
+package boot
 
 import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"flag"
 	"io"
 	"net"
 	"net/netip"
@@ -100,7 +101,7 @@ func TestBooter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			bt := NewBooter(net.IPv4(198, 18, 0, 1).To4(), net.CIDRMask(24, 32), "http")
 			b := testBoard("pc1", tt.method, "52:54:00:bb:05:20")
-			spec := &BootSpec{Run: "20261130-000000-0000abcd", Kernel: kernel, Image: image, Cmdline: cmdline}
+			spec := &Spec{Run: "20261130-000000-0000abcd", Kernel: kernel, Image: image, Cmdline: cmdline}
 			if tt.method == boards.BootRouterBOOT {
 				spec.Kernel = mipsK
 			}
@@ -146,7 +147,7 @@ func TestBooter(t *testing.T) {
 func TestBooterRefuses(t *testing.T) {
 	bt := NewBooter(net.IPv4(198, 18, 0, 1).To4(), net.CIDRMask(24, 32), "http")
 	b := testBoard("pc1", boards.BootIPXE, "52:54:00:bb:05:20")
-	bt.AddBoot(b, &BootSpec{Run: "r", Kernel: "/nonexistent/vmlinuz", Image: "/nonexistent/cpio"})
+	bt.AddBoot(b, &Spec{Run: "r", Kernel: "/nonexistent/vmlinuz", Image: "/nonexistent/cpio"})
 	if _, ok := bt.Plan(netboot.Client{MAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}}); ok {
 		t.Error("answered an unknown MAC")
 	}
@@ -166,9 +167,9 @@ func TestBooterServed(t *testing.T) {
 	bt := NewBooter(net.IPv4(198, 18, 0, 1).To4(), net.CIDRMask(24, 32), "tftp")
 	b := testBoard("pc1", boards.BootIPXE, "52:54:00:bb:05:20")
 	n := 0
-	bt.AddServed(b, func() (*BootSpec, error) {
+	bt.AddServed(b, func() (*Spec, error) {
 		n++
-		return &BootSpec{Run: results.RunID("run" + string(rune('0'+n))), Cmdline: "bootbench.run=run" + string(rune('0'+n))}, nil
+		return &Spec{Run: results.RunID("run" + string(rune('0'+n))), Cmdline: "bootbench.run=run" + string(rune('0'+n))}, nil
 	})
 	if _, _, err := bt.Open("pc1/boot.ipxe"); err != netboot.ErrNotFound {
 		t.Fatalf("a script before any boot: %v", err)
@@ -213,3 +214,5 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
+
+var update = flag.Bool("update", false, "rewrite golden files")

@@ -1,4 +1,14 @@
-package harness
+// Package boot decides what every board gets when it netboots, in the
+// dialect of the client asking (a Booter), and starts the servers that
+// hand it out on a bench's network (a NetBench): DHCP or proxyDHCP, TFTP,
+// HTTP and the router advertisement. It knows boards and boots, not runs:
+// the harness hands it one boot per board, or a function that gives the
+// next.
+//
+//	bt := boot.NewBooter(bench.ServerIP(), bench.Mask(), "http")
+//	bt.AddBoot(board, &boot.Spec{Run: id, Kernel: k, Image: img, Cmdline: cmdline})
+//	stop, err := bench.Serve(ctx, bt, report)
+package boot
 
 import (
 	"fmt"
@@ -16,9 +26,9 @@ import (
 	"github.com/insomniacslk/dhcp/iana"
 )
 
-// BootSpec is one boot of one board: the kernel and image its bootloader
+// Spec is one boot of one board: the kernel and image its bootloader
 // loads (files in the cache) and the kernel command line of the run.
-type BootSpec struct {
+type Spec struct {
 	Run     results.RunID
 	Kernel  string
 	Image   string // the initramfs as the loader takes it (plan.Wrapping's Payload)
@@ -55,31 +65,31 @@ type bootBoard struct {
 	board boards.Board
 	// next gives the boot the board gets when it asks: serve starts a
 	// run there, or goes on with the one still netbooting.
-	next func() (*BootSpec, error)
+	next func() (*Spec, error)
 	cur  *bootFiles // the boot handed out last; nil before the first
 }
 
 // bootFiles is one boot's spec and what is made from it, each made once.
 type bootFiles struct {
-	spec *BootSpec
+	spec *Spec
 	once sync.Once
 	elf  []byte
 	err  error
 }
 
 // AddBoot makes board b get spec whenever it asks.
-func (bt *Booter) AddBoot(b boards.Board, spec *BootSpec) {
-	bt.add(b, func() (*BootSpec, error) { return spec, nil })
+func (bt *Booter) AddBoot(b boards.Board, spec *Spec) {
+	bt.add(b, func() (*Spec, error) { return spec, nil })
 	bt.byName[b.Name].cur = &bootFiles{spec: spec}
 }
 
 // AddServed makes board b get what next says each time it asks for a boot
 // by DHCP or BOOTP.
-func (bt *Booter) AddServed(b boards.Board, next func() (*BootSpec, error)) {
+func (bt *Booter) AddServed(b boards.Board, next func() (*Spec, error)) {
 	bt.add(b, next)
 }
 
-func (bt *Booter) add(b boards.Board, next func() (*BootSpec, error)) {
+func (bt *Booter) add(b boards.Board, next func() (*Spec, error)) {
 	bt.mu.Lock()
 	defer bt.mu.Unlock()
 	e := &bootBoard{board: b, next: next}
@@ -318,7 +328,7 @@ func PXELinuxConfig(runID, cmdline string) string {
 // loaders pass only their own parameters. A kernel without one gets one
 // added where the profile says its loader reads it (the virtual RouterBOOT
 // board's ROM); otherwise such a kernel cannot be booted this way.
-func SingleELF(p boards.Profile, spec *BootSpec) ([]byte, error) {
+func SingleELF(p boards.Profile, spec *Spec) ([]byte, error) {
 	kernel, err := os.ReadFile(spec.Kernel)
 	if err != nil {
 		return nil, fmt.Errorf("read kernel: %w", err)
