@@ -43,7 +43,7 @@ type Spec struct {
 // in memory. Nothing is copied into a per-run directory. run hands out one
 // fixed boot (AddBoot), serve a new run whenever a board asks (AddServed).
 //
-// Every board's files live under its name: <board>/boot.ipxe,
+// Every board's files live under its Key: <board>/boot.ipxe,
 // <board>/vmlinuz, <board>/initramfs.cpio, and so on.
 type Booter struct {
 	Server    net.IP
@@ -52,12 +52,29 @@ type Booter struct {
 
 	mu     sync.Mutex
 	byMAC  map[string]*bootBoard
-	byName map[string]*bootBoard
+	byName map[Key]*bootBoard
+}
+
+// Key is a board among the boots a Booter holds: its name, which is also
+// the folder its files are fetched from.
+type Key string
+
+// KeyOf is board b's key.
+func KeyOf(b boards.Board) Key { return Key(b.Name) }
+
+// File is the path by which the board fetches its file name.
+func (k Key) File(name string) string { return string(k) + "/" + name }
+
+// SplitFile is the board and the file a fetched path names; ok is false
+// for a path outside every board's folder.
+func SplitFile(path string) (k Key, name string, ok bool) {
+	board, name, ok := strings.Cut(path, "/")
+	return Key(board), name, ok && board != ""
 }
 
 // NewBooter answers for server on a subnet of mask.
 func NewBooter(server net.IP, mask net.IPMask, transport string) *Booter {
-	return &Booter{Server: server, Mask: mask, Transport: transport, byMAC: map[string]*bootBoard{}, byName: map[string]*bootBoard{}}
+	return &Booter{Server: server, Mask: mask, Transport: transport, byMAC: map[string]*bootBoard{}, byName: map[Key]*bootBoard{}}
 }
 
 // bootBoard is one board the Booter answers.
@@ -80,7 +97,7 @@ type bootFiles struct {
 // AddBoot makes board b get spec whenever it asks.
 func (bt *Booter) AddBoot(b boards.Board, spec *Spec) {
 	bt.add(b, func() (*Spec, error) { return spec, nil })
-	bt.byName[b.Name].cur = &bootFiles{spec: spec}
+	bt.byName[KeyOf(b)].cur = &bootFiles{spec: spec}
 }
 
 // AddServed makes board b get what next says each time it asks for a boot
@@ -94,7 +111,7 @@ func (bt *Booter) add(b boards.Board, next func() (*Spec, error)) {
 	defer bt.mu.Unlock()
 	e := &bootBoard{board: b, next: next}
 	bt.byMAC[b.MAC.String()] = e
-	bt.byName[b.Name] = e
+	bt.byName[KeyOf(b)] = e
 }
 
 // withoutAddress names a board that has no fixed address, "" when all do.
@@ -134,11 +151,28 @@ func (bt *Booter) Plan(c netboot.Client) (netboot.Offer, bool) {
 	return netboot.Offer{IP: addrIP(e.board.Address), Mask: bt.Mask, Server: bt.Server, BootFile: file}, true
 }
 
+// Report returns a Reporter that names the board of each event before
+// report gets it: a file's board by the folder it was fetched from (the
+// event's File is then the board's own name for it, "initramfs.cpio"), a
+// DHCP or BOOTP event's by the MAC of a board the Booter holds.
+func (bt *Booter) Report(report netboot.Reporter) netboot.Reporter {
+	return func(e netboot.Event) {
+		bt.mu.Lock()
+		if k, name, ok := SplitFile(e.File); ok && bt.byName[k] != nil {
+			e.Board, e.File = string(k), name
+		} else if b := bt.byMAC[e.MAC.String()]; e.MAC != nil && b != nil {
+			e.Board = b.board.Name
+		}
+		bt.mu.Unlock()
+		report(e)
+	}
+}
+
 // BootFile is what board b's DHCP or BOOTP answer names, for the client
 // asking: the dialect of its boot method, and for a firmware PXE client
 // the iPXE binary that its architecture runs.
 func BootFile(b boards.Board, c netboot.Client) (string, error) {
-	p := b.Profile
+	p, k := b.Profile, KeyOf(b)
 	switch p.Boot {
 	case boards.BootIPXE, boards.BootPXE:
 		if strings.HasPrefix(c.VendorClass, "HTTPClient") {
@@ -146,22 +180,22 @@ func BootFile(b boards.Board, c netboot.Client) (string, error) {
 			return "", fmt.Errorf("board %s: UEFI HTTP boot is not served (its PXE boot is)", b.Name)
 		}
 		if c.Kind() != netboot.ClientPXE {
-			return b.Name + "/boot.ipxe", nil
+			return k.File("boot.ipxe"), nil
 		}
 		bin, err := chainloadFor(c)
 		if err != nil {
 			return "", err
 		}
-		return b.Name + "/" + bin, nil
+		return k.File(bin), nil
 	case boards.BootUBootDHCP, boards.BootUBootSerial:
 		// U-Boot's distro boot asks for boot.scr.uimg by this name.
-		return b.Name + "/boot.scr.uimg", nil
+		return k.File("boot.scr.uimg"), nil
 	case boards.BootPXELinux:
 		// U-Boot's pxe get looks for pxelinux.cfg/ in the boot file's
 		// directory; the file itself is never loaded.
-		return b.Name + "/pxelinux.0", nil
+		return k.File("pxelinux.0"), nil
 	case boards.BootRouterBOOT, boards.BootCFE:
-		return b.Name + "/kernel.elf", nil
+		return k.File("kernel.elf"), nil
 	}
 	return "", fmt.Errorf("board %s: boot method %s is not served over the network", b.Name, p.Boot)
 }
@@ -185,7 +219,7 @@ func chainloadFor(c netboot.Client) (string, error) {
 // Open implements netboot.Files: <board>/<file> of the board's current
 // boot.
 func (bt *Booter) Open(name string) (io.ReadCloser, int64, error) {
-	board, file, ok := strings.Cut(name, "/")
+	board, file, ok := SplitFile(name)
 	if !ok {
 		return nil, 0, netboot.ErrNotFound
 	}
@@ -224,9 +258,9 @@ func (bt *Booter) generated(b boards.Board, cur *bootFiles, file string) ([]byte
 	spec, m := cur.spec, b.Profile.Boot
 	switch {
 	case file == "boot.ipxe" && (m == boards.BootIPXE || m == boards.BootPXE):
-		return []byte(IPXEScript(bt.Transport, bt.Server, b.Name, string(spec.Run), spec.Cmdline)), nil
+		return []byte(IPXEScript(bt.Transport, bt.Server, KeyOf(b), string(spec.Run), spec.Cmdline)), nil
 	case file == "boot.scr.uimg" && (m == boards.BootUBootDHCP || m == boards.BootUBootSerial):
-		return initramfs.UBootScript(UBootScript(b.Name, spec.Cmdline))
+		return initramfs.UBootScript(UBootScript(KeyOf(b), spec.Cmdline))
 	case m == boards.BootPXELinux && (file == "pxelinux.cfg/default" || file == "pxelinux.cfg/"+pxelinuxMAC(b.MAC)):
 		return []byte(PXELinuxConfig(string(spec.Run), spec.Cmdline)), nil
 	case file == "kernel.elf" && (m == boards.BootRouterBOOT || m == boards.BootCFE):
@@ -284,12 +318,12 @@ func pxelinuxMAC(mac net.HardwareAddr) string {
 // UEFI application: its EFI stub loads the initrd from iPXE's file system
 // by that name (iPXE before 1.21 has no other way to hand it over); a BIOS
 // boot ignores it.
-func IPXEScript(transport string, server net.IP, board, runID, cmdline string) string {
-	base := transport + "://" + server.String() + "/" + board + "/"
+func IPXEScript(transport string, server net.IP, board Key, runID, cmdline string) string {
+	base := transport + "://" + server.String() + "/"
 	return "#!ipxe\n" +
 		"echo bootbench: run " + runID + " loading from " + server.String() + " by " + transport + "\n" +
-		"kernel " + base + "vmlinuz initrd=initramfs.cpio " + cmdline + "\n" +
-		"initrd " + base + "initramfs.cpio\n" +
+		"kernel " + base + board.File("vmlinuz") + " initrd=initramfs.cpio " + cmdline + "\n" +
+		"initrd " + base + board.File("initramfs.cpio") + "\n" +
 		"boot\n"
 }
 
@@ -297,12 +331,12 @@ func IPXEScript(transport string, server net.IP, board, runID, cmdline string) s
 // TFTP from the server that answered its DHCP, and boot them with the run's
 // command line. Debian's arm64 kernel is an uncompressed Image, which booti
 // takes as is; the device tree is the one QEMU gave U-Boot.
-func UBootScript(board, cmdline string) string {
+func UBootScript(board Key, cmdline string) string {
 	return strings.Join([]string{
 		"echo bootbench: loading from ${serverip}",
 		"setenv bootargs " + cmdline,
-		"tftpboot ${kernel_addr_r} " + board + "/Image",
-		"tftpboot ${ramdisk_addr_r} " + board + "/initramfs.cpio",
+		"tftpboot ${kernel_addr_r} " + board.File("Image"),
+		"tftpboot ${ramdisk_addr_r} " + board.File("initramfs.cpio"),
 		"booti ${kernel_addr_r} ${ramdisk_addr_r}:${filesize} ${fdtcontroladdr}",
 	}, "\n") + "\n"
 }

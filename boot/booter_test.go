@@ -216,3 +216,36 @@ func golden(t *testing.T, path string, got []byte) {
 }
 
 var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestReportNamesTheBoard: the servers know files and MACs; the Booter's
+// Reporter names the board of each event, and leaves the file as the
+// board's own name for it.
+func TestReportNamesTheBoard(t *testing.T) {
+	b := testBoard("pc1", boards.BootIPXE, "52:54:00:bb:05:20")
+	bt := NewBooter(net.IPv4(198, 18, 0, 1).To4(), net.CIDRMask(24, 32), "http")
+	bt.AddBoot(b, &Spec{Run: "r"})
+	other, _ := net.ParseMAC("52:54:00:00:00:99")
+	tests := []struct {
+		in                  netboot.Event
+		wantBoard, wantFile string
+	}{
+		{netboot.Event{Kind: "http-done", File: KeyOf(b).File("initramfs.cpio")}, "pc1", "initramfs.cpio"},
+		{netboot.Event{Kind: "tftp-done", File: "pc1/pxelinux.cfg/default"}, "pc1", "pxelinux.cfg/default"},
+		{netboot.Event{Kind: "dhcp-ack", MAC: b.MAC}, "pc1", ""},
+		{netboot.Event{Kind: "ignored", MAC: other}, "", ""},
+		{netboot.Event{Kind: "tftp-error", File: "pc2/boot.ipxe"}, "", "pc2/boot.ipxe"},
+	}
+	for _, tt := range tests {
+		var got netboot.Event
+		bt.Report(func(e netboot.Event) { got = e })(tt.in)
+		if got.Board != tt.wantBoard || got.File != tt.wantFile {
+			t.Errorf("%s %s: board %q file %q; want %q %q", tt.in.Kind, tt.in.File, got.Board, got.File, tt.wantBoard, tt.wantFile)
+		}
+	}
+	if k, name, ok := SplitFile(Key("rb1").File("kernel.elf")); !ok || k != "rb1" || name != "kernel.elf" {
+		t.Errorf("SplitFile(File) = %q %q %v", k, name, ok)
+	}
+	if _, _, ok := SplitFile("boot.ipxe"); ok {
+		t.Error("a path outside every board's folder split")
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -66,7 +65,7 @@ var errBootedAgain = &Failure{Kind: FailReset, Err: errors.New("the board booted
 // started (servers, consoles) outlives it.
 func Serve(ctx, stop context.Context, o ServeOptions) error {
 	sweepStale(o.Rig.Builders.CacheDir)
-	s := &server{o: o, ctx: ctx, stop: stop, byMAC: map[string]*servedBoard{}, unknown: map[string]bool{}}
+	s := &server{o: o, ctx: ctx, stop: stop, byMAC: map[string]*servedBoard{}, byKey: map[boot.Key]*servedBoard{}, unknown: map[string]bool{}}
 	defer s.closeBoards()
 	transport := o.Job.Transport
 	if transport == "" {
@@ -79,6 +78,7 @@ func Serve(ctx, stop context.Context, o ServeOptions) error {
 			return err
 		}
 		s.byMAC[sv.Board.MAC.String()] = b
+		s.byKey[boot.KeyOf(sv.Board)] = b
 		booter.AddServed(sv.Board, b.answer)
 	}
 	stopServers, err := o.Bench.Serve(ctx, booter, s.report)
@@ -100,6 +100,7 @@ type server struct {
 	ctx   context.Context // ends runs at once
 	stop  context.Context // ends answering
 	byMAC map[string]*servedBoard
+	byKey map[boot.Key]*servedBoard
 
 	mu      sync.Mutex
 	unknown map[string]bool
@@ -293,26 +294,14 @@ func (r *run) pastNetboot() bool {
 	return r.stage == "kernel" || r.stage == "bench"
 }
 
-// report routes the servers' events: DHCP by MAC, files by the board's
-// directory.
+// report routes the servers' events to the board each names.
 func (s *server) report(e netboot.Event) {
 	if e.Kind == "ignored" {
 		s.ignored(e)
 		return
 	}
-	if e.MAC != nil {
-		if b := s.byMAC[e.MAC.String()]; b != nil {
-			b.event(e)
-		}
-		return
-	}
-	if name, file, ok := strings.Cut(e.File, "/"); ok {
-		for _, b := range s.byMAC {
-			if b.sv.Board.Name == name {
-				e.File = file
-				b.event(e)
-			}
-		}
+	if b := s.byKey[boot.Key(e.Board)]; b != nil {
+		b.event(e)
 	}
 }
 
