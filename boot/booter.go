@@ -152,14 +152,15 @@ func (bt *Booter) Plan(c netboot.Client) (netboot.Offer, bool) {
 }
 
 // Report returns a Reporter that names the board of each event before
-// report gets it: a file's board by the folder it was fetched from (the
-// event's File is then the board's own name for it, "initramfs.cpio"), a
-// DHCP or BOOTP event's by the MAC of a board the Booter holds.
+// report gets it: a file's board by the folder it was fetched from, a
+// DHCP or BOOTP event's by the MAC of a board the Booter holds. The
+// event's File stays the path as fetched (Key.File of the board's name
+// for it).
 func (bt *Booter) Report(report netboot.Reporter) netboot.Reporter {
 	return func(e netboot.Event) {
 		bt.mu.Lock()
-		if k, name, ok := SplitFile(e.File); ok && bt.byName[k] != nil {
-			e.Board, e.File = string(k), name
+		if k, _, ok := SplitFile(e.File); ok && bt.byName[k] != nil {
+			e.Board = string(k)
 		} else if b := bt.byMAC[e.MAC.String()]; e.MAC != nil && b != nil {
 			e.Board = b.board.Name
 		}

@@ -218,8 +218,7 @@ func golden(t *testing.T, path string, got []byte) {
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // TestReportNamesTheBoard: the servers know files and MACs; the Booter's
-// Reporter names the board of each event, and leaves the file as the
-// board's own name for it.
+// Reporter names the board of each event.
 func TestReportNamesTheBoard(t *testing.T) {
 	b := testBoard("pc1", boards.BootIPXE, "52:54:00:bb:05:20")
 	bt := NewBooter(net.IPv4(198, 18, 0, 1).To4(), net.CIDRMask(24, 32), "http")
@@ -229,8 +228,8 @@ func TestReportNamesTheBoard(t *testing.T) {
 		in                  netboot.Event
 		wantBoard, wantFile string
 	}{
-		{netboot.Event{Kind: "http-done", File: KeyOf(b).File("initramfs.cpio")}, "pc1", "initramfs.cpio"},
-		{netboot.Event{Kind: "tftp-done", File: "pc1/pxelinux.cfg/default"}, "pc1", "pxelinux.cfg/default"},
+		{netboot.Event{Kind: "http-done", File: KeyOf(b).File("initramfs.cpio")}, "pc1", "pc1/initramfs.cpio"},
+		{netboot.Event{Kind: "tftp-done", File: "pc1/pxelinux.cfg/default"}, "pc1", "pc1/pxelinux.cfg/default"},
 		{netboot.Event{Kind: "dhcp-ack", MAC: b.MAC}, "pc1", ""},
 		{netboot.Event{Kind: "ignored", MAC: other}, "", ""},
 		{netboot.Event{Kind: "tftp-error", File: "pc2/boot.ipxe"}, "", "pc2/boot.ipxe"},

@@ -294,7 +294,8 @@ func (r *run) pastNetboot() bool {
 	return r.stage == "kernel" || r.stage == "bench"
 }
 
-// report routes the servers' events to the board each names.
+// report routes the servers' events to the board each names (the
+// Booter's Reporter names it).
 func (s *server) report(e netboot.Event) {
 	if e.Kind == "ignored" {
 		s.ignored(e)

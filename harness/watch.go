@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/serialctl"
 )
@@ -289,7 +290,7 @@ func (w *watcher) netEvent(e netboot.Event) {
 		r.say("dhcp", "%s to %s: %s", e.Kind, e.MAC, e.IP)
 	case "tftp-done", "http-done":
 		r.say(strings.TrimSuffix(e.Kind, "-done"), "%s %s in %.2fs (%s/s)", e.File, mib(e.Bytes), e.Duration.Seconds(), mib(int64(float64(e.Bytes)/max(e.Duration.Seconds(), 1e-3))))
-		if e.File == "initramfs.cpio" {
+		if e.File == boot.KeyOf(r.o.Board).File("initramfs.cpio") {
 			r.enter("kernel")
 			w.kernel = true
 			r.say("kernel", "booting %s", r.rec.Kernel)
