@@ -23,17 +23,14 @@ const ciSynopsis = "ci --board NAME --baseline REF --max-regression PCT [--reps 
 	"Exit status: 0 pass, 1 a regression or a failed run, 2 bad usage or baseline."
 
 func cmdCI(ctx context.Context, args []string) error {
-	fs := newFlags("ci", ciSynopsis)
-	rf := addRunFlags(fs, 5)
+	fs := newCommand("ci", ciSynopsis, "")
+	rf := addRunFlags(fs.FlagSet, 5)
 	baselineRef := fs.String("baseline", "", "the baseline: a JSON export file, or board=NAME,clock=MHZ[,bench=B][,since=YYYY-MM-DD]")
 	maxRegression := fs.String("max-regression", "", "how much slower than the baseline a metric may be, e.g. 3%")
 	metrics := fs.String("metrics", "", "metrics to judge, comma-separated globs (default: every metric both sides have)")
 	junit := fs.String("junit", "", "write JUnit XML here (one testsuite per board, one testcase per metric)")
 	summary := fs.String("summary", "", "write a Markdown summary here, for the job's page")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs, ciSynopsis); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	maxReg, err := parsePercent(*maxRegression)

@@ -37,14 +37,14 @@ func cmdImage(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] != "build" {
 		return usageErr("image: say build or prebuild (see 'bootbench image build --help')")
 	}
-	fs := newFlags("image build", "image build --arch GOARCH [--goarm N] [--gomips softfloat|hardfloat]\n"+
+	fs := newCommand("image build", "image build --arch GOARCH [--goarm N] [--gomips softfloat|hardfloat]\n"+
 		"    [--bench "+strings.Join(benchmark.Names(), "|")+"|NAME] [--bench-cmd \"CMD ARGS\"] [--add HOST:IMG]... [--sysroot DIR]\n"+
 		"    [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--compress gz|xz|none] [--kernel FILE] [--cmdline ARGS] [--ram MIB] [-o OUT]\n\n"+
 		"Builds the initramfs a board boots: u-root's init with benchinit as its only job,\n"+
 		"and optionally an external benchmark with the libraries it needs. Without the\n"+
-		"source tree or Go it starts from the prebuilt set ('image prebuild').")
-	f := addImageFlags(fs)
-	if err := parseFlags(fs, args[1:]); err != nil {
+		"source tree or Go it starts from the prebuilt set ('image prebuild').", "")
+	f := addImageFlags(fs.FlagSet)
+	if err := fs.parseArgs(args[1:]); err != nil {
 		return err
 	}
 	if err := f.check(); err != nil {
@@ -229,14 +229,14 @@ func formatImage(cpio []byte, digest, format, compress, arch string, kernel []by
 // every target into a prebuilt set, from which a bootbench binary without
 // the source tree or Go builds its images.
 func cmdPrebuild(ctx context.Context, args []string) error {
-	fs := newFlags("image prebuild", "image prebuild [--arch A,B,...] [-o DIR]\n\n"+
+	fs := newCommand("image prebuild", "image prebuild [--arch A,B,...] [-o DIR]\n\n"+
 		"Builds u-root's init and benchinit for each architecture from the source tree\n"+
 		"and writes them, with a manifest, where 'image build' and 'run' find them when\n"+
 		"there is no source tree or no Go: the cache's prebuilt set by default. A release\n"+
-		"carries such a set.")
+		"carries such a set.", "")
 	arches := fs.String("arch", "", "targets, comma separated, GOARCH or Debian names (default: every architecture, and armhf)")
 	out := fs.String("o", "", "directory of the set (default: the cache's, "+initramfs.PrebuiltDir(filepath.Join(cacheDir(), "images"))+")")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.parseArgs(args); err != nil {
 		return err
 	}
 	src, err := initramfs.FindSource()

@@ -32,9 +32,9 @@ const runHelp = "Netboots the board with bootbench's own DHCP, TFTP and HTTP, ru
 	"only the boot and lets that server hand out the addresses."
 
 func cmdRun(ctx context.Context, args []string) error {
-	fs := newFlags("run", "run [--board NAME] [--inventory FILE] [--clock MHZ[,MHZ...]] [--reps N] [flags]\n\n"+runHelp)
-	rf := addRunFlags(fs, 1)
-	if err := parseFlags(fs, args); err != nil {
+	fs := newCommand("run", "run [--board NAME] [--inventory FILE] [--clock MHZ[,MHZ...]] [--reps N] [flags]\n\n"+runHelp, "")
+	rf := addRunFlags(fs.FlagSet, 1)
+	if err := fs.parseArgs(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

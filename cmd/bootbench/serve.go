@@ -36,16 +36,13 @@ const serveSynopsis = "serve [--inventory FILE] [--db PATH] [--proxy] [--once BO
 	"it has stored one result, then exits 0 (ok) or 1."
 
 func cmdServe(ctx context.Context, args []string) error {
-	fs := newFlags("serve", serveSynopsis)
+	fs := newCommand("serve", serveSynopsis, "")
 	inventory := fs.String("inventory", "", "bench inventory (default $BOOTBENCH_INVENTORY, else $XDG_CONFIG_HOME/bootbench/bench.yaml when it exists)")
 	proxy := fs.Bool("proxy", false, "serve as proxyDHCP: the bench segment's own DHCP server hands out addresses")
 	once := fs.String("once", "", "serve only this board, until it has stored one result")
 	logFormat := fs.String("log", "", "text or json: one line per event (default: status lines on a terminal, text otherwise)")
-	db := dbFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs, serveSynopsis); err != nil {
+	fs.storeFlag()
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *logFormat != "" && *logFormat != "text" && *logFormat != "json" {
@@ -59,41 +56,16 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, dbPath, err := openStore(*db)
+	store, dbPath, err := fs.writeStore()
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 
-	// The signals are serve's own: the first stops answering, the second
-	// stops the runs in progress.
-	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelHard()
-	stop, cancelStop := context.WithCancel(hard)
-	defer cancelStop()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-
 	show := newServeDisplay(os.Stdout, *logFormat, served)
 	defer show.close()
-	go func() {
-		for n := 0; ; n++ {
-			select {
-			case <-sigs:
-			case <-hard.Done():
-				return
-			}
-			if n == 0 {
-				show.note("stopping: no more boots are answered; runs in progress finish (Ctrl-C again to stop them now)")
-				cancelStop()
-			} else {
-				show.note("stopping now: runs in progress are stored as interrupted")
-				cancelHard()
-				return
-			}
-		}
-	}()
+	hard, stop, cancelStop, endSignals := serveSignals(ctx, show)
+	defer endSignals()
 
 	bench, closeBench, err := openBench(ctx, inv, *proxy, show.note)
 	if err != nil {
@@ -125,6 +97,38 @@ func cmdServe(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve --once %s: %w", *once, onceErr)
 	}
 	return nil
+}
+
+// serveSignals makes serve's own signal handling: the first Ctrl-C (or
+// SIGTERM) ends stop, so no more boots are answered, the second ends hard,
+// which stops the runs in progress. end releases the signals.
+func serveSignals(ctx context.Context, show *serveDisplay) (hard, stop context.Context, cancelStop func(), end func()) {
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	stop, cancelStop = context.WithCancel(hard)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		for n := 0; ; n++ {
+			select {
+			case <-sigs:
+			case <-hard.Done():
+				return
+			}
+			if n == 0 {
+				show.note("stopping: no more boots are answered; runs in progress finish (Ctrl-C again to stop them now)")
+				cancelStop()
+			} else {
+				show.note("stopping now: runs in progress are stored as interrupted")
+				cancelHard()
+				return
+			}
+		}
+	}()
+	return hard, stop, cancelStop, func() {
+		signal.Stop(sigs)
+		cancelStop()
+		cancelHard()
+	}
 }
 
 // servedBoards are the inventory's boards (or the one --once names), each
