@@ -1,16 +1,12 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"debug/elf"
-	"encoding/binary"
 	"encoding/hex"
 	"io"
 	"math/rand"
 	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +15,7 @@ import (
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/boot"
+	"github.com/bootbench/bootbench/boot/boottest"
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"
@@ -66,9 +63,9 @@ func TestRAMCheckMeasuresBootedImage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			b := testBoard("b1", tt.boot, "52:54:00:12:34:56")
+			b := boottest.Board("b1", tt.boot, "52:54:00:12:34:56")
 			b.Profile.ImageFormat, b.Profile.RAMMB, b.Profile.Arch = tt.format, 256, "mipsle"
-			job := plan.Job{Board: b, Kernel: mipsKernel(t, dir)}
+			job := plan.Job{Board: b, Kernel: boottest.MIPSKernel(t, dir)}
 			if err := job.Settle(); err != nil {
 				t.Fatal(err)
 			}
@@ -161,45 +158,4 @@ func fakeImage(t *testing.T, dir string) func(context.Context, initramfs.Spec, s
 		sum := sha256.Sum256(data)
 		return &initramfs.Image{Path: path, Size: int64(len(data)), Digest: hex.EncodeToString(sum[:])}, nil
 	}
-}
-
-// testBoard is a board of boot method m on the bench at 198.18.0.0/24.
-func testBoard(name string, m boards.BootMethod, mac string) boards.Board {
-	hw, _ := net.ParseMAC(mac)
-	p := boards.Profile{Name: "test-" + string(m), Boot: m, Console: "ttyS0", Baud: 115200}
-	if m == boards.BootRouterBOOT {
-		p.Virtual = &boards.Virtual{AddCmdlineArea: true}
-	}
-	return boards.Board{Name: name, Profile: p, MAC: hw, Address: netip.MustParseAddr("198.18.0.10")}
-}
-
-// mipsKernel writes a minimal 32-bit little-endian MIPS kernel ELF: one
-// loadable segment, no command line area (as Debian's Malta kernel).
-func mipsKernel(t *testing.T, dir string) string {
-	t.Helper()
-	body := []byte("kernel text")
-	var b bytes.Buffer
-	le := binary.LittleEndian
-	h := make([]byte, 52)
-	copy(h, []byte{0x7f, 'E', 'L', 'F', 1, 1, 1})
-	le.PutUint16(h[16:], uint16(elf.ET_EXEC))
-	le.PutUint16(h[18:], uint16(elf.EM_MIPS))
-	le.PutUint32(h[20:], 1)
-	le.PutUint32(h[24:], 0x80100000) // entry
-	le.PutUint32(h[28:], 52)         // phoff
-	le.PutUint16(h[40:], 52)
-	le.PutUint16(h[42:], 32)
-	le.PutUint16(h[44:], 1)
-	b.Write(h)
-	ph := make([]byte, 32)
-	for i, v := range []uint32{uint32(elf.PT_LOAD), 84, 0x80100000, 0x00100000, uint32(len(body)), uint32(len(body)), uint32(elf.PF_R | elf.PF_X), 0x1000} {
-		le.PutUint32(ph[4*i:], v)
-	}
-	b.Write(ph)
-	b.Write(body)
-	path := filepath.Join(dir, "vmlinux")
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
