@@ -169,6 +169,16 @@ func (bt *Booter) Report(report netboot.Reporter) netboot.Reporter {
 	}
 }
 
+// Servable refuses, before anything is powered, a board whose boot
+// method bootbench cannot serve yet.
+func Servable(b boards.Board) error {
+	switch b.Profile.Boot {
+	case boards.BootIPXE, boards.BootPXE, boards.BootUBootDHCP, boards.BootUBootSerial, boards.BootPXELinux, boards.BootRouterBOOT, boards.BootCFE:
+		return nil
+	}
+	return fmt.Errorf("board %s: boot method %s is not supported yet (supported: ipxe, pxe, uboot-dhcp, uboot-serial, pxelinux, routerboot-bootp, cfe, qemu-direct)", b.Name, b.Profile.Boot)
+}
+
 // BootFile is what board b's DHCP or BOOTP answer names, for the client
 // asking: the dialect of its boot method, and for a firmware PXE client
 // the iPXE binary that its architecture runs.

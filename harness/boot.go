@@ -42,7 +42,7 @@ func (r *run) serve(ctx context.Context, built *plan.Built, dir string, events c
 		dl.LoadDirect(k, initrd, args)
 		return func() {}, nil
 	}
-	if err := netbootable(o.Board); err != nil {
+	if err := boot.Servable(o.Board); err != nil {
 		return nil, err
 	}
 	if o.Bench == nil {
@@ -63,16 +63,6 @@ func (r *run) serve(ctx context.Context, built *plan.Built, dir string, events c
 	}
 	r.say("network", "%s, serving %s (%s)", o.Bench, o.Board.Name, o.Board.MAC)
 	return stop, nil
-}
-
-// netbootable refuses, before anything is powered, a board whose boot
-// method bootbench cannot serve yet.
-func netbootable(b boards.Board) error {
-	switch b.Profile.Boot {
-	case boards.BootIPXE, boards.BootPXE, boards.BootUBootDHCP, boards.BootUBootSerial, boards.BootPXELinux, boards.BootRouterBOOT, boards.BootCFE:
-		return nil
-	}
-	return fmt.Errorf("board %s: boot method %s is not supported yet (supported: ipxe, pxe, uboot-dhcp, uboot-serial, pxelinux, routerboot-bootp, cfe, qemu-direct)", b.Name, b.Profile.Boot)
 }
 
 // stageDirect prepares a board that loads its kernel without a bootloader.

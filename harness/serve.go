@@ -140,7 +140,7 @@ func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
 		// does not power boards: the board could never start a run here.
 		return nil, fmt.Errorf("board %s: boot method %s is driven over the console from power-on; run it with bootbench run", sv.Board.Name, m)
 	}
-	if err := netbootable(sv.Board); err != nil {
+	if err := boot.Servable(sv.Board); err != nil {
 		return nil, err
 	}
 	b := &servedBoard{s: s, sv: sv}
