@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/bootbench/bootbench/benchmark"
 )
 
 // An Inventory is one bench as its owner describes it in bench.yaml: the NIC
@@ -572,7 +574,7 @@ func (p *inventoryParser) power(n *yaml.Node, what string) PowerSpec {
 }
 
 func (p *inventoryParser) job(n *yaml.Node, what string, pr Profile) Job {
-	j := Job{Bench: "speed", Reps: 1}
+	j := Job{Bench: benchmark.Speed, Reps: 1}
 	if n == nil {
 		return j
 	}
@@ -580,8 +582,8 @@ func (p *inventoryParser) job(n *yaml.Node, what string, pr Profile) Job {
 	if f == nil {
 		return j
 	}
-	if p.scalar(f["bench"], what+" job bench", &j.Bench) && j.Bench != "speed" && j.Bench != "openssl" {
-		p.problem(f["bench"], "%s job: unknown bench %q (speed or openssl)", what, j.Bench)
+	if p.scalar(f["bench"], what+" job bench", &j.Bench) && !slices.Contains(benchmark.Served(), j.Bench) {
+		p.problem(f["bench"], "%s job: unknown bench %q (%s)", what, j.Bench, strings.Join(benchmark.Served(), ", "))
 	}
 	if c := f["clock"]; c != nil {
 		if c.Kind == yaml.ScalarNode {

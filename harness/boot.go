@@ -5,43 +5,29 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/netboot"
+	"github.com/bootbench/bootbench/plan"
 )
 
-// cmdline is the kernel command line of this run: the console, a panic
-// that reboots (so a dead board is seen as one), the run's parameters, the
-// clock where the command line carries it, and the user's additions.
+// cmdline is the kernel command line of this run, as its plan says, with
+// the ports of a benchmark the host drives.
 func (r *run) cmdline() string {
-	o, p := r.o, r.o.Board.Profile
-	baud := o.Board.Baud
-	if baud == 0 {
-		baud = p.Baud
+	var ports []bootparam.Port
+	if r.drivenByHost() {
+		ports = r.o.Host.Ports()
 	}
-	params := bootparam.Params{Run: string(r.rec.ID), Bench: o.Benchmark, Seconds: o.Seconds, Algs: o.Algs}
-	if o.Router != nil && o.Benchmark == BenchRoute {
-		params.Ports = o.Router.Ports()
-	}
-	parts := []string{fmt.Sprintf("console=%s,%d panic=-1 quiet loglevel=1", p.Console, baud)}
-	switch {
-	case o.Clock == 0:
-	case p.ClockMethod == boards.ClockCPUFreq:
-		params.ClockMHz = int(o.Clock)
-	case p.ClockMethod == boards.ClockCmdline:
-		parts = append(parts, strings.ReplaceAll(p.ClockCmdline, "{mhz}", fmt.Sprint(int(o.Clock))))
-	}
-	parts = append(parts, params.String(), o.Append)
-	return strings.TrimSpace(strings.Join(parts, " "))
+	return plan.New(r.o.Job).Cmdline(string(r.rec.ID), ports)
 }
 
 // serve puts what the board boots where it will get it: into the target
 // itself for a board that loads a kernel directly, else into a Booter the
 // bench serves. The returned stop ends the serving.
-func (r *run) serve(ctx context.Context, kernel, image, dir string, events chan<- netboot.Event) (stop func(), err error) {
+func (r *run) serve(ctx context.Context, built *plan.Built, dir string, events chan<- netboot.Event) (stop func(), err error) {
 	o, p := r.o, r.o.Board.Profile
 	cmdline := r.cmdline()
 	if p.Boot == boards.BootQEMUDirect {
@@ -49,14 +35,14 @@ func (r *run) serve(ctx context.Context, kernel, image, dir string, events chan<
 		if !ok {
 			return nil, fmt.Errorf("board %s: boot method qemu-direct needs a virtual board", o.Board.Name)
 		}
-		k, initrd, args, err := r.stageDirect(kernel, image, dir, cmdline)
+		k, initrd, args, err := r.stageDirect(built, dir, cmdline)
 		if err != nil {
 			return nil, err
 		}
 		dl.LoadDirect(k, initrd, args)
 		return func() {}, nil
 	}
-	if err := netbootable(o.Board); err != nil {
+	if err := boot.Servable(o.Board); err != nil {
 		return nil, err
 	}
 	if o.Bench == nil {
@@ -69,8 +55,8 @@ func (r *run) serve(ctx context.Context, kernel, image, dir string, events chan<
 		default: // progress is best effort; never stall a server
 		}
 	}
-	booter := NewBooter(o.Bench.ServerIP(), o.Bench.Mask(), o.Transport)
-	booter.AddBoot(o.Board, &BootSpec{Run: r.rec.ID, Kernel: kernel, Image: image, Cmdline: cmdline})
+	booter := boot.NewBooter(o.Bench.ServerIP(), o.Bench.Mask(), o.Transport)
+	booter.AddBoot(o.Board, &boot.Spec{Run: r.rec.ID, Kernel: built.Kernel, Image: built.Payload, Cmdline: cmdline})
 	stop, err = o.Bench.Serve(ctx, booter, report)
 	if err != nil {
 		return nil, err
@@ -79,32 +65,21 @@ func (r *run) serve(ctx context.Context, kernel, image, dir string, events chan<
 	return stop, nil
 }
 
-// netbootable refuses, before anything is powered, a board whose boot
-// method bootbench cannot serve yet.
-func netbootable(b boards.Board) error {
-	switch b.Profile.Boot {
-	case boards.BootIPXE, boards.BootPXE, boards.BootUBootDHCP, boards.BootUBootSerial, boards.BootPXELinux, boards.BootRouterBOOT, boards.BootCFE:
-		return nil
-	}
-	return fmt.Errorf("board %s: boot method %s is not supported yet (supported: ipxe, pxe, uboot-dhcp, uboot-serial, pxelinux, routerboot-bootp, cfe, qemu-direct)", b.Name, b.Profile.Boot)
-}
-
 // stageDirect prepares a board that loads its kernel without a bootloader.
-// An "elf" image is the kernel with the initramfs inside, as RouterBOOT
-// loads it: the kernel finds it through rd_start/rd_size on its command
-// line.
-func (r *run) stageDirect(kernel, image, dir, cmdline string) (k, initrd, args string, err error) {
-	switch r.o.Board.Profile.ImageFormat {
-	case boards.FormatELF:
-		kb, err := os.ReadFile(kernel)
+// An ELF wrapping is the kernel with the image inside, as RouterBOOT loads
+// it: the kernel finds it through rd_start/rd_size on its command line.
+func (r *run) stageDirect(built *plan.Built, dir, cmdline string) (k, initrd, args string, err error) {
+	switch {
+	case built.Plan.Wrap.ELF:
+		kb, err := os.ReadFile(built.Kernel)
 		if err != nil {
 			return "", "", "", fmt.Errorf("read kernel: %w", err)
 		}
-		cpio, err := os.ReadFile(image)
+		payload, err := os.ReadFile(built.Payload)
 		if err != nil {
 			return "", "", "", fmt.Errorf("read image: %w", err)
 		}
-		elf, rd, err := initramfs.WrapELF(kb, cpio, initramfs.ELFOptions{})
+		elf, rd, err := initramfs.WrapELF(kb, payload, initramfs.ELFOptions{})
 		if err != nil {
 			return "", "", "", fmt.Errorf("wrap kernel and image in one ELF: %w", err)
 		}
@@ -114,8 +89,8 @@ func (r *run) stageDirect(kernel, image, dir, cmdline string) (k, initrd, args s
 		}
 		r.say("image", "kernel and image in one ELF: %s (%s)", mib(int64(len(elf))), rd)
 		return k, "", cmdline + " " + rd, nil
-	case boards.FormatCPIO:
-		return kernel, image, cmdline, nil
+	case r.o.Board.Profile.ImageFormat == boards.FormatUImage:
+		return "", "", "", fmt.Errorf("board %s: image format %q cannot be booted directly", r.o.Board.Name, r.o.Board.Profile.ImageFormat)
 	}
-	return "", "", "", fmt.Errorf("board %s: image format %q cannot be booted directly", r.o.Board.Name, r.o.Board.Profile.ImageFormat)
+	return built.Kernel, built.Payload, cmdline, nil
 }

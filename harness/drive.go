@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/serialctl"
 )
@@ -56,7 +57,7 @@ func (r *run) stepVars() *strings.Replacer {
 	if o.Board.Address.IsValid() {
 		ip = o.Board.Address.String()
 	}
-	file, _ := BootFile(o.Board, netboot.Client{})
+	file, _ := boot.BootFile(o.Board, netboot.Client{})
 	return strings.NewReplacer("{server}", server, "{ip}", ip, "{board}", o.Board.Name, "{file}", file)
 }
 

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/netboot"
+	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/serialctl"
 )
@@ -111,7 +113,7 @@ func (rb *replayBoard) Close() error { return rb.out.Close() }
 // stubBench is a bench at an address, serving nothing.
 type stubBench struct{ ip net.IP }
 
-func (b stubBench) Serve(context.Context, *Booter, netboot.Reporter) (func(), error) {
+func (b stubBench) Serve(context.Context, *boot.Booter, netboot.Reporter) (func(), error) {
 	return func() {}, nil
 }
 func (b stubBench) ServerIP() net.IP { return b.ip }
@@ -132,7 +134,7 @@ func TestDriveCFE(t *testing.T) {
 	rb := newReplayBoard(t, "testdata/cfe-replay.txt")
 	con := serialctl.New(rb)
 	defer con.Close()
-	r := &run{o: Options{Board: b, Bench: stubBench{net.IPv4(198, 18, 5, 1)}}, start: time.Now(), rec: &results.Run{ID: "r1"}}
+	r := &run{o: config{Job: plan.Job{Board: b}, Rig: Rig{Bench: stubBench{net.IPv4(198, 18, 5, 1)}}}, start: time.Now(), rec: &results.Run{ID: "r1"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := r.drive(ctx, con, 0); err != nil {
@@ -163,7 +165,7 @@ func TestDriveStepTimesOut(t *testing.T) {
 	con := serialctl.New(pr)
 	defer con.Close()
 	p := boards.Profile{Name: "x", Boot: boards.BootUBootSerial, ConsoleSteps: []boards.ConsoleStep{{Expect: "Hit any key", Timeout: 200 * time.Millisecond}}}
-	r := &run{o: Options{Board: boards.Board{Name: "u1", Profile: p}}, start: time.Now(), rec: &results.Run{ID: "r1"}}
+	r := &run{o: config{Job: plan.Job{Board: boards.Board{Name: "u1", Profile: p}}}, start: time.Now(), rec: &results.Run{ID: "r1"}}
 	go io.WriteString(pw, "U-Boot 2023.01\r\nautoboot disabled\r\n")
 	err := r.drive(context.Background(), con, 0)
 	if Kind(err) != FailBootTimeout || !strings.Contains(err.Error(), `step 1: "Hit any key" did not come within 200ms`) || !strings.Contains(err.Error(), "autoboot disabled") {

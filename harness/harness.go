@@ -22,65 +22,42 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/boards"
-	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/netboot"
+	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"
 )
 
-// Options say what to run, on what.
-type Options struct {
-	Board  boards.Board
+// Rig is what a run measures with: the board's target, the bench that
+// serves its netboot, the builders of what it boots, the store. What it
+// measures is the job (plan.Job).
+type Rig struct {
 	Target Target
 	// Bench serves the netboot; nil for a board that boots without the
 	// network (qemu-direct).
-	Bench Bench
-
-	Clock     boards.MHz // 0: the board's default
-	Benchmark string     // "speed" (default) or "openssl"
-	Seconds   time.Duration
-	Algs      []string
-	Rep       int
-
-	// Kernel is the kernel image; "" takes the board's (inventory) or
-	// else the profile's Debian kernel from Kernels.
-	Kernel  string
-	Kernels func(ctx context.Context, k boards.DebianKernel) (string, error)
-	// BuildImage builds the board's image; nil is initramfs.Build.
-	BuildImage func(ctx context.Context, spec initramfs.Spec, cacheDir string) (*initramfs.Image, error)
-	Source     string // bootbench module source, to build the image
-	CacheDir   string // images and run directories
-	Append     string // extra kernel command line parameters
-	// Transport is how iPXE fetches the kernel and image: "http" (default,
-	// several times faster) or "tftp". The script itself always comes by
-	// TFTP, the way the DHCP boot file does.
-	Transport string
-
-	BootTimeout time.Duration // 0: the profile's
-	RunTimeout  time.Duration // 0: the profile's
-	// Retries is how many times a run that never got going (no hello,
-	// a panic or reset before it) or whose frames went corrupt is booted
-	// again. Every attempt is stored.
-	Retries int
+	Bench boot.Bench
 	// Operator is asked to set a clock by hand (clock method manual).
 	Operator Operator
-
-	// Router is the route benchmark's host networks (Benchmark "route");
-	// RouteConfigs the configurations it runs, in order (default: all
-	// of bootparam.RouteConfigs).
-	Router       Router
-	RouteConfigs []string
-	// ImageFiles, when set, names files the image carries for this
-	// kernel, as HOST:IMG (the route benchmark's kernel modules).
-	ImageFiles func(ctx context.Context, kernel string) ([]string, error)
+	// Host drives a benchmark the host takes part in (the route
+	// benchmark's networks); nil where the bench has none.
+	Host     HostDriver
+	Builders plan.Builders
 
 	Store    *results.Store
 	Progress io.Writer // one line per stage; nil for silence
 	// Events, when set, gets every progress step as it happens, for
 	// displays other than Progress's line log.
 	Events func(Event)
+}
+
+// config is one run's job on its rig.
+type config struct {
+	plan.Job
+	Rig
 }
 
 // Event is one progress step of a run.
@@ -103,11 +80,12 @@ type Operator interface {
 // ErrInterrupted is returned when the caller cancelled the run.
 var ErrInterrupted = errors.New("run interrupted")
 
-// Run performs the run, booting the board again per o.Retries, and stores
-// every attempt. The returned run is the last one stored; err says why it
-// did not succeed (the run's Reason holds the same text). A nil run with an
-// error means nothing could be stored.
-func Run(ctx context.Context, o Options) (*results.Run, error) {
+// Run performs job on rig, booting the board again per job.Retries, and
+// stores every attempt. The returned run is the last one stored; err says
+// why it did not succeed (the run's Reason holds the same text). A nil run
+// with an error means nothing could be stored.
+func Run(ctx context.Context, job plan.Job, rig Rig) (*results.Run, error) {
+	o := config{Job: job, Rig: rig}
 	if err := o.fill(); err != nil {
 		return nil, err
 	}
@@ -123,50 +101,29 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 }
 
 // fill checks o and puts in the defaults.
-func (o *Options) fill() error {
+func (o *config) fill() error {
 	if o.Target == nil {
 		return fmt.Errorf("board %s: no target to run on", o.Board.Name)
 	}
 	return o.settle()
 }
 
-// settle checks the run's settings and puts in the defaults, for a run
-// bootbench powers on and for one the board starts itself (serve).
-func (o *Options) settle() error {
-	p := o.Board.Profile
-	if err := p.CheckClock(o.Clock); err != nil {
+// settle checks the job against its board and the rig, and puts in the
+// defaults, for a run bootbench powers on and for one the board starts
+// itself (serve).
+func (o *config) settle() error {
+	if err := o.Job.Settle(); err != nil {
 		return err
 	}
-	if o.Clock == 0 {
-		o.Clock = p.DefaultClock
-	}
-	if o.Transport == "" {
-		o.Transport = "http"
-	}
-	if o.Transport != "http" && o.Transport != "tftp" {
-		return fmt.Errorf("unknown transport %q (http or tftp)", o.Transport)
-	}
-	if o.Benchmark == "" {
-		o.Benchmark = "speed"
-	}
-	if o.BootTimeout == 0 {
-		o.BootTimeout = p.BootTimeout
-	}
-	if o.RunTimeout == 0 {
-		o.RunTimeout = p.RunTimeout
-	}
-	if o.BuildImage == nil {
-		o.BuildImage = initramfs.Build
-	}
-	if o.Benchmark == BenchRoute && o.Router == nil {
-		return fmt.Errorf("board %s: the route benchmark needs the host's networks on both sides of the board, which this bench does not have", o.Board.Name)
+	if bm, _ := benchmark.Lookup(o.Benchmark); bm.HostNetworks && o.Host == nil {
+		return fmt.Errorf("board %s: the %s benchmark needs the host's networks on both sides of the board, which this bench does not have", o.Board.Name, o.Bench)
 	}
 	return nil
 }
 
 // run is one attempt.
 type run struct {
-	o     Options
+	o     config
 	start time.Time
 	rec   *results.Run
 	out   []byte // the benchmark's verified output
@@ -175,10 +132,10 @@ type run struct {
 	// has none): an error fails the boot.
 	driven <-chan error
 
-	// route drives the route benchmark (nil for the others); res is the
-	// board's verified report.
-	route *routeDriver
-	res   frame.Result
+	// host drives a benchmark the host takes part in (nil for the
+	// others); res is the board's verified report.
+	host HostRun
+	res  frame.Result
 
 	mu        sync.Mutex
 	stageFrom time.Time
@@ -186,15 +143,20 @@ type run struct {
 	shown     int // bytes of benchmark output already echoed
 }
 
-func runOnce(ctx context.Context, o Options) (*results.Run, error) {
-	now := time.Now()
-	r := &run{o: o, start: now, rec: &results.Run{
-		ID: results.NewRunID(), Board: o.Board.Name, ClockMHz: o.Clock, Rep: o.Rep,
-		Bench: o.Benchmark, Started: now,
-	}}
+func runOnce(ctx context.Context, o config) (*results.Run, error) {
+	r := newRun(o)
 	r.say("run", "%s on %s at %s, bench %s", r.rec.ID, o.Board.Name, o.Clock, o.Benchmark)
 	err := r.boot(ctx)
 	return r.finish(ctx, err)
+}
+
+// newRun starts the record of one run of o, under a new id.
+func newRun(o config) *run {
+	now := time.Now()
+	return &run{o: o, start: now, rec: &results.Run{
+		ID: results.NewRunID(), Board: o.Board.Name, ClockMHz: o.Clock, Rep: o.Rep,
+		Bench: o.Benchmark, Started: now,
+	}}
 }
 
 func (r *run) say(kind results.EventKind, format string, args ...any) {
@@ -225,22 +187,22 @@ func (r *run) enter(stage results.StageName) {
 // boot takes the board from off to its result.
 func (r *run) boot(ctx context.Context) error {
 	o := r.o
-	img, kernel, err := r.prepare(ctx)
+	built, err := r.prepare(ctx)
 	if err != nil {
 		return fail(FailSetup, err)
 	}
-	dir, err := os.MkdirTemp(o.CacheDir, "run-"+string(r.rec.ID)+"-")
+	dir, err := os.MkdirTemp(o.Builders.CacheDir, "run-"+string(r.rec.ID)+"-")
 	if err != nil {
 		return fail(FailSetup, fmt.Errorf("run directory: %w", err))
 	}
 	defer os.RemoveAll(dir)
-	sweepStale(o.CacheDir)
+	sweepStale(o.Builders.CacheDir)
 	if err := writeOwner(dir); err != nil {
 		return fail(FailSetup, fmt.Errorf("run directory: %w", err))
 	}
 
 	events := make(chan netboot.Event, 64)
-	stopServing, err := r.serve(ctx, kernel, img.Path, dir, events)
+	stopServing, err := r.serve(ctx, built, dir, events)
 	if err != nil {
 		return fail(FailSetup, err)
 	}
@@ -283,14 +245,20 @@ func (r *run) boot(ctx context.Context) error {
 			}
 		}()
 	}
-	if o.Benchmark == BenchRoute {
-		r.route = newRouteDriver(r, con)
-		defer r.route.stop()
+	if r.drivenByHost() {
+		r.host = o.Host.Start(con, r.say)
+		defer r.host.Stop()
 	}
 	return r.watch(ctx, con.Lines(), events)
 }
 
-func consoleName(o Options) string {
+// drivenByHost is a run of a benchmark the host drives, on a rig that can.
+func (r *run) drivenByHost() bool {
+	bm, _ := benchmark.Lookup(r.o.Benchmark)
+	return bm.HostNetworks && r.o.Host != nil
+}
+
+func consoleName(o config) string {
 	if o.Board.Console != "" {
 		return o.Board.Console
 	}
@@ -309,47 +277,22 @@ func (r *run) powerOff() {
 }
 
 // prepare finds the kernel and builds the image (which may carry files
-// for that kernel).
-func (r *run) prepare(ctx context.Context) (*initramfs.Image, string, error) {
-	o, p := r.o, r.o.Board.Profile
+// for that kernel), as the job's plan says.
+func (r *run) prepare(ctx context.Context) (*plan.Built, error) {
 	r.enter("image")
-	kernel := o.Kernel
-	if kernel == "" {
-		kernel = o.Board.Kernel
-	}
-	if kernel == "" {
-		if o.Kernels == nil || p.Kernel.Flavour == "" {
-			return nil, "", fmt.Errorf("board %s: no kernel (name one in the inventory, kernel: FILE, or with --kernel)", o.Board.Name)
-		}
-		var err error
-		if kernel, err = o.Kernels(ctx, p.Kernel); err != nil {
-			return nil, "", err
-		}
-	}
-	if _, err := os.Stat(kernel); err != nil {
-		return nil, "", fmt.Errorf("kernel: %w", err)
-	}
-	r.rec.Kernel = filepath.Base(kernel)
-
-	spec := initramfs.Spec{Arch: p.Arch, GOARM: p.GOARM, GOMIPS: p.GOMIPS, Bench: o.Benchmark, Source: o.Source}
-	if o.ImageFiles != nil {
-		add, err := o.ImageFiles(ctx, kernel)
-		if err != nil {
-			return nil, "", err
-		}
-		spec.Add = add
-	}
-	img, err := o.BuildImage(ctx, spec, filepath.Join(o.CacheDir, "images"))
+	built, err := r.o.Builders.Build(ctx, r.o.Job)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	r.rec.ImageDigest = "sha256:" + img.Digest
+	r.rec.Kernel = filepath.Base(built.Kernel)
+	r.rec.ImageDigest = "sha256:" + built.Image.Digest
+	img := built.Image
 	how := fmt.Sprintf("built in %.1fs", img.Took.Seconds())
 	if img.Cached {
 		how = "cached"
 	}
-	r.say("image", "%s initramfs %s (%s gzipped), %s", p.Arch, mib(img.Size), mib(img.GzipSize), how)
-	return img, kernel, nil
+	r.say("image", "%s initramfs %s (%s gzipped), %s", r.o.Board.Profile.Arch, mib(img.Size), mib(img.GzipSize), how)
+	return built, nil
 }
 
 // result turns the collector's verdict into the run's outcome.
@@ -376,13 +319,12 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 	rec := r.rec
 	rec.Finished = time.Now()
 	rec.RawOutput = r.out
-	if err == nil && r.route != nil {
-		ms, rerr := r.route.result(r.res)
+	if err == nil && r.host != nil {
+		ms, tool, version, rerr := r.host.Result(r.res)
 		if rerr != nil {
 			err = fail(FailOutput, rerr)
 		} else {
-			rec.Tool, rec.ToolVersion = "iperf3", r.route.version
-			rec.Metrics = ms
+			rec.Tool, rec.ToolVersion, rec.Metrics = tool, version, ms
 		}
 	} else if err == nil {
 		out, perr := parse.Auto(r.out)

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"flag"
 	"path/filepath"
 	"testing"
 
@@ -10,8 +9,6 @@ import (
 	"github.com/bootbench/bootbench/internal/frame/frametest"
 	"github.com/bootbench/bootbench/results"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // speedOutput is what the built-in suite prints, in the layout the host parses.
 const speedOutput = `version: bootbench-speed 0.1.0 (go1.26.8)
@@ -56,7 +53,7 @@ func TestCorruptFrameNeverStored(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer store.Close()
-			r := &run{o: Options{Store: store}, rec: &results.Run{ID: id, Board: "qemu-x86_64", Bench: "speed"}}
+			r := &run{o: config{Rig: Rig{Store: store}}, rec: &results.Run{ID: id, Board: "qemu-x86_64", Bench: "speed"}}
 			col := frame.NewCollector(id)
 			var ev frame.Event
 			var ferr error

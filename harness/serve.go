@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
-	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/netboot"
+	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/serialctl"
 )
@@ -21,14 +21,17 @@ import (
 // inventory at once, each run starting when the board asks to boot (someone
 // plugged it in or power-cycled it), not when bootbench powers it on.
 type ServeOptions struct {
-	Net    Network
-	Proxy  bool
+	// Bench serves every board's netboot.
+	Bench  boot.Bench
 	Boards []Served
 
-	// Base holds what every run shares: store, cache, kernels, image
-	// builder, transport, progress. Its Board, Target, Bench, Clock,
-	// Benchmark, Seconds and Algs are set per run from each Served.
-	Base Options
+	// Rig holds what every run shares: builders, store, progress. Its
+	// Target is each Served's; its Bench serves, not the runs.
+	Rig Rig
+	// Job holds what every board's job shares: source, transport. Its
+	// Board, Benchmark, Clock, Rep, Seconds and Algs are set per run from
+	// each Served's inventory job.
+	Job plan.Job
 
 	// Done gets every stored run, as it is stored.
 	Done func(*results.Run, error)
@@ -61,20 +64,24 @@ var errBootedAgain = &Failure{Kind: FailReset, Err: errors.New("the board booted
 // Cancelling ctx ends those runs at once, stored as interrupted. Nothing it
 // started (servers, consoles) outlives it.
 func Serve(ctx, stop context.Context, o ServeOptions) error {
-	sweepStale(o.Base.CacheDir)
-	s := &server{o: o, ctx: ctx, stop: stop, byMAC: map[string]*servedBoard{}, unknown: map[string]bool{}}
+	sweepStale(o.Rig.Builders.CacheDir)
+	s := &server{o: o, ctx: ctx, stop: stop, byMAC: map[string]*servedBoard{}, byKey: map[boot.Key]*servedBoard{}, unknown: map[string]bool{}}
 	defer s.closeBoards()
-	n := o.Net.Addr()
-	booter := NewBooter(net.IP(n.Addr().AsSlice()), net.CIDRMask(n.Bits(), 32), o.Base.Transport)
+	transport := o.Job.Transport
+	if transport == "" {
+		transport = "http"
+	}
+	booter := boot.NewBooter(o.Bench.ServerIP(), o.Bench.Mask(), transport)
 	for _, sv := range o.Boards {
 		b, err := s.prepare(ctx, sv)
 		if err != nil {
 			return err
 		}
 		s.byMAC[sv.Board.MAC.String()] = b
+		s.byKey[boot.KeyOf(sv.Board)] = b
 		booter.AddServed(sv.Board, b.answer)
 	}
-	stopServers, err := startServers(ctx, o.Net, o.Proxy, booter, s.report)
+	stopServers, err := o.Bench.Serve(ctx, booter, s.report)
 	if err != nil {
 		return err
 	}
@@ -93,6 +100,7 @@ type server struct {
 	ctx   context.Context // ends runs at once
 	stop  context.Context // ends answering
 	byMAC map[string]*servedBoard
+	byKey map[boot.Key]*servedBoard
 
 	mu      sync.Mutex
 	unknown map[string]bool
@@ -104,8 +112,7 @@ type servedBoard struct {
 	s          *server
 	sv         Served
 	con        *serialctl.Console
-	kernel     string
-	image      *initramfs.Image
+	built      *plan.Built // what every boot loads; the command line is each run's
 	forwarding sync.WaitGroup
 
 	mu     sync.Mutex
@@ -116,7 +123,7 @@ type servedBoard struct {
 // servedRun is one boot of a served board.
 type servedRun struct {
 	r        *run
-	spec     *BootSpec // what its boot loads
+	spec     *boot.Spec // what its boot loads
 	lines    chan serialctl.Line
 	events   chan netboot.Event
 	cancel   context.CancelCauseFunc
@@ -133,18 +140,22 @@ func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
 		// does not power boards: the board could never start a run here.
 		return nil, fmt.Errorf("board %s: boot method %s is driven over the console from power-on; run it with bootbench run", sv.Board.Name, m)
 	}
-	if err := netbootable(sv.Board); err != nil {
+	if err := boot.Servable(sv.Board); err != nil {
 		return nil, err
 	}
 	b := &servedBoard{s: s, sv: sv}
-	o := s.runOptions(sv, 0)
-	o.Progress, o.Events = nil, nil
-	prep := &run{o: o, start: time.Now(), rec: &results.Run{}}
-	img, kernel, err := prep.prepare(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("board %s: %w", sv.Board.Name, err)
+	// Every clock of the job, checked before a board asks.
+	for n := range max(len(sv.Job.Clocks), 1) {
+		if _, err := s.runConfig(sv, n); err != nil {
+			return nil, fmt.Errorf("board %s: %w", sv.Board.Name, err)
+		}
 	}
-	b.image, b.kernel = img, kernel
+	o, _ := s.runConfig(sv, 0)
+	built, err := o.Builders.Build(ctx, o.Job)
+	if err != nil {
+		return nil, err
+	}
+	b.built = built
 	if b.con, err = openConsole(ctx, sv.Target); err != nil {
 		return nil, fmt.Errorf("board %s: %w", sv.Board.Name, err)
 	}
@@ -153,22 +164,19 @@ func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
 	return b, nil
 }
 
-// runOptions are the options of the board's nth boot: the job's plan, its
-// clock settings interleaved, over and over. The inventory's job was
-// checked against the board's profile when it was read.
-func (s *server) runOptions(sv Served, n int) Options {
-	o := s.o.Base
-	o.Board, o.Target, o.Bench = sv.Board, sv.Target, nil
+// runConfig is the board's nth boot: its inventory job, the clock settings
+// interleaved, over and over.
+func (s *server) runConfig(sv Served, n int) (config, error) {
+	o := config{Job: s.o.Job, Rig: s.o.Rig}
+	o.Target, o.Bench = sv.Target, nil
 	j := sv.Job
-	o.Benchmark = j.Bench
+	o.Board, o.Benchmark, o.Algs = sv.Board, j.Bench, j.Algs
 	o.Seconds = time.Duration(j.Seconds * float64(time.Second))
-	o.Algs = j.Algs
 	if len(j.Clocks) > 0 {
 		o.Clock = j.Clocks[n%len(j.Clocks)]
 	}
 	o.Rep = n/max(len(j.Clocks), 1) + 1
-	o.settle()
-	return o
+	return o, o.settle()
 }
 
 // forward hands console lines to the run in progress; between runs they
@@ -191,14 +199,14 @@ func (b *servedBoard) forward() {
 
 // answer is the boot the board gets when it asks, as the Booter wants it:
 // nothing once serving stops, and a failed start is told, not answered.
-func (b *servedBoard) answer() (*BootSpec, error) {
+func (b *servedBoard) answer() (*boot.Spec, error) {
 	s := b.s
 	if s.stop.Err() != nil {
 		return nil, errors.New("serving stopped")
 	}
 	spec, err := b.boot(s.ctx)
-	if err != nil && s.o.Base.Progress != nil {
-		fmt.Fprintf(s.o.Base.Progress, "bootbench: %s: %v\n", b.sv.Board.Name, err)
+	if err != nil && s.o.Rig.Progress != nil {
+		fmt.Fprintf(s.o.Rig.Progress, "bootbench: %s: %v\n", b.sv.Board.Name, err)
 	}
 	return spec, err
 }
@@ -206,7 +214,7 @@ func (b *servedBoard) answer() (*BootSpec, error) {
 // boot is the board asking to boot: the run in progress goes on if it is
 // still netbooting (a PXE ROM and then iPXE both ask), else a new run
 // starts. It returns what the boot loads.
-func (b *servedBoard) boot(ctx context.Context) (*BootSpec, error) {
+func (b *servedBoard) boot(ctx context.Context) (*boot.Spec, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if a := b.active; a != nil {
@@ -218,17 +226,17 @@ func (b *servedBoard) boot(ctx context.Context) (*BootSpec, error) {
 		<-a.done
 		b.mu.Lock()
 	}
-	o := b.s.runOptions(b.sv, b.next)
+	o, err := b.s.runConfig(b.sv, b.next)
+	if err != nil {
+		return nil, err
+	}
 	b.next++
-	now := time.Now()
-	r := &run{o: o, start: now, rec: &results.Run{
-		ID: results.NewRunID(), Board: o.Board.Name, ClockMHz: o.Clock, Rep: o.Rep,
-		Bench: o.Benchmark, Started: now, Kernel: filepath.Base(b.kernel), ImageDigest: "sha256:" + b.image.Digest,
-	}}
+	r := newRun(o)
+	r.rec.Kernel, r.rec.ImageDigest = filepath.Base(b.built.Kernel), "sha256:"+b.built.Image.Digest
 	if err := b.startRun(r); err != nil {
 		return nil, err
 	}
-	spec := &BootSpec{Run: r.rec.ID, Kernel: b.kernel, Image: b.image.Path, Cmdline: r.cmdline()}
+	spec := &boot.Spec{Run: r.rec.ID, Kernel: b.built.Kernel, Image: b.built.Payload, Cmdline: r.cmdline()}
 	rctx, cancel := context.WithCancelCause(ctx)
 	a := &servedRun{r: r, spec: spec, lines: make(chan serialctl.Line, 1024), events: make(chan netboot.Event, 64),
 		cancel: cancel, done: make(chan struct{}), startOff: b.con.Offset()}
@@ -286,26 +294,15 @@ func (r *run) pastNetboot() bool {
 	return r.stage == "kernel" || r.stage == "bench"
 }
 
-// report routes the servers' events: DHCP by MAC, files by the board's
-// directory.
+// report routes the servers' events to the board each names (the
+// Booter's Reporter names it).
 func (s *server) report(e netboot.Event) {
 	if e.Kind == "ignored" {
 		s.ignored(e)
 		return
 	}
-	if e.MAC != nil {
-		if b := s.byMAC[e.MAC.String()]; b != nil {
-			b.event(e)
-		}
-		return
-	}
-	if name, file, ok := strings.Cut(e.File, "/"); ok {
-		for _, b := range s.byMAC {
-			if b.sv.Board.Name == name {
-				e.File = file
-				b.event(e)
-			}
-		}
+	if b := s.byKey[boot.Key(e.Board)]; b != nil {
+		b.event(e)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/internal/frame/frametest"
+	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 )
 
@@ -41,6 +41,13 @@ type fakeTarget struct {
 }
 
 var runParam = regexp.MustCompile(`bootbench\.run=(\S+)`)
+
+// console is the host's end of a fake board's console: reads what the
+// board prints, writes to it.
+type console struct {
+	io.ReadCloser
+	io.Writer
+}
 
 func (f *fakeTarget) String() string { return "fake" }
 
@@ -122,7 +129,7 @@ func flipBit(line string) string {
 
 // fakeOptions runs a qemu-direct board (so no network is needed) whose
 // image and kernel are small files, on target.
-func fakeOptions(t *testing.T, target Target, p boards.Profile) Options {
+func fakeOptions(t *testing.T, target Target, p boards.Profile) config {
 	t.Helper()
 	dir := t.TempDir()
 	kernel := filepath.Join(dir, "vmlinuz")
@@ -135,13 +142,17 @@ func fakeOptions(t *testing.T, target Target, p boards.Profile) Options {
 	}
 	t.Cleanup(func() { store.Close() })
 	p.Name, p.Arch, p.Boot, p.ImageFormat, p.Console, p.Baud = "fakeboard", "amd64", boards.BootQEMUDirect, boards.FormatCPIO, "ttyS0", 115200
-	return Options{
-		Board: boards.Board{Name: "fake1", Profile: p}, Target: target,
-		Kernel: kernel, CacheDir: dir, Store: store,
-		BuildImage: func(context.Context, initramfs.Spec, string) (*initramfs.Image, error) {
-			return &initramfs.Image{Path: image, Size: 5, Digest: "00", Cached: true}, nil
+	return config{
+		Job: plan.Job{
+			Board: boards.Board{Name: "fake1", Profile: p}, Kernel: kernel,
+			BootTimeout: 2 * time.Second, RunTimeout: 2 * time.Second, Retries: 1,
 		},
-		BootTimeout: 2 * time.Second, RunTimeout: 2 * time.Second, Retries: 1,
+		Rig: Rig{
+			Target: target, Store: store,
+			Builders: plan.Builders{CacheDir: dir, BuildImage: func(context.Context, initramfs.Spec, string) (*initramfs.Image, error) {
+				return &initramfs.Image{Path: image, Size: 5, Digest: "00", Cached: true}, nil
+			}},
+		},
 	}
 }
 
@@ -239,7 +250,7 @@ func TestRunClassifies(t *testing.T) {
 			ft := &fakeTarget{boots: tt.boots}
 			o := fakeOptions(t, ft, tt.profile)
 			o.Clock = tt.clock
-			_, err := Run(context.Background(), o)
+			_, err := Run(context.Background(), o.Job, o.Rig)
 			ft.written.Wait()
 			runs, serr := o.Store.Runs(context.Background(), results.Filter{})
 			if serr != nil {
@@ -285,26 +296,12 @@ func TestRunInterrupted(t *testing.T) {
 	o.BootTimeout = time.Minute
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
-	rec, err := Run(ctx, o)
+	rec, err := Run(ctx, o.Job, o.Rig)
 	if err != ErrInterrupted || rec == nil || rec.Status != results.StatusInterrupted {
 		t.Fatalf("Run = %+v, %v", rec, err)
 	}
 	if ft.ons != 1 || ft.offs != 1 {
 		t.Errorf("on %d, off %d", ft.ons, ft.offs)
-	}
-}
-
-// TestHarnessKnowsNoVirtualBench keeps the harness free of the virtual
-// bench: a real bench's boards must be runnable with the same code.
-func TestHarnessKnowsNoVirtualBench(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		if strings.HasSuffix(dep, "/vbench") || strings.HasSuffix(dep, "/internal/benchnic") {
-			t.Errorf("harness depends on %s", dep)
-		}
 	}
 }
 
@@ -359,7 +356,7 @@ func TestClockMethods(t *testing.T) {
 			op := &fakeOperator{}
 			o := fakeOptions(t, ct, tt.profile)
 			o.Clock, o.Operator = 800, op
-			rec, err := Run(context.Background(), o)
+			rec, err := Run(context.Background(), o.Job, o.Rig)
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}

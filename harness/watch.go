@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/results"
@@ -52,9 +53,9 @@ func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-c
 	}
 	deadline := time.NewTimer(r.o.BootTimeout)
 	defer deadline.Stop()
-	var routeSteps <-chan routeStep
-	if r.route != nil {
-		routeSteps = r.route.steps
+	var steps <-chan Step
+	if r.host != nil {
+		steps = r.host.Steps()
 	}
 	var poll <-chan time.Time
 	ps, knowsPower := r.o.Target.(PowerState)
@@ -75,8 +76,8 @@ func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-c
 			}
 		case e := <-events:
 			w.netEvent(e)
-		case s := <-routeSteps:
-			if err := r.route.done(s); err != nil {
+		case step := <-steps:
+			if err := step(); err != nil {
 				return err
 			}
 			deadline.Reset(r.o.RunTimeout)
@@ -123,16 +124,11 @@ func (w *watcher) line(text []byte) (err error, done bool) {
 		return w.helloArrived()
 	case ev == frame.EventProgress:
 		r.showProgress(w.col.Output())
-	case ev == frame.EventReady && r.route != nil:
-		w.stepped = true
-		res := w.col.Result()
-		if err := r.route.ready(w.ctx, res.Ready[len(res.Ready)-1]); err != nil {
+	case (ev == frame.EventReady || ev == frame.EventCounters) && r.host != nil:
+		w.stepped = ev == frame.EventReady
+		if err := r.host.Board(w.ctx, ev, w.col.Result()); err != nil {
 			return err, true
 		}
-	case ev == frame.EventCounters:
-		res := w.col.Result()
-		c := res.Counters[len(res.Counters)-1]
-		r.say("route", "%s: board forwarded %d, dropped %d, conntrack entries %d", c.Config, c.Forwarded, c.Dropped, c.ConntrackEntries)
 	case ev == frame.EventDone, ev == frame.EventFailed:
 		return r.result(w.col, ev, nil), true
 	}
@@ -204,8 +200,8 @@ func (w *watcher) helloArrived() (error, bool) {
 	if err != nil {
 		return failf(FailClockMismatch, false, "%v", err), true
 	}
-	if r.route != nil {
-		r.route.hello(w.ctx)
+	if r.host != nil {
+		r.host.Hello(w.ctx)
 	}
 	switch check {
 	case "verified":
@@ -296,7 +292,7 @@ func (w *watcher) netEvent(e netboot.Event) {
 		r.say("dhcp", "%s to %s: %s", e.Kind, e.MAC, e.IP)
 	case "tftp-done", "http-done":
 		r.say(results.EventKind(strings.TrimSuffix(e.Kind, "-done")), "%s %s in %.2fs (%s/s)", e.File, mib(e.Bytes), e.Duration.Seconds(), mib(int64(float64(e.Bytes)/max(e.Duration.Seconds(), 1e-3))))
-		if e.File == "initramfs.cpio" || strings.HasSuffix(e.File, "/initramfs.cpio") {
+		if e.File == boot.KeyOf(r.o.Board).File("initramfs.cpio") {
 			r.enter("kernel")
 			w.kernel = true
 			r.say("kernel", "booting %s", r.rec.Kernel)

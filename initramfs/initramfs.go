@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/internal/bootparam"
 )
 
@@ -99,15 +100,6 @@ const DefaultGOARM = "5"
 // hardfloat binary on an FPU-less MIPS core dies on its first float.
 const DefaultGOMIPS = "softfloat"
 
-// Bench names with a meaning of their own.
-const (
-	BenchSpeed   = "speed"   // the suite built into benchinit
-	BenchOpenSSL = "openssl" // openssl speed
-	// BenchRoute is the route benchmark, built into benchinit like the
-	// suite; the kernel modules it needs come in Add.
-	BenchRoute = "route"
-)
-
 // OpenSSLArgs are the arguments benchinit gives openssl for --bench openssl:
 // the run's algorithms (run --algs, as openssl speed names them; by default
 // OpenSSLAlgs), for {seconds} each. OpenSSL 3 also gets its legacy provider
@@ -168,13 +160,14 @@ func (s Spec) normalize() (Spec, error) {
 		return s, fmt.Errorf("GOMIPS applies to mips and mipsle, not %s", s.Arch)
 	}
 	if s.Bench == "" {
-		s.Bench = BenchSpeed
+		s.Bench = benchmark.Speed
 	}
-	if (s.Bench == BenchSpeed || s.Bench == BenchRoute) && s.BenchCmd != "" {
+	bm, err := benchmark.Lookup(s.Bench)
+	if bm.Image.BuiltIn && s.BenchCmd != "" {
 		return s, fmt.Errorf("a bench command needs a bench name of its own: %q is built into benchinit", s.Bench)
 	}
-	if s.Bench != BenchSpeed && s.Bench != BenchOpenSSL && s.Bench != BenchRoute && s.BenchCmd == "" {
-		return s, fmt.Errorf("bench %q is not built in (speed, openssl): give its command (--bench-cmd)", s.Bench)
+	if err != nil && s.BenchCmd == "" {
+		return s, fmt.Errorf("bench %q is not built in (%s): give its command (--bench-cmd)", s.Bench, strings.Join(benchmark.Names(), ", "))
 	}
 	return s, nil
 }
@@ -313,11 +306,11 @@ func (g *gatherer) benchArgv(ctx context.Context, cacheDir string) ([]string, er
 			return nil, fmt.Errorf("bench command runs %s, which nothing added puts in the image (add HOST:%s)", argv[0], argv[0])
 		}
 		return argv, nil
-	case s.Bench == BenchOpenSSL && s.Sysroot != "" && s.Sysroot != "/":
+	case s.Bench == benchmark.OpenSSL && s.Sysroot != "" && s.Sysroot != "/":
 		return nil, fmt.Errorf("bench openssl brings its own openssl and libraries (the host's, or Debian's for another architecture): to use one from %s, add it and give its command (--add %s/usr/bin/openssl:/bin/openssl --bench-cmd \"/bin/openssl speed -seconds {seconds} md5 ...\")", s.Sysroot, s.Sysroot)
-	case s.Bench == BenchOpenSSL && s.Arch == runtime.GOARCH && runtime.GOOS == "linux":
+	case s.Bench == benchmark.OpenSSL && s.Arch == runtime.GOARCH && runtime.GOOS == "linux":
 		return g.hostOpenSSL(ctx)
-	case s.Bench == BenchOpenSSL:
+	case s.Bench == benchmark.OpenSSL:
 		return g.debianOpenSSL(ctx, cacheDir)
 	}
 	return nil, nil
@@ -365,7 +358,7 @@ func (g *gatherer) debianOpenSSL(ctx context.Context, cacheDir string) ([]string
 // benchJSON is bench.json, the image's description of its benchmark.
 func benchJSON(name string, argv []string) ([]byte, error) {
 	spec := bootparam.BenchSpec{Name: name, Argv: argv}
-	if name == BenchOpenSSL {
+	if name == benchmark.OpenSSL {
 		spec.DefaultAlgs = OpenSSLAlgs
 	}
 	if err := spec.Validate(); err != nil {
@@ -475,6 +468,15 @@ type specError struct{ error }
 
 func (e specError) Is(target error) bool { return target == ErrBadSpec }
 func (e specError) Unwrap() error        { return e.error }
+
+// Check says, without building anything, whether spec can be built: its
+// arch, its float and ARM levels, its benchmark. Its error is ErrBadSpec.
+func (s Spec) Check() error {
+	if _, err := s.normalize(); err != nil {
+		return specError{err}
+	}
+	return nil
+}
 
 // Build returns the image for spec: the base image of its target (u-root's
 // init and benchinit, from the cache, built from Spec.Source, or from a

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/u-root/mkuimage/cpio"
 )
@@ -228,7 +229,7 @@ func TestBuildOpenSSL(t *testing.T) {
 		t.Skip("no openssl on this host")
 	}
 	// The base image is any build's (TestBuildAmd64 checks a cold one).
-	img, err := Build(context.Background(), Spec{Arch: runtime.GOARCH, Source: source(t), Bench: BenchOpenSSL}, sharedCache(t))
+	img, err := Build(context.Background(), Spec{Arch: runtime.GOARCH, Source: source(t), Bench: benchmark.OpenSSL}, sharedCache(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,6 +111,9 @@ type Event struct {
 	ClientArch  string
 	IP          net.IP // offered by DHCP; the client's for TFTP and HTTP
 	File        string
+	// Board is the board the event concerns, as the Booter knows it
+	// (boot.Booter.Report fills it in; the servers know no boards).
+	Board string
 	// Options are the DHCP option codes an answer carried, in order
 	// ("1" for a plain BOOTP reply, which must carry no option 53).
 	Options  string

@@ -7,7 +7,7 @@
 //	defer n.Close()
 //	n.Do(func() error { conn, err = netboot.ListenDHCP(n.Tap); return err })
 //
-// Net is a harness.Network and Board a harness.Target: the harness drives a
+// Net is a boot.Network and Board a harness.Target: the harness drives a
 // virtual board exactly as it drives one on a real bench.
 package vbench
 
@@ -99,10 +99,10 @@ func NewNet(ctx context.Context, cacheDir string) (*Net, error) {
 	return n, nil
 }
 
-// Interface is the tap the boards are on (harness.Network).
+// Interface is the tap the boards are on (boot.Network).
 func (n *Net) Interface() string { return n.Tap }
 
-// Addr is bootbench's address on the tap, with the subnet (harness.Network).
+// Addr is bootbench's address on the tap, with the subnet (boot.Network).
 func (n *Net) Addr() netip.Prefix { return hostPrefix }
 
 // Sweep removes the namespaces of virtual benches whose bootbench was

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/speed"
 	"golang.org/x/sys/unix"
@@ -29,10 +30,10 @@ type bench struct {
 // built-in suite must be the benchmark the image was built with, so an
 // image never runs something the host did not ask for.
 func loadBench(root string, p bootparam.Params) (*bench, error) {
-	if p.Bench == "speed" {
+	if p.Bench == benchmark.Speed {
 		return &bench{p: p}, nil
 	}
-	if p.Bench == "route" {
+	if p.Bench == benchmark.Route {
 		return &bench{p: p, route: true}, nil
 	}
 	data, err := os.ReadFile(filepath.Join(root, bootparam.BenchSpecPath))

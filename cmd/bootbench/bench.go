@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/harness/power"
 	"github.com/bootbench/bootbench/internal/benchnic"
 	"github.com/bootbench/bootbench/internal/kernels"
 	"github.com/bootbench/bootbench/internal/route"
 	"github.com/bootbench/bootbench/netboot"
+	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/vbench"
 )
 
@@ -27,16 +29,15 @@ const rivalProbe = 4 * time.Second
 // errRival is a bench segment that has a DHCP server of its own.
 var errRival = errors.New("another DHCP server answers on the bench segment")
 
-// rig is what a command sets up to run one board: the target (its power and
-// console) and the bench (the network it netboots from). close undoes the
-// setup: the virtual bench's namespace, a bench address that was added.
+// rig is what a command sets up to run one board: the harness's rig
+// (target, bench, builders, store) and the board as the rig has it (a
+// virtual board gets the virtual bench's address). close undoes the setup:
+// the virtual bench's namespace, a bench address that was added.
 type rig struct {
-	board    boards.Board
-	target   harness.Target
-	bench    harness.Bench
-	operator harness.Operator
-	router   harness.Router // the route benchmark's networks
-	close    func()
+	harness.Rig
+	board  boards.Board
+	router route.Router // the route benchmark's networks, when asked for
+	close  func()
 }
 
 // loadBoard finds the board by name in the inventory (flag, else the
@@ -58,22 +59,23 @@ func loadBoard(name, inventoryFlag string) (boards.Board, *boards.Inventory, err
 
 // openRig readies board b to be run: a virtual board gets the virtual bench,
 // a board from the inventory the inventory's bench NIC, console and power.
-// A plan asks for the route benchmark's networks.
-func openRig(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy bool, plan *route.Plan, progress io.Writer) (*rig, error) {
+// routes asks for the route benchmark's networks. run, ci and serve (per
+// board, with no bench: serve's is shared) all set up here.
+func openRig(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy bool, routes *route.Plan, progress io.Writer) (*rig, error) {
+	if err := os.MkdirAll(cacheDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
 	if b.Virtual() {
 		if proxy {
 			return nil, usageErr("--proxy is for a real bench that has a DHCP server of its own; virtual board %s has its own network", b.Name)
 		}
-		return openVirtual(ctx, b, plan, progress)
+		return openVirtual(ctx, b, routes, progress)
 	}
 	return openWired(ctx, b, inv, proxy, progress)
 }
 
-func openVirtual(ctx context.Context, b boards.Board, plan *route.Plan, progress io.Writer) (*rig, error) {
+func openVirtual(ctx context.Context, b boards.Board, routes *route.Plan, progress io.Writer) (*rig, error) {
 	p, cache := b.Profile, cacheDir()
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
 	for _, ns := range vbench.Sweep(cache) {
 		setupNote(progress, "network", "removed namespace %s left by a bootbench that was killed", ns)
 	}
@@ -82,9 +84,9 @@ func openVirtual(ctx context.Context, b boards.Board, plan *route.Plan, progress
 		Memory: p.RAMMB, SeaBIOSSerial: p.Virtual.SeaBIOSSerial, UBootEnv: p.Virtual.UBootEnv,
 		Pflash: p.Virtual.Pflash,
 	}
-	r := &rig{board: b, close: func() {}}
+	r := &rig{Rig: harness.Rig{Progress: progress}, board: b, close: func() {}}
 	if p.Boot == boards.BootQEMUDirect {
-		r.target = vbench.NewBoard(nil, m, cache)
+		r.Target = vbench.NewBoard(nil, m, cache)
 		return r, nil
 	}
 	n, err := vbench.NewNet(ctx, cache)
@@ -94,8 +96,8 @@ func openVirtual(ctx context.Context, b boards.Board, plan *route.Plan, progress
 	setupNote(progress, "network", "virtual bench: namespace %s, tap %s on %s", n.Name, n.Tap, n.Addr())
 	r.board.Address = vbench.BoardAddr
 	r.close = func() { n.Close() }
-	if plan != nil {
-		rn, err := vbench.NewRouteNet(ctx, cache, *plan)
+	if routes != nil {
+		rn, err := vbench.NewRouteNet(ctx, cache, *routes)
 		if err != nil {
 			n.Close()
 			return nil, err
@@ -107,8 +109,8 @@ func openVirtual(ctx context.Context, b boards.Board, plan *route.Plan, progress
 	}
 	vb := vbench.NewBoard(n, m, cache)
 	vb.ROM, vb.Name = p.Virtual.ROM, b.Name
-	r.target = vb
-	r.bench = &harness.NetBench{Net: n}
+	r.Target = vb
+	r.Bench = &boot.NetBench{Net: n}
 	return r, nil
 }
 
@@ -118,47 +120,61 @@ func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy
 	if err != nil {
 		return nil, usageErr("board %s: %v", b.Name, err)
 	}
-	cache := cacheDir()
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	for _, s := range benchnic.Sweep(cache) {
-		setupNote(progress, "network", "removed bench address %s left by a bootbench that was killed", s)
-	}
-	nic, err := benchnic.Open(ctx, inv.Bench.Interface, inv.Bench.Address, cache)
+	bench, closeBench, err := openBench(ctx, inv, proxy, func(msg string) { setupNote(progress, "network", "%s", msg) })
 	if err != nil {
 		return nil, err
 	}
-	if nic.Added() {
-		setupNote(progress, "network", "added %s to %s for this run; it is removed afterwards", nic.Addr(), nic.Interface())
-	}
-	closeNIC := func() {
-		if nic.Added() {
-			if err := nic.Close(); err != nil {
-				fmt.Fprintf(progress, "bootbench: %v (remove it by hand: ip addr del %s dev %s)\n", err, nic.Addr(), nic.Interface())
-				return
-			}
-			setupNote(progress, "network", "removed %s from %s", nic.Addr(), nic.Interface())
-		}
-	}
-	if !proxy {
-		if err := probeRival(ctx, nic.Interface(), progress); err != nil {
-			closeNIC()
-			return nil, err
-		}
-	}
 	return &rig{
-		board:    b,
-		target:   &harness.Wired{Driver: drv, Port: b.Console, Baud: b.Baud},
-		bench:    &harness.NetBench{Net: nic, Proxy: proxy},
-		operator: op,
-		close:    closeNIC,
+		Rig: harness.Rig{
+			Target:   &harness.Wired{Driver: drv, Port: b.Console, Baud: b.Baud},
+			Bench:    bench,
+			Operator: op,
+			Progress: progress,
+		},
+		board: b,
+		close: closeBench,
 	}, nil
 }
 
+// openBench readies the inventory's bench NIC, refusing a segment with its
+// own DHCP server unless serving as proxyDHCP. note tells what it changed.
+func openBench(ctx context.Context, inv *boards.Inventory, proxy bool, note func(string)) (*boot.NetBench, func(), error) {
+	cache := cacheDir()
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("cache: %w", err)
+	}
+	for _, s := range benchnic.Sweep(cache) {
+		note("removed bench address " + s + " left by a bootbench that was killed")
+	}
+	nic, err := benchnic.Open(ctx, inv.Bench.Interface, inv.Bench.Address, cache)
+	if err != nil {
+		return nil, nil, err
+	}
+	if nic.Added() {
+		note(fmt.Sprintf("added %s to %s; it is removed afterwards", nic.Addr(), nic.Interface()))
+	}
+	closeNIC := func() {
+		if !nic.Added() {
+			return
+		}
+		if err := nic.Close(); err != nil {
+			note(fmt.Sprintf("%v (remove it by hand: ip addr del %s dev %s)", err, nic.Addr(), nic.Interface()))
+			return
+		}
+		note(fmt.Sprintf("removed %s from %s", nic.Addr(), nic.Interface()))
+	}
+	if !proxy {
+		if err := probeRival(ctx, nic.Interface(), note); err != nil {
+			closeNIC()
+			return nil, nil, err
+		}
+	}
+	return &boot.NetBench{Net: nic, Proxy: proxy}, closeNIC, nil
+}
+
 // probeRival refuses to be a second DHCP server on a segment that has one.
-func probeRival(ctx context.Context, iface string, progress io.Writer) error {
-	setupNote(progress, "network", "listening %s on %s for another DHCP server", rivalProbe, iface)
+func probeRival(ctx context.Context, iface string, note func(string)) error {
+	note(fmt.Sprintf("listening %s on %s for another DHCP server", rivalProbe, iface))
 	rival, err := netboot.ProbeDHCP(ctx, iface, rivalProbe)
 	if err != nil {
 		return err
@@ -169,12 +185,23 @@ func probeRival(ctx context.Context, iface string, progress io.Writer) error {
 	return nil
 }
 
-// debianKernel fetches the profile's Debian kernel into the cache.
-func debianKernel(src string) func(context.Context, boards.DebianKernel) (string, error) {
-	return func(ctx context.Context, k boards.DebianKernel) (string, error) {
-		return kernels.Debian(ctx, cacheDir(), src, k.DebianArch, k.Flavour)
+// builders make what a plan boots, in the cache: Debian's kernels, their
+// modules, images from src (or the prebuilt set when src is "").
+func builders(src string) plan.Builders {
+	return plan.Builders{
+		Kernels: func(ctx context.Context, k boards.DebianKernel) (string, error) {
+			return kernels.Debian(ctx, cacheDir(), src, k.DebianArch, k.Flavour)
+		},
+		Modules: func(ctx context.Context, kernel string, names []string) ([]string, error) {
+			return kernels.Modules(ctx, cacheDir(), kernel, benchinitModulesDir, names)
+		},
+		CacheDir: cacheDir(),
 	}
 }
+
+// benchinitModulesDir is where benchinit loads the image's kernel modules
+// from (its RouteModulesDir).
+const benchinitModulesDir = "lib/modules/bootbench"
 
 // setupNote is a progress line about the bench rather than one run.
 func setupNote(w io.Writer, stage, format string, args ...any) {

@@ -25,17 +25,14 @@ const ciSynopsis = "ci --board NAME --baseline REF --max-regression PCT [--reps 
 	"Exit status: 0 pass, 1 a regression or a failed run, 2 bad usage or baseline."
 
 func cmdCI(ctx context.Context, args []string) error {
-	fs := newFlags("ci", ciSynopsis)
-	rf := addRunFlags(fs, 5)
+	fs := newCommand("ci", ciSynopsis, "")
+	rf := addRunFlags(fs.FlagSet, 5)
 	baselineRef := fs.String("baseline", "", "the baseline: a JSON export file, or board=NAME,clock=MHZ[,bench=B][,since=YYYY-MM-DD]")
 	maxRegression := fs.String("max-regression", "", "how much slower than the baseline a metric may be, e.g. 3%")
 	metrics := fs.String("metrics", "", "metrics to judge, comma-separated globs (default: every metric both sides have)")
 	junit := fs.String("junit", "", "write JUnit XML here (one testsuite per board, one testcase per metric)")
 	summary := fs.String("summary", "", "write a Markdown summary here, for the job's page")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs, ciSynopsis); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	maxReg, err := parsePercent(*maxRegression)
@@ -86,13 +83,13 @@ func cmdCI(ctx context.Context, args []string) error {
 
 // runCandidates runs the board --reps times and returns every stored run.
 func runCandidates(ctx context.Context, job *runJob, store *results.Store) ([]results.Run, error) {
-	opts, closeRig, err := job.open(ctx, store)
+	rg, err := job.open(ctx, store)
 	if err != nil {
 		return nil, err
 	}
-	defer closeRig()
+	defer rg.close()
 	var cand []results.Run
-	err = runPlan(ctx, opts, job.settings, *job.rf.reps, func(rec *results.Run, rep int, err error) error {
+	err = runPlan(ctx, job.job(rg), rg.Rig, job.settings, *job.rf.reps, func(rec *results.Run, rep int, err error) error {
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bootbench: run %s failed: %v\n", rec.ID, err)
 		}

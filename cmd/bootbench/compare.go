@@ -17,18 +17,15 @@ const compareSynopsis = "results compare --by clock|board [--board NAME] [--boar
 // then --boards) is, and with only one named every other board is a
 // candidate, alphabetically.
 func cmdCompare(ctx context.Context, args []string) error {
-	fs := newFlags("results compare", compareSynopsis)
+	fs := newCommand("results compare", compareSynopsis, "")
 	board := fs.String("board", "", "by clock: the board; by board: the baseline board")
 	by := fs.String("by", "", "what to compare: clock (the board's clock settings) or board")
 	boards := fs.String("boards", "", "by board: comma-separated settings to compare, BOARD or BOARD@MHZ, baseline first unless --board or --baseline is given")
 	baseline := fs.String("baseline", "", "the baseline: by clock, a clock (@800 or BOARD@800); by board, a setting BOARD@MHZ")
 	clock := fs.Int("clock", 0, "by board: only runs at this clock setting (MHz) for boards named without @MHZ")
 	format := fs.String("format", "text", "output format: text or json")
-	db := dbFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs, compareSynopsis); err != nil {
+	fs.storeFlag()
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	o, err := compareOptions(*by, *board, *boards, *baseline, *clock)
@@ -38,7 +35,7 @@ func cmdCompare(ctx context.Context, args []string) error {
 	if *format != "text" && *format != "json" {
 		return usageErr("results compare: unknown format %q (formats: text, json)", *format)
 	}
-	s, path, err := openStoreReadOnly(*db)
+	s, path, err := fs.readStore()
 	if err != nil {
 		return err
 	}

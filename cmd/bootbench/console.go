@@ -19,7 +19,7 @@ import (
 const quitKey = 0x1d
 
 func cmdConsole(ctx context.Context, args []string) error {
-	fs := newFlags("console", "console BOARD [--inventory FILE] [--write]\n\n"+
+	fs := newCommand("console", "console BOARD [--inventory FILE] [--write]\n\n"+
 		"Shows a board's serial console as it arrives, with the same lock a run takes:\n"+
 		"while it is open no run, minicom or picocom can have the port, and while a run\n"+
 		"has it this fails at once, naming the holder. Read-only unless --write, which\n"+
@@ -28,10 +28,10 @@ func cmdConsole(ctx context.Context, args []string) error {
 		"while open is picked up again when it comes back.\n\n"+
 		"The board comes from the inventory (--inventory, else $BOOTBENCH_INVENTORY,\n"+
 		"else $XDG_CONFIG_HOME/bootbench/bench.yaml); the virtual qemu-* boards have\n"+
-		"a console only while 'bootbench run' has them up.")
+		"a console only while 'bootbench run' has them up.", "")
 	inventory := fs.String("inventory", "", "bench inventory (default $BOOTBENCH_INVENTORY, else $XDG_CONFIG_HOME/bootbench/bench.yaml)")
 	write := fs.Bool("write", false, "send what you type to the board (raw terminal; Ctrl-] quits)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.parseArgs(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

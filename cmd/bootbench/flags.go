@@ -11,14 +11,17 @@ import (
 	"github.com/bootbench/bootbench/results"
 )
 
+// helpOut is where --help goes.
+var helpOut io.Writer = os.Stdout
+
 // newFlags makes a flag set whose errors come back as usage errors (exit 2)
 // and whose --help prints the command's own text.
 func newFlags(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stdout, "Usage: bootbench %s\n\n", synopsis)
-		fs.SetOutput(os.Stdout)
+		fmt.Fprintf(helpOut, "Usage: bootbench %s\n\n", synopsis)
+		fs.SetOutput(helpOut)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
 	}
@@ -132,3 +135,44 @@ func splitList(s string) []string {
 	}
 	return out
 }
+
+// command is the preamble every command shares: a flag set whose --help
+// prints the command's text, parsed with flags allowed after positional
+// arguments, stray arguments refused where it takes none, and the results
+// store (--db) where it reads or writes one.
+type command struct {
+	*flag.FlagSet
+	synopsis string
+	db       *string
+}
+
+// newCommand starts command name: its usage line is synopsis, and --help
+// adds help ("" for none).
+func newCommand(name, synopsis, help string) *command {
+	text := synopsis
+	if help != "" {
+		text += "\n\n" + help
+	}
+	return &command{FlagSet: newFlags(name, text), synopsis: synopsis}
+}
+
+// storeFlag gives the command --db.
+func (c *command) storeFlag() { c.db = dbFlag(c.FlagSet) }
+
+// parse reads the flags of a command that takes no positional arguments.
+func (c *command) parse(args []string) error {
+	if err := parseFlags(c.FlagSet, args); err != nil {
+		return err
+	}
+	return noArgs(c.FlagSet, c.synopsis)
+}
+
+// parseArgs reads the flags of a command that takes positional arguments,
+// which it checks itself.
+func (c *command) parseArgs(args []string) error { return parseFlags(c.FlagSet, args) }
+
+// readStore opens --db's store for reading only.
+func (c *command) readStore() (*results.Store, string, error) { return openStoreReadOnly(*c.db) }
+
+// writeStore opens --db's store for writing, creating it if needed.
+func (c *command) writeStore() (*results.Store, string, error) { return openStore(*c.db) }

@@ -79,7 +79,7 @@ func cmdImport(ctx context.Context, args []string) error {
 
 // importFlags parses and checks import's command line.
 func importFlags(args []string) (*importOptions, []string, error) {
-	fs := newFlags("import", importSynopsis)
+	fs := newCommand("import", importSynopsis, "")
 	board := fs.String("board", "", "board the output came from (required)")
 	clock := fs.Int("clock", 0, "clock setting in MHz the output was measured at (required; 0: the board's default)")
 	format := fs.String("format", "auto", "output format: "+strings.Join(parse.Formats, ", "))
@@ -87,8 +87,8 @@ func importFlags(args []string) (*importOptions, []string, error) {
 	toolVersion := fs.String("tool-version", "", "version of what printed the output when it does not say (openssl speed -mr, iperf 2, dd)")
 	rep := fs.Int("rep", 0, "repetition number of the first file, counting up per file (default: after the highest stored)")
 	force := fs.Bool("force", false, "store output even if the same bytes were imported before")
-	db := dbFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
+	fs.storeFlag()
+	if err := fs.parseArgs(args); err != nil {
 		return nil, nil, err
 	}
 	set := map[string]bool{}
@@ -110,7 +110,7 @@ func importFlags(args []string) (*importOptions, []string, error) {
 		return nil, nil, usageErr("import: name at least one FILE of benchmark output")
 	}
 	o := &importOptions{board: *board, format: *format, toolVersion: *toolVersion,
-		clock: *clock, rep: *rep, table: *table, force: *force, dbPath: *db}
+		clock: *clock, rep: *rep, table: *table, force: *force, dbPath: *fs.db}
 	return o, fs.Args(), nil
 }
 

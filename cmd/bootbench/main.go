@@ -9,15 +9,17 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/cmd/bootbench/internal/nocache"
 )
 
-const usage = `bootbench — netboot a board, run only the benchmark, keep the numbers
+var usage = `bootbench — netboot a board, run only the benchmark, keep the numbers
 
 Usage:
-  bootbench run     [--board NAME] [--clock MHZ[,MHZ...]] [--reps N] [--bench speed|openssl] [--db PATH] ...
+  bootbench run     [--board NAME] [--clock MHZ[,MHZ...]] [--reps N] [--bench ` + benchNames + `] [--db PATH] ...
   bootbench serve   [--inventory FILE] [--db PATH] [--proxy] [--once BOARD] [--log text|json]   # the bench daemon
   bootbench ci      --board NAME --baseline FILE.json|board=B,clock=MHZ --max-regression PCT [--reps N] [--junit FILE]
   bootbench console BOARD [--inventory FILE] [--write]   # a board's serial console, live
@@ -29,7 +31,7 @@ Usage:
   bootbench results export --format openwrt|csv|json|gobench|html [--board NAME] [--clock MHZ] [-o OUT]
   bootbench results push --to postgres://USER@HOST/DATABASE [--board NAME]   # copy runs to a shared store
   bootbench boards  list | show NAME
-  bootbench image   build --arch GOARCH [--bench speed|openssl|NAME] [--bench-cmd "..."] [--add HOST:IMG]...
+  bootbench image   build --arch GOARCH [--bench ` + benchNames + `|NAME] [--bench-cmd "..."] [--add HOST:IMG]...
                     [--sysroot DIR] [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--kernel FILE] [--ram MIB] -o OUT
   bootbench speed   [--seconds S] [--algs a,b|all]     # the built-in suite, on this machine
   bootbench tftp    --root DIR --listen ADDR           # serve DIR read-only by TFTP until Ctrl-C
@@ -40,6 +42,9 @@ The results store is --db, else $BOOTBENCH_DB, else $XDG_DATA_HOME/bootbench/res
 a file, or a store shared by several bench hosts, postgres://USER@HOST/DATABASE.
 Exit status: 0 success, 1 a failed run, 2 bad usage or input, 130 interrupted.
 `
+
+// benchNames are the benchmarks, as the usage lists them.
+var benchNames = strings.Join(benchmark.Names(), "|")
 
 // exitError carries an exit status up to main.
 type exitError struct {

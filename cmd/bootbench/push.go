@@ -13,28 +13,24 @@ const pushSynopsis = "results push --to STORE [--board NAME] [--db PATH]"
 // the lab's shared PostgreSQL store, so a bench that runs offline can
 // sync when it can reach it. Pushing again copies only what is missing.
 func cmdResultsPush(ctx context.Context, args []string) error {
-	fs := newFlags("results push", pushSynopsis+"\n\n"+
-		"Copies runs, with their transcripts, stages and raw output, from the results\n"+
+	fs := newCommand("results push", pushSynopsis, "Copies runs, with their transcripts, stages and raw output, from the results\n"+
 		"store (--db) to the store --to names, usually a lab's shared one\n"+
 		"(postgres://USER@HOST/DATABASE). A run already there is skipped, so pushing\n"+
 		"again, or from several benches at once, stores every run once. Exit status 1\n"+
 		"when a run could not be pushed because a different run holds its id there.")
 	to := fs.String("to", "", "the store to copy to: postgres://USER@HOST/DATABASE, or a file (required)")
 	board := fs.String("board", "", "push only this board's runs")
-	db := dbFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs, pushSynopsis); err != nil {
+	fs.storeFlag()
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *to == "" {
 		return usageErr("results push: say where to with --to STORE (e.g. --to postgres://bench@db.lab/results)")
 	}
-	if storePath(*db) == *to {
+	if storePath(*fs.db) == *to {
 		return usageErr("results push: --to %s is the store pushed from; name another", results.DisplayName(*to))
 	}
-	from, fromName, err := openStoreReadOnly(*db)
+	from, fromName, err := fs.readStore()
 	if err != nil {
 		return err
 	}

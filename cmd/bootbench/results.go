@@ -38,16 +38,13 @@ func cmdResults(ctx context.Context, args []string) error {
 const listSynopsis = "results list [--board NAME] [--db PATH]"
 
 func cmdResultsList(ctx context.Context, args []string) error {
-	fs := newFlags("results list", listSynopsis)
+	fs := newCommand("results list", listSynopsis, "")
 	board := fs.String("board", "", "only this board")
-	db := dbFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
+	fs.storeFlag()
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if err := noArgs(fs, listSynopsis); err != nil {
-		return err
-	}
-	s, path, err := openStoreReadOnly(*db)
+	s, path, err := fs.readStore()
 	if err != nil {
 		return err
 	}
@@ -60,11 +57,11 @@ func cmdResultsList(ctx context.Context, args []string) error {
 }
 
 func cmdResultsShow(ctx context.Context, args []string) error {
-	fs := newFlags("results show", "results show RUN [--transcript | --raw] [--db PATH]")
+	fs := newCommand("results show", "results show RUN [--transcript | --raw] [--db PATH]", "")
 	transcript := fs.Bool("transcript", false, "print the serial transcript too")
 	raw := fs.Bool("raw", false, "print only the benchmark's own output, byte for byte as the board printed it (or as imported)")
-	db := dbFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
+	fs.storeFlag()
+	if err := fs.parseArgs(args); err != nil {
 		return err
 	}
 	switch {
@@ -73,7 +70,7 @@ func cmdResultsShow(ctx context.Context, args []string) error {
 	case *raw && *transcript:
 		return usageErr("results show: --raw prints the benchmark's output alone; drop --transcript")
 	}
-	s, path, err := openStoreReadOnly(*db)
+	s, path, err := fs.readStore()
 	if err != nil {
 		return err
 	}
@@ -151,16 +148,13 @@ func exportFormats(sep string) string {
 
 func cmdResultsExport(ctx context.Context, args []string) error {
 	synopsis := "results export --format " + exportFormats("|") + " [--board NAME] [--clock MHZ] [-o OUT] [--db PATH]"
-	fs := newFlags("results export", synopsis)
+	fs := newCommand("results export", synopsis, "")
 	format := fs.String("format", "json", "output format: "+exportFormats(", "))
 	board := fs.String("board", "", "only this board")
 	clock := fs.Int("clock", 0, "only this clock setting (MHz)")
 	out := fs.String("o", "", "write to this file (default standard output)")
-	db := dbFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs, synopsis); err != nil {
+	fs.storeFlag()
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	var write func(io.Writer, []results.Run) error
@@ -178,7 +172,7 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 	if err := checkOutPath(*out); err != nil {
 		return err
 	}
-	s, path, err := openStoreReadOnly(*db)
+	s, path, err := fs.readStore()
 	if err != nil {
 		return err
 	}
@@ -196,18 +190,14 @@ const checkSynopsis = "results check [--db PATH]"
 // store (in PostgreSQL, the store's consistency checks), without writing
 // to it.
 func cmdResultsCheck(ctx context.Context, args []string) error {
-	fs := newFlags("results check", checkSynopsis+"\n\n"+
-		"Checks the results store with SQLite's integrity and foreign key checks\n"+
+	fs := newCommand("results check", checkSynopsis, "Checks the results store with SQLite's integrity and foreign key checks\n"+
 		"(a store in PostgreSQL: that its rows keep bootbench's promises), reading\n"+
 		"only. Exit status 1 when it finds problems, listed one a line.")
-	db := dbFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
+	fs.storeFlag()
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if err := noArgs(fs, checkSynopsis); err != nil {
-		return err
-	}
-	raw := storePath(*db)
+	raw := storePath(*fs.db)
 	path := results.DisplayName(raw)
 	rep, err := results.Check(ctx, raw)
 	if err != nil {

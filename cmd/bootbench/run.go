@@ -12,12 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/internal/bootparam"
-	"github.com/bootbench/bootbench/internal/kernels"
 	"github.com/bootbench/bootbench/internal/route"
+	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
 )
@@ -32,9 +33,9 @@ const runHelp = "Netboots the board with bootbench's own DHCP, TFTP and HTTP, ru
 	"only the boot and lets that server hand out the addresses."
 
 func cmdRun(ctx context.Context, args []string) error {
-	fs := newFlags("run", "run [--board NAME] [--inventory FILE] [--clock MHZ[,MHZ...]] [--reps N] [flags]\n\n"+runHelp)
-	rf := addRunFlags(fs, 1)
-	if err := parseFlags(fs, args); err != nil {
+	fs := newCommand("run", "run [--board NAME] [--inventory FILE] [--clock MHZ[,MHZ...]] [--reps N] [flags]\n\n"+runHelp, "")
+	rf := addRunFlags(fs.FlagSet, 1)
+	if err := fs.parseArgs(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -49,12 +50,12 @@ func cmdRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	base, closeRig, err := job.open(ctx, store)
+	rg, err := job.open(ctx, store)
 	if err != nil {
 		return err
 	}
-	defer closeRig()
-	return runSettings(ctx, base, job.settings, *rf.reps, dbPath)
+	defer rg.close()
+	return runSettings(ctx, job.job(rg), rg.Rig, job.settings, *rf.reps, dbPath)
 }
 
 // runFlags are the flags of the commands that run boards (run, ci).
@@ -74,7 +75,7 @@ func addRunFlags(fs *flag.FlagSet, reps int) *runFlags {
 		proxy:        fs.Bool("proxy", false, "serve as proxyDHCP: the bench segment's own DHCP server hands out addresses, bootbench only the boot"),
 		clocks:       fs.String("clock", "", "clock settings in MHz, comma separated (default: the board's default)"),
 		reps:         fs.Int("reps", reps, "repetitions of each clock setting"),
-		bench:        fs.String("bench", "speed", "benchmark: speed (built in, pure Go), openssl (the host's openssl speed, for a board of the host's arch), or route (the board routes iperf3 traffic between two host networks)"),
+		bench:        fs.String("bench", benchmark.Speed, "benchmark: "+benchmark.Help()),
 		routeSizes:   fs.String("route-sizes", "64,128,256,512,1024,1460", "route: packet sizes in bytes of payload, comma separated"),
 		routeConfigs: fs.String("route-configs", strings.Join(bootparam.RouteConfigs, ","), "route: configurations, in order"),
 		routeRate:    fs.String("route-udp-rate", "50M", "route: the UDP tests' offered rate in bit/s (K, M, G suffixes)"),
@@ -97,7 +98,7 @@ type runJob struct {
 	inv      *boards.Inventory
 	settings []boards.MHz
 	src      string
-	plan     route.Plan // the route benchmark's
+	routes   route.Plan // the route benchmark's
 	configs  []string
 }
 
@@ -110,10 +111,12 @@ func (rf *runFlags) prepare(ctx context.Context, cmd string) (*runJob, error) {
 		return nil, usageErr("%s: --reps must be at least 1", cmd)
 	case *rf.transport != "http" && *rf.transport != "tftp":
 		return nil, usageErr("%s: --transport must be http or tftp", cmd)
-	case *rf.bench != "speed" && *rf.bench != "openssl" && *rf.bench != harness.BenchRoute:
-		return nil, usageErr("%s: unknown benchmark %q (speed, openssl or route)", cmd, *rf.bench)
 	}
-	plan, configs, err := rf.routePlan(cmd)
+	bm, err := benchmark.Lookup(*rf.bench)
+	if err != nil {
+		return nil, usageErr("%s: %v", cmd, err)
+	}
+	routes, configs, err := rf.routePlan(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +126,8 @@ func (rf *runFlags) prepare(ctx context.Context, cmd string) (*runJob, error) {
 		// A board model named where a board belongs: say first if the
 		// model cannot be run at all, before asking for an inventory.
 		if p, perr := boards.Get(*rf.board); perr == nil && p.Virtual == nil {
-			if cerr := checkBoard(ctx, p, *rf.bench, *rf.kernel, src); cerr != nil {
+			model := plan.Job{Board: boards.Board{Profile: p}, Benchmark: *rf.bench, Kernel: *rf.kernel, Source: src}
+			if cerr := checkBoard(ctx, model); cerr != nil {
 				return nil, cerr
 			}
 		}
@@ -133,19 +137,15 @@ func (rf *runFlags) prepare(ctx context.Context, cmd string) (*runJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := *rf.kernel
-	if k == "" {
-		k = b.Kernel // the inventory's, if it names one
-	}
 	// Before power-on: a model bootbench cannot run, or an image too big
 	// for the board's RAM.
-	if err := checkBoard(ctx, b.Profile, *rf.bench, k, src); err != nil {
+	if err := checkBoard(ctx, plan.Job{Board: b, Benchmark: *rf.bench, Kernel: *rf.kernel, Source: src}); err != nil {
 		return nil, err
 	}
-	if *rf.bench == harness.BenchRoute && !routable(b) {
+	if bm.HostNetworks && !routable(b) {
 		return nil, usageErr("%s: the route benchmark runs on the virtual PCs for now (qemu-x86_64, qemu-x86_64-uefi): a real bench needs its two routed networks described in the inventory", cmd)
 	}
-	return &runJob{rf: rf, board: b, inv: inv, settings: settings, src: src, plan: plan, configs: configs}, nil
+	return &runJob{rf: rf, board: b, inv: inv, settings: settings, src: src, routes: routes, configs: configs}, nil
 }
 
 // routable is a board the route benchmark can run on: a virtual PC,
@@ -204,31 +204,32 @@ func parseRate(s string) (float64, error) {
 	return v * mult, nil
 }
 
-// open readies the board's rig and returns the options every run shares.
-func (j *runJob) open(ctx context.Context, store *results.Store) (harness.Options, func(), error) {
-	rf := j.rf
-	var plan *route.Plan
-	if *rf.bench == harness.BenchRoute {
-		plan = &j.plan
+// open readies the board's rig, its store and builders.
+func (j *runJob) open(ctx context.Context, store *results.Store) (*rig, error) {
+	var routes *route.Plan
+	if *j.rf.bench == benchmark.Route {
+		routes = &j.routes
 	}
-	rig, err := openRig(ctx, j.board, j.inv, *rf.proxy, plan, os.Stderr)
+	rg, err := openRig(ctx, j.board, j.inv, *j.rf.proxy, routes, os.Stderr)
 	if err != nil {
-		return harness.Options{}, nil, err
+		return nil, err
 	}
-	var imageFiles func(context.Context, string) ([]string, error)
-	if plan != nil {
-		imageFiles = func(ctx context.Context, kernel string) ([]string, error) {
-			return kernels.Modules(ctx, cacheDir(), kernel, "lib/modules/bootbench", kernels.RouteModules)
-		}
+	rg.Store, rg.Builders = store, builders(j.src)
+	if rg.router != nil {
+		rg.Host = &route.Driver{Router: rg.router, Configs: j.configs}
 	}
-	return harness.Options{
-		Router: rig.router, RouteConfigs: j.configs, ImageFiles: imageFiles,
-		Board: rig.board, Target: rig.target, Bench: rig.bench, Operator: rig.operator,
-		Benchmark: *rf.bench, Seconds: time.Duration(*rf.seconds * float64(time.Second)), Algs: splitList(*rf.algs),
-		Kernel: *rf.kernel, Kernels: debianKernel(j.src), Source: j.src, CacheDir: cacheDir(),
-		Append: *rf.appendArgs, Transport: *rf.transport, BootTimeout: *rf.bootTimeout, RunTimeout: *rf.runTimeout,
-		Retries: *rf.retries, Store: store, Progress: os.Stderr,
-	}, rig.close, nil
+	return rg, nil
+}
+
+// job is what the flags ask every run to measure, on the board as rg has
+// it; the clock and rep are each run's.
+func (j *runJob) job(rg *rig) plan.Job {
+	rf := j.rf
+	return plan.Job{
+		Board: rg.board, Benchmark: *rf.bench, Seconds: time.Duration(*rf.seconds * float64(time.Second)), Algs: splitList(*rf.algs),
+		Kernel: *rf.kernel, Source: j.src, Append: *rf.appendArgs, Transport: *rf.transport,
+		BootTimeout: *rf.bootTimeout, RunTimeout: *rf.runTimeout, Retries: *rf.retries,
+	}
 }
 
 // clockSettings reads --clock against what the board model offers.
@@ -252,10 +253,10 @@ func clockSettings(p boards.Profile, flag string) ([]boards.MHz, error) {
 
 // runSettings runs every clock setting reps times, interleaved, and prints
 // each result as it is stored.
-func runSettings(ctx context.Context, base harness.Options, settings []boards.MHz, reps int, dbPath string) error {
+func runSettings(ctx context.Context, job plan.Job, rg harness.Rig, settings []boards.MHz, reps int, dbPath string) error {
 	var failed []string
 	total := reps * len(settings)
-	err := runPlan(ctx, base, settings, reps, func(rec *results.Run, rep int, err error) error {
+	err := runPlan(ctx, job, rg, settings, reps, func(rec *results.Run, rep int, err error) error {
 		switch {
 		case err != nil && total == 1:
 			return fmt.Errorf("run %s failed: %w", rec.ID, err)
@@ -281,12 +282,12 @@ func runSettings(ctx context.Context, base harness.Options, settings []boards.MH
 // so drift does not look like a difference, and hands each stored run to
 // done. It stops at the first error done returns, on an interruption, or
 // when a run could not be stored at all.
-func runPlan(ctx context.Context, base harness.Options, settings []boards.MHz, reps int, done func(rec *results.Run, rep int, err error) error) error {
+func runPlan(ctx context.Context, job plan.Job, rg harness.Rig, settings []boards.MHz, reps int, done func(rec *results.Run, rep int, err error) error) error {
 	for rep := 1; rep <= reps; rep++ {
 		for _, mhz := range settings {
-			o := base
-			o.Clock, o.Rep = mhz, rep
-			rec, err := harness.Run(ctx, o)
+			j := job
+			j.Clock, j.Rep = mhz, rep
+			rec, err := harness.Run(ctx, j, rg)
 			if errors.Is(err, harness.ErrInterrupted) {
 				return err
 			}

@@ -19,7 +19,7 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/initramfs"
-	"github.com/bootbench/bootbench/internal/benchnic"
+	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 )
 
@@ -36,16 +36,13 @@ const serveSynopsis = "serve [--inventory FILE] [--db PATH] [--proxy] [--once BO
 	"it has stored one result, then exits 0 (ok) or 1."
 
 func cmdServe(ctx context.Context, args []string) error {
-	fs := newFlags("serve", serveSynopsis)
+	fs := newCommand("serve", serveSynopsis, "")
 	inventory := fs.String("inventory", "", "bench inventory (default $BOOTBENCH_INVENTORY, else $XDG_CONFIG_HOME/bootbench/bench.yaml when it exists)")
 	proxy := fs.Bool("proxy", false, "serve as proxyDHCP: the bench segment's own DHCP server hands out addresses")
 	once := fs.String("once", "", "serve only this board, until it has stored one result")
 	logFormat := fs.String("log", "", "text or json: one line per event (default: status lines on a terminal, text otherwise)")
-	db := dbFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs, serveSynopsis); err != nil {
+	fs.storeFlag()
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *logFormat != "" && *logFormat != "text" && *logFormat != "json" {
@@ -59,24 +56,57 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, dbPath, err := openStore(*db)
+	store, dbPath, err := fs.writeStore()
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 
-	// The signals are serve's own: the first stops answering, the second
-	// stops the runs in progress.
-	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelHard()
-	stop, cancelStop := context.WithCancel(hard)
-	defer cancelStop()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-
 	show := newServeDisplay(os.Stdout, *logFormat, served)
 	defer show.close()
+	hard, stop, cancelStop, endSignals := serveSignals(ctx, show)
+	defer endSignals()
+
+	bench, closeBench, err := openBench(ctx, inv, *proxy, show.note)
+	if err != nil {
+		return err
+	}
+	defer closeBench()
+	var onceErr error
+	o := harness.ServeOptions{
+		Bench: bench, Boards: served,
+		Rig: harness.Rig{Builders: builders(src), Store: store, Events: show.event},
+		Job: plan.Job{Source: src, Transport: "http"},
+		Done: func(rec *results.Run, err error) {
+			show.done(rec, err)
+			if *once != "" {
+				onceErr = err
+				cancelStop()
+			}
+		},
+		Unknown: func(u harness.UnknownBoard) { show.note(unknownHint(u, inv)) },
+	}
+	show.note(fmt.Sprintf("serving %d board(s) by %s; results go to %s", len(served), bench, dbPath))
+	if err := harness.Serve(hard, stop, o); err != nil {
+		return err
+	}
+	if hard.Err() != nil && *once == "" {
+		return &exitError{code: 130, err: fmt.Errorf("interrupted; runs in progress were stored as interrupted (store: %s)", dbPath)}
+	}
+	if *once != "" && onceErr != nil {
+		return fmt.Errorf("serve --once %s: %w", *once, onceErr)
+	}
+	return nil
+}
+
+// serveSignals makes serve's own signal handling: the first Ctrl-C (or
+// SIGTERM) ends stop, so no more boots are answered, the second ends hard,
+// which stops the runs in progress. end releases the signals.
+func serveSignals(ctx context.Context, show *serveDisplay) (hard, stop context.Context, cancelStop func(), end func()) {
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	stop, cancelStop = context.WithCancel(hard)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		for n := 0; ; n++ {
 			select {
@@ -94,39 +124,11 @@ func cmdServe(ctx context.Context, args []string) error {
 			}
 		}
 	}()
-
-	nic, closeNIC, err := openServeNIC(ctx, inv, *proxy, show)
-	if err != nil {
-		return err
+	return hard, stop, cancelStop, func() {
+		signal.Stop(sigs)
+		cancelStop()
+		cancelHard()
 	}
-	defer closeNIC()
-	var onceErr error
-	o := harness.ServeOptions{
-		Net: nic, Proxy: *proxy, Boards: served,
-		Base: harness.Options{
-			Kernels: debianKernel(src), Source: src, CacheDir: cacheDir(), Transport: "http",
-			Store: store, Events: show.event,
-		},
-		Done: func(rec *results.Run, err error) {
-			show.done(rec, err)
-			if *once != "" {
-				onceErr = err
-				cancelStop()
-			}
-		},
-		Unknown: func(u harness.UnknownBoard) { show.note(unknownHint(u, inv)) },
-	}
-	show.note(fmt.Sprintf("serving %d board(s) on %s (%s); results go to %s", len(served), nic.Interface(), nic.Addr(), dbPath))
-	if err := harness.Serve(hard, stop, o); err != nil {
-		return err
-	}
-	if hard.Err() != nil && *once == "" {
-		return &exitError{code: 130, err: fmt.Errorf("interrupted; runs in progress were stored as interrupted (store: %s)", dbPath)}
-	}
-	if *once != "" && onceErr != nil {
-		return fmt.Errorf("serve --once %s: %w", *once, onceErr)
-	}
-	return nil
 }
 
 // servedBoards are the inventory's boards (or the one --once names), each
@@ -151,41 +153,6 @@ func servedBoards(inventoryFlag, once string) (*boards.Inventory, []harness.Serv
 		return nil, nil, usageErr("serve --once: no board %q in %s", once, path)
 	}
 	return inv, served, nil
-}
-
-// openServeNIC readies the bench NIC, refusing a segment with its own DHCP
-// server unless serving as proxyDHCP.
-func openServeNIC(ctx context.Context, inv *boards.Inventory, proxy bool, show *serveDisplay) (*benchnic.NIC, func(), error) {
-	cache := cacheDir()
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("cache: %w", err)
-	}
-	for _, s := range benchnic.Sweep(cache) {
-		show.note("removed bench address " + s + " left by a bootbench that was killed")
-	}
-	nic, err := benchnic.Open(ctx, inv.Bench.Interface, inv.Bench.Address, cache)
-	if err != nil {
-		return nil, nil, err
-	}
-	closeNIC := func() {
-		if nic.Added() {
-			if err := nic.Close(); err != nil {
-				show.note(err.Error())
-			} else {
-				show.note(fmt.Sprintf("removed %s from %s", nic.Addr(), nic.Interface()))
-			}
-		}
-	}
-	if nic.Added() {
-		show.note(fmt.Sprintf("added %s to %s; it is removed when serve ends", nic.Addr(), nic.Interface()))
-	}
-	if !proxy {
-		if err := probeRival(ctx, nic.Interface(), io.Discard); err != nil {
-			closeNIC()
-			return nil, nil, err
-		}
-	}
-	return nic, closeNIC, nil
 }
 
 // unknownHint is what to paste into bench.yaml for a board that asked to

@@ -17,15 +17,11 @@ const speedSynopsis = "speed [--seconds S] [--algs a,b]"
 // cmdSpeed runs the built-in suite on this machine, printing what a board
 // prints, so it can be imported and compared with the host's own openssl.
 func cmdSpeed(ctx context.Context, args []string) error {
-	fs := newFlags("speed", speedSynopsis+"\n\n"+
-		"Runs the built-in benchmark suite here, in openssl 3's output layout\n"+
+	fs := newCommand("speed", speedSynopsis, "Runs the built-in benchmark suite here, in openssl 3's output layout\n"+
 		"(bootbench import reads it).")
 	seconds := fs.Float64("seconds", 3, "seconds per algorithm and block size")
 	algs := fs.String("algs", "", "algorithms, comma separated (default: the suite's default set; 'all' for every one)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs, speedSynopsis); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	opts := speed.Options{Duration: time.Duration(*seconds * float64(time.Second)), Algorithms: splitList(*algs)}

@@ -22,8 +22,7 @@ const tftpSynopsis = "tftp --root DIR --listen ADDR"
 // own TFTP server, confined and capped as it is in a run, for a board booted
 // by hand or for measuring it against other servers.
 func cmdTFTP(ctx context.Context, args []string) error {
-	fs := newFlags("tftp", tftpSynopsis+"\n\n"+
-		"Serves the files under DIR, read-only, by TFTP (RFC 1350 with blksize\n"+
+	fs := newCommand("tftp", tftpSynopsis, "Serves the files under DIR, read-only, by TFTP (RFC 1350 with blksize\n"+
 		"and tsize) until Ctrl-C, and prints one line per transfer. Names are\n"+
 		"confined to DIR (no .., no symlinks out); only regular files are served;\n"+
 		"a client gets at most 8 transfers at once, all clients 64.\n\n"+
@@ -32,10 +31,7 @@ func cmdTFTP(ctx context.Context, args []string) error {
 		"  curl -o vmlinuz --tftp-blksize 1468 tftp://127.0.0.1:6969/vmlinuz")
 	root := fs.String("root", "", "the directory to serve (required)")
 	listen := fs.String("listen", "", "IP[:PORT] to serve on (required; port 69 when left out, 0 for any free port)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs, tftpSynopsis); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	addr, err := tftpAddr(*root, *listen)

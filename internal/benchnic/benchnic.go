@@ -7,7 +7,7 @@
 //	defer nic.Close()
 //	if nic.Added() { ... say so ... }
 //
-// A NIC is a harness.Network: servers open their sockets right here, in the
+// A NIC is a boot.Network: servers open their sockets right here, in the
 // network namespace bootbench runs in.
 package benchnic
 
@@ -83,10 +83,10 @@ func (n *NIC) add(ctx context.Context, cacheDir string) error {
 // Added reports whether Open added the address (and Close removes it).
 func (n *NIC) Added() bool { return n.added }
 
-// Interface is the NIC's name (harness.Network).
+// Interface is the NIC's name (boot.Network).
 func (n *NIC) Interface() string { return n.name }
 
-// Addr is bootbench's address on it, with the bench subnet (harness.Network).
+// Addr is bootbench's address on it, with the bench subnet (boot.Network).
 func (n *NIC) Addr() netip.Prefix { return n.addr }
 
 // Do runs fn here: a real NIC is in bootbench's own namespace.

@@ -12,14 +12,8 @@ import (
 	"github.com/bootbench/bootbench/internal/debpkg"
 )
 
-// RouteModules are what the route benchmark needs of a Debian kernel that
-// has them as modules: the routed ports' NIC driver (virtio-net on the
-// virtual boards), nf_tables with conntrack and ctnetlink (to empty the
-// table between configurations), and crc32c, which libcrc32c asks for at
-// run time through a modprobe the board does not have.
-var RouteModules = []string{"virtio_pci", "virtio_net", "crc32c_generic", "nf_tables", "nft_ct", "nf_conntrack_netlink"}
-
-// routeModuleDirs are where those live under lib/modules/<version>/kernel.
+// routeModuleDirs are where the route benchmark's modules (see package
+// benchmark) live under lib/modules/<version>/kernel.
 var routeModuleDirs = []string{"net", "drivers/net", "drivers/virtio", "lib", "crypto", "arch/x86/crypto"}
 
 // Modules returns the named modules of the Debian kernel image kernel (as

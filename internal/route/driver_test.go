@@ -1,4 +1,4 @@
-package harness
+package route
 
 import (
 	"bufio"
@@ -8,34 +8,76 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/harness"
+	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/internal/frame"
-	"github.com/bootbench/bootbench/internal/route"
+	"github.com/bootbench/bootbench/plan"
+	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"
 )
 
-// routeBoard is a board running the route benchmark as benchinit does:
-// hello, then for each "bootbench route <config>" line the host types, the
-// previous configuration's counters and this one's ready; "done" ends it.
+// routeRun is a route run of a qemu-direct board b (so no network is
+// needed) from a fake kernel and image, stored in a store of its own.
+func routeRun(t *testing.T, b *routeBoard) (plan.Job, harness.Rig) {
+	t.Helper()
+	dir := t.TempDir()
+	kernel, image := filepath.Join(dir, "vmlinuz"), filepath.Join(dir, "image.cpio")
+	os.WriteFile(kernel, []byte("kernel"), 0o644)
+	os.WriteFile(image, []byte("image"), 0o644)
+	store, err := results.Open(filepath.Join(dir, "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	p := boards.Profile{Name: "fakeboard", Arch: "amd64", Boot: boards.BootQEMUDirect, ImageFormat: boards.FormatCPIO, Console: "ttyS0", Baud: 115200}
+	job := plan.Job{
+		Board: boards.Board{Name: "fake1", Profile: p}, Benchmark: benchmark.Route, Kernel: kernel,
+		BootTimeout: 2 * time.Second, RunTimeout: 2 * time.Second,
+	}
+	rig := harness.Rig{Target: b, Store: store, Builders: plan.Builders{CacheDir: dir,
+		BuildImage: func(context.Context, initramfs.Spec, string) (*initramfs.Image, error) {
+			return &initramfs.Image{Path: image, Size: 5, Digest: "00", Cached: true}, nil
+		}}}
+	return job, rig
+}
+
+var runParam = regexp.MustCompile(`bootbench\.run=(\S+)`)
+
+// routeBoard is a qemu-direct board running the route benchmark as
+// benchinit does: hello, then for each "bootbench route <config>" line the
+// host types, the previous configuration's counters and this one's ready;
+// "done" ends it.
 type routeBoard struct {
-	fakeTarget
+	w         *io.PipeWriter // what the board prints
 	toBoard   *io.PipeWriter // what the host types
 	fromHost  *io.PipeReader
+	run       string
 	cmdline   string
 	commands  []string
+	ons       int
+	off       atomic.Bool
 	mu        sync.Mutex
 	boardDone chan struct{}
 }
 
+func (b *routeBoard) String() string { return "fake route board" }
+
 func (b *routeBoard) LoadDirect(kernel, initrd, cmdline string) {
-	b.fakeTarget.LoadDirect(kernel, initrd, cmdline)
 	b.cmdline = cmdline
+	b.run = runParam.FindStringSubmatch(cmdline)[1]
 }
 
 // console is the host's end: reads what the board prints, writes to it.
@@ -53,7 +95,21 @@ func (b *routeBoard) Console(ctx context.Context) (io.ReadWriteCloser, error) {
 	return console{r, b.toBoard}, nil
 }
 
+func (b *routeBoard) PoweredOff(ctx context.Context) bool { return b.off.Load() }
+
+func (b *routeBoard) Off(ctx context.Context) error {
+	b.off.Store(true)
+	b.w.Close()
+	b.toBoard.Close()
+	b.fromHost.Close()
+	if b.boardDone != nil {
+		<-b.boardDone
+	}
+	return nil
+}
+
 func (b *routeBoard) On(ctx context.Context) error {
+	b.ons++
 	b.boardDone = make(chan struct{})
 	go func() {
 		defer close(b.boardDone)
@@ -93,16 +149,6 @@ func (b *routeBoard) On(ctx context.Context) error {
 	return nil
 }
 
-func (b *routeBoard) Off(ctx context.Context) error {
-	b.fakeTarget.Off(ctx)
-	b.toBoard.Close()
-	b.fromHost.Close()
-	if b.boardDone != nil {
-		<-b.boardDone
-	}
-	return nil
-}
-
 // fakeRouter measures by the book: a figure per size and protocol, the
 // direct baseline fastest.
 type fakeRouter struct {
@@ -116,7 +162,7 @@ func (f *fakeRouter) Ports() []bootparam.Port {
 
 func (f *fakeRouter) String() string { return "two fake networks" }
 
-func (f *fakeRouter) Sweep(ctx context.Context, direct bool) ([]route.Figure, error) {
+func (f *fakeRouter) Sweep(ctx context.Context, direct bool) ([]Figure, error) {
 	f.sweeps = append(f.sweeps, direct)
 	if f.fail != nil && len(f.sweeps) == 2 {
 		return nil, f.fail
@@ -125,11 +171,11 @@ func (f *fakeRouter) Sweep(ctx context.Context, direct bool) ([]route.Figure, er
 	if direct {
 		rate = 1e9
 	}
-	var figs []route.Figure
+	var figs []Figure
 	for _, size := range []int{64, 1460} {
 		figs = append(figs,
-			route.Figure{Size: size, Proto: "tcp", Test: parse.IPerf3Test{Version: "3.12", Protocol: "TCP", Received: rate * float64(size) / 1460, Retransmits: 0}},
-			route.Figure{Size: size, Proto: "udp", Test: parse.IPerf3Test{Version: "3.12", Protocol: "UDP", Received: 10e6, Retransmits: -1, LostPercent: 0.5}})
+			Figure{Size: size, Proto: "tcp", Test: parse.IPerf3Test{Version: "3.12", Protocol: "TCP", Received: rate * float64(size) / 1460, Retransmits: 0}},
+			Figure{Size: size, Proto: "udp", Test: parse.IPerf3Test{Version: "3.12", Protocol: "UDP", Received: 10e6, Retransmits: -1, LostPercent: 0.5}})
 	}
 	return figs, nil
 }
@@ -149,9 +195,9 @@ func TestRouteRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &routeBoard{}
 			fr := &fakeRouter{fail: tt.fail}
-			o := fakeOptions(t, b, boards.Profile{})
-			o.Benchmark, o.Router, o.RouteConfigs = BenchRoute, fr, tt.configs
-			rec, err := Run(context.Background(), o)
+			job, rig := routeRun(t, b)
+			rig.Host = &Driver{Router: fr, Configs: tt.configs}
+			rec, err := harness.Run(context.Background(), job, rig)
 			if !strings.Contains(b.cmdline, "bootbench.ports=52:54:00:bb:01:01@198.18.1.1/24,52:54:00:bb:01:02@198.18.2.1/24") {
 				t.Errorf("kernel command line lacks the ports: %s", b.cmdline)
 			}
@@ -178,20 +224,20 @@ func TestRouteRun(t *testing.T) {
 			for _, m := range rec.Metrics {
 				got[m.Name] = m.Value
 			}
-			for _, c := range append([]string{route.Direct}, configs...) {
+			for _, c := range append([]string{Direct}, configs...) {
 				for _, name := range []string{"tcp-throughput@64/", "tcp-throughput@1460/", "udp-throughput@64/", "udp-loss@1460/", "tcp-retransmits@64/"} {
 					if _, ok := got[name+c]; !ok {
 						t.Errorf("no %s%s", name, c)
 					}
 				}
-				if c != route.Direct && got["route-forwarded/"+c] != 1000 {
+				if c != Direct && got["route-forwarded/"+c] != 1000 {
 					t.Errorf("route-forwarded/%s = %v", c, got["route-forwarded/"+c])
 				}
 			}
 			if got["conntrack-entries/"+bootparam.ConfigStateful] != 4 || got["conntrack-entries/"+bootparam.ConfigPlain] != 0 {
 				t.Errorf("conntrack-entries: %v", got)
 			}
-			if rec.Tool != "iperf3" || rec.ToolVersion != "3.12" || rec.Bench != BenchRoute {
+			if rec.Tool != "iperf3" || rec.ToolVersion != "3.12" || rec.Bench != benchmark.Route {
 				t.Errorf("tool %q %q bench %q", rec.Tool, rec.ToolVersion, rec.Bench)
 			}
 		})
@@ -202,9 +248,8 @@ func TestRouteRun(t *testing.T) {
 // before anything is powered on.
 func TestRouteNeedsRouter(t *testing.T) {
 	b := &routeBoard{}
-	o := fakeOptions(t, b, boards.Profile{})
-	o.Benchmark = BenchRoute
-	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "networks on both sides") {
+	job, rig := routeRun(t, b)
+	if _, err := harness.Run(context.Background(), job, rig); err == nil || !strings.Contains(err.Error(), "networks on both sides") {
 		t.Fatalf("Run without a router: %v", err)
 	}
 	if b.ons != 0 {

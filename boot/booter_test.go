@@ -1,64 +1,28 @@
-package harness
+package boot
 
 import (
 	"bytes"
-	"debug/elf"
-	"encoding/binary"
+	"flag"
 	"io"
 	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/boot/boottest"
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/results"
 	"github.com/insomniacslk/dhcp/iana"
 )
 
-// testBoard is a board of boot method m on the bench at 198.18.0.0/24.
-func testBoard(name string, m boards.BootMethod, mac string) boards.Board {
-	hw, _ := net.ParseMAC(mac)
-	p := boards.Profile{Name: "test-" + string(m), Boot: m, Console: "ttyS0", Baud: 115200}
-	if m == boards.BootRouterBOOT {
-		p.Virtual = &boards.Virtual{AddCmdlineArea: true}
-	}
-	return boards.Board{Name: name, Profile: p, MAC: hw, Address: netip.MustParseAddr("198.18.0.10")}
-}
-
-// mipsKernel writes a minimal 32-bit little-endian MIPS kernel ELF: one
-// loadable segment, no command line area (as Debian's Malta kernel).
-func mipsKernel(t *testing.T, dir string) string {
-	t.Helper()
-	body := []byte("kernel text")
-	var b bytes.Buffer
-	le := binary.LittleEndian
-	h := make([]byte, 52)
-	copy(h, []byte{0x7f, 'E', 'L', 'F', 1, 1, 1})
-	le.PutUint16(h[16:], uint16(elf.ET_EXEC))
-	le.PutUint16(h[18:], uint16(elf.EM_MIPS))
-	le.PutUint32(h[20:], 1)
-	le.PutUint32(h[24:], 0x80100000) // entry
-	le.PutUint32(h[28:], 52)         // phoff
-	le.PutUint16(h[40:], 52)
-	le.PutUint16(h[42:], 32)
-	le.PutUint16(h[44:], 1)
-	b.Write(h)
-	ph := make([]byte, 32)
-	for i, v := range []uint32{uint32(elf.PT_LOAD), 84, 0x80100000, 0x00100000, uint32(len(body)), uint32(len(body)), uint32(elf.PF_R | elf.PF_X), 0x1000} {
-		le.PutUint32(ph[4*i:], v)
-	}
-	b.Write(ph)
-	b.Write(body)
-	path := filepath.Join(dir, "vmlinux")
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+// testBoard and mipsKernel are boottest's, by their short names here.
+var (
+	testBoard  = boottest.Board
+	mipsKernel = boottest.MIPSKernel
+)
 
 // TestBooter: what every dialect gets, from the one Booter — the boot file
 // its DHCP or BOOTP answer names, and the files it then fetches: kernel and
@@ -100,7 +64,7 @@ func TestBooter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			bt := NewBooter(net.IPv4(198, 18, 0, 1).To4(), net.CIDRMask(24, 32), "http")
 			b := testBoard("pc1", tt.method, "52:54:00:bb:05:20")
-			spec := &BootSpec{Run: "20261130-000000-0000abcd", Kernel: kernel, Image: image, Cmdline: cmdline}
+			spec := &Spec{Run: "20261130-000000-0000abcd", Kernel: kernel, Image: image, Cmdline: cmdline}
 			if tt.method == boards.BootRouterBOOT {
 				spec.Kernel = mipsK
 			}
@@ -146,7 +110,7 @@ func TestBooter(t *testing.T) {
 func TestBooterRefuses(t *testing.T) {
 	bt := NewBooter(net.IPv4(198, 18, 0, 1).To4(), net.CIDRMask(24, 32), "http")
 	b := testBoard("pc1", boards.BootIPXE, "52:54:00:bb:05:20")
-	bt.AddBoot(b, &BootSpec{Run: "r", Kernel: "/nonexistent/vmlinuz", Image: "/nonexistent/cpio"})
+	bt.AddBoot(b, &Spec{Run: "r", Kernel: "/nonexistent/vmlinuz", Image: "/nonexistent/cpio"})
 	if _, ok := bt.Plan(netboot.Client{MAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}}); ok {
 		t.Error("answered an unknown MAC")
 	}
@@ -166,9 +130,9 @@ func TestBooterServed(t *testing.T) {
 	bt := NewBooter(net.IPv4(198, 18, 0, 1).To4(), net.CIDRMask(24, 32), "tftp")
 	b := testBoard("pc1", boards.BootIPXE, "52:54:00:bb:05:20")
 	n := 0
-	bt.AddServed(b, func() (*BootSpec, error) {
+	bt.AddServed(b, func() (*Spec, error) {
 		n++
-		return &BootSpec{Run: results.RunID("run" + string(rune('0'+n))), Cmdline: "bootbench.run=run" + string(rune('0'+n))}, nil
+		return &Spec{Run: results.RunID("run" + string(rune('0'+n))), Cmdline: "bootbench.run=run" + string(rune('0'+n))}, nil
 	})
 	if _, _, err := bt.Open("pc1/boot.ipxe"); err != netboot.ErrNotFound {
 		t.Fatalf("a script before any boot: %v", err)
@@ -211,5 +175,39 @@ func golden(t *testing.T, path string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestReportNamesTheBoard: the servers know files and MACs; the Booter's
+// Reporter names the board of each event.
+func TestReportNamesTheBoard(t *testing.T) {
+	b := testBoard("pc1", boards.BootIPXE, "52:54:00:bb:05:20")
+	bt := NewBooter(net.IPv4(198, 18, 0, 1).To4(), net.CIDRMask(24, 32), "http")
+	bt.AddBoot(b, &Spec{Run: "r"})
+	other, _ := net.ParseMAC("52:54:00:00:00:99")
+	tests := []struct {
+		in                  netboot.Event
+		wantBoard, wantFile string
+	}{
+		{netboot.Event{Kind: "http-done", File: KeyOf(b).File("initramfs.cpio")}, "pc1", "pc1/initramfs.cpio"},
+		{netboot.Event{Kind: "tftp-done", File: "pc1/pxelinux.cfg/default"}, "pc1", "pc1/pxelinux.cfg/default"},
+		{netboot.Event{Kind: "dhcp-ack", MAC: b.MAC}, "pc1", ""},
+		{netboot.Event{Kind: "ignored", MAC: other}, "", ""},
+		{netboot.Event{Kind: "tftp-error", File: "pc2/boot.ipxe"}, "", "pc2/boot.ipxe"},
+	}
+	for _, tt := range tests {
+		var got netboot.Event
+		bt.Report(func(e netboot.Event) { got = e })(tt.in)
+		if got.Board != tt.wantBoard || got.File != tt.wantFile {
+			t.Errorf("%s %s: board %q file %q; want %q %q", tt.in.Kind, tt.in.File, got.Board, got.File, tt.wantBoard, tt.wantFile)
+		}
+	}
+	if k, name, ok := SplitFile(Key("rb1").File("kernel.elf")); !ok || k != "rb1" || name != "kernel.elf" {
+		t.Errorf("SplitFile(File) = %q %q %v", k, name, ok)
+	}
+	if _, _, ok := SplitFile("boot.ipxe"); ok {
+		t.Error("a path outside every board's folder split")
 	}
 }

@@ -1,4 +1,4 @@
-package harness
+package boot
 
 import (
 	"context"
@@ -68,7 +68,7 @@ func (nb *NetBench) Serve(ctx context.Context, b *Booter, report netboot.Reporte
 			return nil, fmt.Errorf("board %s has no address: give it one in the inventory, or serve with --proxy where another DHCP server hands out addresses", name)
 		}
 	}
-	return startServers(ctx, nb.Net, nb.Proxy, b, report)
+	return startServers(ctx, nb.Net, nb.Proxy, b, b.Report(report))
 }
 
 func addrIP(a netip.Addr) net.IP {

@@ -1,4 +1,14 @@
-package harness
+// Package boot decides what every board gets when it netboots, in the
+// dialect of the client asking (a Booter), and starts the servers that
+// hand it out on a bench's network (a NetBench): DHCP or proxyDHCP, TFTP,
+// HTTP and the router advertisement. It knows boards and boots, not runs:
+// the harness hands it one boot per board, or a function that gives the
+// next.
+//
+//	bt := boot.NewBooter(bench.ServerIP(), bench.Mask(), "http")
+//	bt.AddBoot(board, &boot.Spec{Run: id, Kernel: k, Image: img, Cmdline: cmdline})
+//	stop, err := bench.Serve(ctx, bt, report)
+package boot
 
 import (
 	"fmt"
@@ -16,12 +26,12 @@ import (
 	"github.com/insomniacslk/dhcp/iana"
 )
 
-// BootSpec is one boot of one board: the kernel and image its bootloader
+// Spec is one boot of one board: the kernel and image its bootloader
 // loads (files in the cache) and the kernel command line of the run.
-type BootSpec struct {
+type Spec struct {
 	Run     results.RunID
 	Kernel  string
-	Image   string // the initramfs, an uncompressed cpio
+	Image   string // the initramfs as the loader takes it (plan.Wrapping's Payload)
 	Cmdline string
 }
 
@@ -33,7 +43,7 @@ type BootSpec struct {
 // in memory. Nothing is copied into a per-run directory. run hands out one
 // fixed boot (AddBoot), serve a new run whenever a board asks (AddServed).
 //
-// Every board's files live under its name: <board>/boot.ipxe,
+// Every board's files live under its Key: <board>/boot.ipxe,
 // <board>/vmlinuz, <board>/initramfs.cpio, and so on.
 type Booter struct {
 	Server    net.IP
@@ -42,12 +52,29 @@ type Booter struct {
 
 	mu     sync.Mutex
 	byMAC  map[string]*bootBoard
-	byName map[string]*bootBoard
+	byName map[Key]*bootBoard
+}
+
+// Key is a board among the boots a Booter holds: its name, which is also
+// the folder its files are fetched from.
+type Key string
+
+// KeyOf is board b's key.
+func KeyOf(b boards.Board) Key { return Key(b.Name) }
+
+// File is the path by which the board fetches its file name.
+func (k Key) File(name string) string { return string(k) + "/" + name }
+
+// SplitFile is the board and the file a fetched path names; ok is false
+// for a path outside every board's folder.
+func SplitFile(path string) (k Key, name string, ok bool) {
+	board, name, ok := strings.Cut(path, "/")
+	return Key(board), name, ok && board != ""
 }
 
 // NewBooter answers for server on a subnet of mask.
 func NewBooter(server net.IP, mask net.IPMask, transport string) *Booter {
-	return &Booter{Server: server, Mask: mask, Transport: transport, byMAC: map[string]*bootBoard{}, byName: map[string]*bootBoard{}}
+	return &Booter{Server: server, Mask: mask, Transport: transport, byMAC: map[string]*bootBoard{}, byName: map[Key]*bootBoard{}}
 }
 
 // bootBoard is one board the Booter answers.
@@ -55,36 +82,36 @@ type bootBoard struct {
 	board boards.Board
 	// next gives the boot the board gets when it asks: serve starts a
 	// run there, or goes on with the one still netbooting.
-	next func() (*BootSpec, error)
+	next func() (*Spec, error)
 	cur  *bootFiles // the boot handed out last; nil before the first
 }
 
 // bootFiles is one boot's spec and what is made from it, each made once.
 type bootFiles struct {
-	spec *BootSpec
+	spec *Spec
 	once sync.Once
 	elf  []byte
 	err  error
 }
 
 // AddBoot makes board b get spec whenever it asks.
-func (bt *Booter) AddBoot(b boards.Board, spec *BootSpec) {
-	bt.add(b, func() (*BootSpec, error) { return spec, nil })
-	bt.byName[b.Name].cur = &bootFiles{spec: spec}
+func (bt *Booter) AddBoot(b boards.Board, spec *Spec) {
+	bt.add(b, func() (*Spec, error) { return spec, nil })
+	bt.byName[KeyOf(b)].cur = &bootFiles{spec: spec}
 }
 
 // AddServed makes board b get what next says each time it asks for a boot
 // by DHCP or BOOTP.
-func (bt *Booter) AddServed(b boards.Board, next func() (*BootSpec, error)) {
+func (bt *Booter) AddServed(b boards.Board, next func() (*Spec, error)) {
 	bt.add(b, next)
 }
 
-func (bt *Booter) add(b boards.Board, next func() (*BootSpec, error)) {
+func (bt *Booter) add(b boards.Board, next func() (*Spec, error)) {
 	bt.mu.Lock()
 	defer bt.mu.Unlock()
 	e := &bootBoard{board: b, next: next}
 	bt.byMAC[b.MAC.String()] = e
-	bt.byName[b.Name] = e
+	bt.byName[KeyOf(b)] = e
 }
 
 // withoutAddress names a board that has no fixed address, "" when all do.
@@ -124,11 +151,39 @@ func (bt *Booter) Plan(c netboot.Client) (netboot.Offer, bool) {
 	return netboot.Offer{IP: addrIP(e.board.Address), Mask: bt.Mask, Server: bt.Server, BootFile: file}, true
 }
 
+// Report returns a Reporter that names the board of each event before
+// report gets it: a file's board by the folder it was fetched from, a
+// DHCP or BOOTP event's by the MAC of a board the Booter holds. The
+// event's File stays the path as fetched (Key.File of the board's name
+// for it).
+func (bt *Booter) Report(report netboot.Reporter) netboot.Reporter {
+	return func(e netboot.Event) {
+		bt.mu.Lock()
+		if k, _, ok := SplitFile(e.File); ok && bt.byName[k] != nil {
+			e.Board = string(k)
+		} else if b := bt.byMAC[e.MAC.String()]; e.MAC != nil && b != nil {
+			e.Board = b.board.Name
+		}
+		bt.mu.Unlock()
+		report(e)
+	}
+}
+
+// Servable refuses, before anything is powered, a board whose boot
+// method bootbench cannot serve yet.
+func Servable(b boards.Board) error {
+	switch b.Profile.Boot {
+	case boards.BootIPXE, boards.BootPXE, boards.BootUBootDHCP, boards.BootUBootSerial, boards.BootPXELinux, boards.BootRouterBOOT, boards.BootCFE:
+		return nil
+	}
+	return fmt.Errorf("board %s: boot method %s is not supported yet (supported: ipxe, pxe, uboot-dhcp, uboot-serial, pxelinux, routerboot-bootp, cfe, qemu-direct)", b.Name, b.Profile.Boot)
+}
+
 // BootFile is what board b's DHCP or BOOTP answer names, for the client
 // asking: the dialect of its boot method, and for a firmware PXE client
 // the iPXE binary that its architecture runs.
 func BootFile(b boards.Board, c netboot.Client) (string, error) {
-	p := b.Profile
+	p, k := b.Profile, KeyOf(b)
 	switch p.Boot {
 	case boards.BootIPXE, boards.BootPXE:
 		if strings.HasPrefix(c.VendorClass, "HTTPClient") {
@@ -136,22 +191,22 @@ func BootFile(b boards.Board, c netboot.Client) (string, error) {
 			return "", fmt.Errorf("board %s: UEFI HTTP boot is not served (its PXE boot is)", b.Name)
 		}
 		if c.Kind() != netboot.ClientPXE {
-			return b.Name + "/boot.ipxe", nil
+			return k.File("boot.ipxe"), nil
 		}
 		bin, err := chainloadFor(c)
 		if err != nil {
 			return "", err
 		}
-		return b.Name + "/" + bin, nil
+		return k.File(bin), nil
 	case boards.BootUBootDHCP, boards.BootUBootSerial:
 		// U-Boot's distro boot asks for boot.scr.uimg by this name.
-		return b.Name + "/boot.scr.uimg", nil
+		return k.File("boot.scr.uimg"), nil
 	case boards.BootPXELinux:
 		// U-Boot's pxe get looks for pxelinux.cfg/ in the boot file's
 		// directory; the file itself is never loaded.
-		return b.Name + "/pxelinux.0", nil
+		return k.File("pxelinux.0"), nil
 	case boards.BootRouterBOOT, boards.BootCFE:
-		return b.Name + "/kernel.elf", nil
+		return k.File("kernel.elf"), nil
 	}
 	return "", fmt.Errorf("board %s: boot method %s is not served over the network", b.Name, p.Boot)
 }
@@ -175,7 +230,7 @@ func chainloadFor(c netboot.Client) (string, error) {
 // Open implements netboot.Files: <board>/<file> of the board's current
 // boot.
 func (bt *Booter) Open(name string) (io.ReadCloser, int64, error) {
-	board, file, ok := strings.Cut(name, "/")
+	board, file, ok := SplitFile(name)
 	if !ok {
 		return nil, 0, netboot.ErrNotFound
 	}
@@ -214,9 +269,9 @@ func (bt *Booter) generated(b boards.Board, cur *bootFiles, file string) ([]byte
 	spec, m := cur.spec, b.Profile.Boot
 	switch {
 	case file == "boot.ipxe" && (m == boards.BootIPXE || m == boards.BootPXE):
-		return []byte(IPXEScript(bt.Transport, bt.Server, b.Name, string(spec.Run), spec.Cmdline)), nil
+		return []byte(IPXEScript(bt.Transport, bt.Server, KeyOf(b), string(spec.Run), spec.Cmdline)), nil
 	case file == "boot.scr.uimg" && (m == boards.BootUBootDHCP || m == boards.BootUBootSerial):
-		return initramfs.UBootScript(UBootScript(b.Name, spec.Cmdline))
+		return initramfs.UBootScript(UBootScript(KeyOf(b), spec.Cmdline))
 	case m == boards.BootPXELinux && (file == "pxelinux.cfg/default" || file == "pxelinux.cfg/"+pxelinuxMAC(b.MAC)):
 		return []byte(PXELinuxConfig(string(spec.Run), spec.Cmdline)), nil
 	case file == "kernel.elf" && (m == boards.BootRouterBOOT || m == boards.BootCFE):
@@ -274,12 +329,12 @@ func pxelinuxMAC(mac net.HardwareAddr) string {
 // UEFI application: its EFI stub loads the initrd from iPXE's file system
 // by that name (iPXE before 1.21 has no other way to hand it over); a BIOS
 // boot ignores it.
-func IPXEScript(transport string, server net.IP, board, runID, cmdline string) string {
-	base := transport + "://" + server.String() + "/" + board + "/"
+func IPXEScript(transport string, server net.IP, board Key, runID, cmdline string) string {
+	base := transport + "://" + server.String() + "/"
 	return "#!ipxe\n" +
 		"echo bootbench: run " + runID + " loading from " + server.String() + " by " + transport + "\n" +
-		"kernel " + base + "vmlinuz initrd=initramfs.cpio " + cmdline + "\n" +
-		"initrd " + base + "initramfs.cpio\n" +
+		"kernel " + base + board.File("vmlinuz") + " initrd=initramfs.cpio " + cmdline + "\n" +
+		"initrd " + base + board.File("initramfs.cpio") + "\n" +
 		"boot\n"
 }
 
@@ -287,12 +342,12 @@ func IPXEScript(transport string, server net.IP, board, runID, cmdline string) s
 // TFTP from the server that answered its DHCP, and boot them with the run's
 // command line. Debian's arm64 kernel is an uncompressed Image, which booti
 // takes as is; the device tree is the one QEMU gave U-Boot.
-func UBootScript(board, cmdline string) string {
+func UBootScript(board Key, cmdline string) string {
 	return strings.Join([]string{
 		"echo bootbench: loading from ${serverip}",
 		"setenv bootargs " + cmdline,
-		"tftpboot ${kernel_addr_r} " + board + "/Image",
-		"tftpboot ${ramdisk_addr_r} " + board + "/initramfs.cpio",
+		"tftpboot ${kernel_addr_r} " + board.File("Image"),
+		"tftpboot ${ramdisk_addr_r} " + board.File("initramfs.cpio"),
 		"booti ${kernel_addr_r} ${ramdisk_addr_r}:${filesize} ${fdtcontroladdr}",
 	}, "\n") + "\n"
 }
@@ -312,27 +367,23 @@ func PXELinuxConfig(runID, cmdline string) string {
 }
 
 // SingleELF is the one file RouterBOOT (and CFE's boot -elf) loads: the
-// kernel with the image, compressed, as an extra segment. The run's command
+// kernel with the image, as the plan compressed it, as an extra segment. The run's command
 // line, with rd_start/rd_size telling the kernel where the image is, goes
 // into the kernel's own command line area (OpenWrt's CMDLINE:), since these
 // loaders pass only their own parameters. A kernel without one gets one
 // added where the profile says its loader reads it (the virtual RouterBOOT
 // board's ROM); otherwise such a kernel cannot be booted this way.
-func SingleELF(p boards.Profile, spec *BootSpec) ([]byte, error) {
+func SingleELF(p boards.Profile, spec *Spec) ([]byte, error) {
 	kernel, err := os.ReadFile(spec.Kernel)
 	if err != nil {
 		return nil, fmt.Errorf("read kernel: %w", err)
 	}
-	cpio, err := os.ReadFile(spec.Image)
+	payload, err := os.ReadFile(spec.Image)
 	if err != nil {
 		return nil, fmt.Errorf("read image: %w", err)
 	}
-	gz, err := initramfs.Compress(cpio, "cpio.gz")
-	if err != nil {
-		return nil, err
-	}
 	o := initramfs.ELFOptions{EmbedCmdline: spec.Cmdline, AddCmdlineArea: p.Virtual != nil && p.Virtual.AddCmdlineArea}
-	elf, _, err := initramfs.WrapELF(kernel, gz, o)
+	elf, _, err := initramfs.WrapELF(kernel, payload, o)
 	if err != nil {
 		return nil, fmt.Errorf("kernel and image in one ELF: %w", err)
 	}

@@ -1,0 +1,114 @@
+package layers
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/bootbench/bootbench"
+
+// pkg is what go list says of one package.
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+// list reads go list -json -deps for every package of the module.
+func list(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+func inModule(path string) (string, bool) {
+	if path == module {
+		return "", true
+	}
+	return strings.CutPrefix(path, module+"/")
+}
+
+// TestImportsPointDown: no package imports one on a higher layer, and
+// every package has a place in Layers.
+func TestImportsPointDown(t *testing.T) {
+	for _, p := range list(t) {
+		path, _ := inModule(p.ImportPath)
+		from, ok := Of(path)
+		if !ok {
+			t.Errorf("package %s has no layer: place it in Layers (and in the README's Layout)", path)
+			continue
+		}
+		for _, imp := range p.Imports {
+			ipath, ok := inModule(imp)
+			if !ok {
+				continue
+			}
+			to, ok := Of(ipath)
+			if ok && to > from {
+				t.Errorf("%s (%s) imports %s (%s), a higher layer", path, from, ipath, to)
+			}
+		}
+	}
+}
+
+// TestHarnessKnowsNoBench keeps the harness free of the concrete benches
+// and the route benchmark's host side: a real bench's boards must be
+// runnable with the same code, and a benchmark is a plug-in.
+func TestHarnessKnowsNoBench(t *testing.T) {
+	for _, p := range list(t) {
+		path, _ := inModule(p.ImportPath)
+		if path != "harness" && !strings.HasPrefix(path, "harness/") && path != "boot" {
+			continue
+		}
+		for _, dep := range p.Deps {
+			d, ok := inModule(dep)
+			if !ok {
+				continue
+			}
+			for _, banned := range forbiddenForHarness {
+				if d == banned || strings.HasSuffix(d, "/"+banned) {
+					t.Errorf("%s depends on %s", path, d)
+				}
+			}
+		}
+	}
+}
+
+// forbiddenForHarness are what the harness must not depend on.
+var forbiddenForHarness = []string{"vbench", "benchnic", "internal/route"}
+
+// TestOf places packages by the longest entry above them.
+func TestOf(t *testing.T) {
+	for path, want := range map[string]Layer{
+		"results/gate": Actions, "results/parse": Contracts, "vbench": Adapters,
+		"cmd/bootbench/internal/nocache": Commands, "internal/frame/frametest": Contracts,
+	} {
+		if got, ok := Of(path); !ok || got != want {
+			t.Errorf("Of(%s) = %v, %v; want %v", path, got, ok, want)
+		}
+	}
+	if _, ok := Of("nowhere"); ok {
+		t.Error("an unplaced package has a layer")
+	}
+}

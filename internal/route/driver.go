@@ -1,0 +1,166 @@
+package route
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/bootbench/bootbench/harness"
+	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/results"
+)
+
+// A Router is the host's networks on either side of the board. The
+// virtual bench's is vbench.RouteNet.
+type Router interface {
+	// Ports are the board's two routed ports, client side first.
+	Ports() []bootparam.Port
+	// Sweep sends the traffic of every packet size through the board,
+	// or with direct past it.
+	Sweep(ctx context.Context, direct bool) ([]Figure, error)
+	String() string
+}
+
+// Driver is the route benchmark's host side in a run (a
+// harness.HostDriver): it takes the board through Configs (default: all
+// of bootparam.RouteConfigs) and measures each through Router.
+type Driver struct {
+	Router  Router
+	Configs []string
+}
+
+// Ports implements harness.HostDriver.
+func (d *Driver) Ports() []bootparam.Port { return d.Router.Ports() }
+
+func (d *Driver) String() string { return d.Router.String() }
+
+// Start implements harness.HostDriver.
+func (d *Driver) Start(con io.Writer, say harness.Say) harness.HostRun {
+	configs := d.Configs
+	if len(configs) == 0 {
+		configs = bootparam.RouteConfigs
+	}
+	return &drive{router: d.Router, con: con, say: say, configs: configs, steps: make(chan harness.Step, 1)}
+}
+
+// drive takes the board through the configurations: on hello it
+// measures the direct baseline, then asks the board for each
+// configuration in turn, measures when the board is ready, and finally
+// tells it it is done. One measurement runs at a time, on a goroutine,
+// so the console is read meanwhile.
+type drive struct {
+	router  Router
+	con     io.Writer
+	say     harness.Say
+	configs []string
+	next    int    // index of the next configuration to ask for
+	waiting string // the configuration asked for and not yet ready
+
+	steps   chan harness.Step
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	metrics []results.Metric
+	version string // iperf3's
+}
+
+func (d *drive) Steps() <-chan harness.Step { return d.steps }
+
+// measure starts one sweep on its goroutine.
+func (d *drive) measure(ctx context.Context, config string) {
+	mctx, cancel := context.WithCancel(ctx)
+	d.cancel = cancel
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		figs, err := d.router.Sweep(mctx, config == Direct)
+		d.steps <- func() error { return d.done(config, figs, err) }
+	}()
+}
+
+// Stop ends a sweep still running and waits for it.
+func (d *drive) Stop() {
+	if d.cancel != nil {
+		d.cancel()
+	}
+	d.wg.Wait()
+}
+
+// Hello starts the run: the baseline first, while the board waits.
+func (d *drive) Hello(ctx context.Context) {
+	d.say(results.EventRoute, "direct baseline: %s", d.router)
+	d.measure(ctx, Direct)
+}
+
+// Board takes the board's frames: ready is the board routing in a
+// configuration, to measure; counters are what it counted in one.
+func (d *drive) Board(ctx context.Context, ev frame.Event, res frame.Result) error {
+	switch ev {
+	case frame.EventReady:
+		return d.ready(ctx, res.Ready[len(res.Ready)-1])
+	case frame.EventCounters:
+		c := res.Counters[len(res.Counters)-1]
+		d.say(results.EventRoute, "%s: board forwarded %d, dropped %d, conntrack entries %d", c.Config, c.Forwarded, c.Dropped, c.ConntrackEntries)
+	}
+	return nil
+}
+
+func (d *drive) ready(ctx context.Context, b frame.ReadyBody) error {
+	if b.Config != d.waiting {
+		return &harness.Failure{Kind: harness.FailBoard, Err: fmt.Errorf("the board reported configuration %q ready, %q was asked for", b.Config, d.waiting)}
+	}
+	d.waiting = ""
+	ct := "no conntrack"
+	if b.Conntrack {
+		ct = "conntrack"
+	}
+	d.say(results.EventRoute, "%s: board ready, %d rules, %s", b.Config, len(b.Rules), ct)
+	d.measure(ctx, b.Config)
+	return nil
+}
+
+// done is a finished sweep: keep its figures and ask for the next
+// configuration, or tell the board it is done.
+func (d *drive) done(config string, figs []Figure, err error) error {
+	d.cancel()
+	d.wg.Wait()
+	if err != nil {
+		return &harness.Failure{Kind: harness.FailExit, Err: fmt.Errorf("route %s: %v", config, err)}
+	}
+	d.metrics = append(d.metrics, Metrics(config, figs)...)
+	for _, f := range figs {
+		if f.Proto == "tcp" {
+			d.say(results.EventRoute, "%s: tcp %d B: %.1f Mbit/s", config, f.Size, f.Test.Received/1e6)
+		}
+		d.version = f.Test.Version
+	}
+	cmd := "done"
+	if d.next < len(d.configs) {
+		cmd, d.waiting = d.configs[d.next], d.configs[d.next]
+		d.next++
+	}
+	if _, err := d.con.Write([]byte("bootbench route " + cmd + "\n")); err != nil {
+		return &harness.Failure{Kind: harness.FailSetup, Err: fmt.Errorf("route: tell the board %q over the console: %w", cmd, err)}
+	}
+	return nil
+}
+
+// Result is the run's metrics: the host's figures and the board's
+// counters, each configuration's checked to be there.
+func (d *drive) Result(res frame.Result) ([]results.Metric, string, string, error) {
+	ms := slices.Clone(d.metrics)
+	for _, c := range d.configs {
+		i := slices.IndexFunc(res.Counters, func(b frame.CountersBody) bool { return b.Config == c })
+		if i < 0 {
+			return nil, "", "", fmt.Errorf("the board sent no counters for configuration %s", c)
+		}
+		b := res.Counters[i]
+		ms = append(ms,
+			results.Metric{Name: "route-forwarded/" + c, Unit: "count", Value: float64(b.Forwarded)},
+			results.Metric{Name: "route-dropped/" + c, Unit: "count", Value: float64(b.Dropped)},
+			results.Metric{Name: "conntrack-entries/" + c, Unit: "count", Value: float64(b.ConntrackEntries)})
+	}
+	return ms, "iperf3", d.version, nil
+}

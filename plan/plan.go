@@ -1,0 +1,182 @@
+// Package plan decides what one run boots, in one place: the kernel, the
+// image (an initramfs.Spec), how the image is wrapped for the board's
+// loader, and the kernel command line. New is pure; Builders turn a plan
+// into files. The RAM check before a run and the run itself read the same
+// plan and the same files, so the check judges the bytes that boot.
+//
+//	job := plan.Job{Board: b, Benchmark: "speed", Clock: 680}
+//	if err := job.Settle(); err != nil { ... }
+//	p := plan.New(job)
+//	built, err := builders.Make(ctx, p) // kernel file, image, payload
+//	err = built.Fit(b.Profile.RAMMB)    // before anything is powered
+package plan
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bootbench/bootbench/benchmark"
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/internal/bootparam"
+)
+
+// Job is what a run measures: which board, which benchmark, at which
+// clock, for how long. What it is measured with (the target, the bench
+// network, the store, the builders) is the rig's.
+type Job struct {
+	Board     boards.Board
+	Benchmark string     // a benchmark's name (benchmark.Names); "" is speed
+	Clock     boards.MHz // 0: the board's default
+	Rep       int
+	// Seconds per test and the algorithms of the suite; 0 and nil are
+	// the benchmark's defaults.
+	Seconds time.Duration
+	Algs    []string
+
+	// Kernel is the kernel file; "" takes the board's (inventory), else
+	// the profile's Debian kernel.
+	Kernel string
+	Source string // bootbench module source, to build the image
+	Append string // extra kernel command line parameters
+	// Transport is how iPXE fetches the kernel and image: "http" (default,
+	// several times faster) or "tftp".
+	Transport string
+
+	BootTimeout time.Duration // 0: the profile's
+	RunTimeout  time.Duration // 0: the profile's
+	// Retries is how many times a run that never got going, or whose
+	// frames went corrupt, is booted again. Every attempt is stored.
+	Retries int
+}
+
+// Settle checks the job against its board and puts in the defaults.
+func (j *Job) Settle() error {
+	p := j.Board.Profile
+	if err := p.CheckClock(j.Clock); err != nil {
+		return err
+	}
+	if j.Clock == 0 {
+		j.Clock = p.DefaultClock
+	}
+	if j.Transport == "" {
+		j.Transport = "http"
+	}
+	if j.Transport != "http" && j.Transport != "tftp" {
+		return fmt.Errorf("unknown transport %q (http or tftp)", j.Transport)
+	}
+	if j.Benchmark == "" {
+		j.Benchmark = benchmark.Speed
+	}
+	if _, err := benchmark.Lookup(j.Benchmark); err != nil {
+		return err
+	}
+	if j.BootTimeout == 0 {
+		j.BootTimeout = p.BootTimeout
+	}
+	if j.RunTimeout == 0 {
+		j.RunTimeout = p.RunTimeout
+	}
+	return nil
+}
+
+// Plan is what a run boots.
+type Plan struct {
+	// Kernel is the kernel file; "" means Debian's, fetched (Debian's
+	// Flavour is "" when there is none either).
+	Kernel string
+	Debian boards.DebianKernel
+	// Image is the initramfs; its Add gets the files Modules names once
+	// the kernel is known.
+	Image initramfs.Spec
+	// Modules are modules of the kernel the image carries (by name, with
+	// what they depend on).
+	Modules []string
+	Wrap    Wrapping
+	// Params are the bootbench.* parameters, without the run id and the
+	// routed ports, which are known only when the board boots.
+	Params bootparam.Params
+	// console, clock and extra are the rest of the command line.
+	console, clock, extra string
+}
+
+// Wrapping is how the image reaches the board's RAM.
+type Wrapping struct {
+	// Payload is the form of the initramfs the loader puts in RAM:
+	// "cpio", "cpio.gz" or "cpio.xz" (initramfs.Compress's formats).
+	Payload string
+	// ELF puts kernel and payload in one ELF file, for loaders that
+	// take one (RouterBOOT, CFE, QEMU's -kernel for a MIPS board).
+	ELF bool
+	// EmbedCmdline writes the command line into the kernel's own area:
+	// those loaders pass none of ours.
+	EmbedCmdline bool
+}
+
+// New is the plan of job, whose Settle has been called.
+func New(job Job) Plan {
+	b, p := job.Board, job.Board.Profile
+	pl := Plan{
+		Kernel: job.Kernel,
+		Image:  initramfs.Spec{Arch: p.Arch, GOARM: p.GOARM, GOMIPS: p.GOMIPS, Bench: job.Benchmark, Source: job.Source},
+		Wrap:   wrapping(p),
+		Params: bootparam.Params{Bench: job.Benchmark, Seconds: job.Seconds, Algs: job.Algs},
+		extra:  job.Append,
+	}
+	if bm, err := benchmark.Lookup(job.Benchmark); err == nil {
+		pl.Modules = bm.Image.KernelModules
+	}
+	if pl.Kernel == "" {
+		pl.Kernel = b.Kernel
+	}
+	if pl.Kernel == "" {
+		pl.Debian = p.Kernel
+	}
+	baud := b.Baud
+	if baud == 0 {
+		baud = p.Baud
+	}
+	pl.console = fmt.Sprintf("console=%s,%d panic=-1 quiet loglevel=1", p.Console, baud)
+	switch {
+	case job.Clock == 0:
+	case p.ClockMethod == boards.ClockCPUFreq:
+		pl.Params.ClockMHz = int(job.Clock)
+	case p.ClockMethod == boards.ClockCmdline:
+		pl.clock = strings.ReplaceAll(p.ClockCmdline, "{mhz}", fmt.Sprint(int(job.Clock)))
+	}
+	return pl
+}
+
+// wrapping is how the board's loader takes the image: RouterBOOT and CFE
+// load one ELF holding the kernel and the gzipped image; QEMU's -kernel
+// takes the ELF with the plain cpio; the other loaders fetch the image as
+// a file of the profile's format.
+func wrapping(p boards.Profile) Wrapping {
+	switch {
+	case p.ImageFormat == boards.FormatELF && p.Boot == boards.BootQEMUDirect:
+		return Wrapping{Payload: "cpio", ELF: true}
+	case p.ImageFormat == boards.FormatELF:
+		return Wrapping{Payload: "cpio.gz", ELF: true, EmbedCmdline: true}
+	case p.ImageFormat == boards.FormatCPIOGz:
+		return Wrapping{Payload: "cpio.gz"}
+	case p.ImageFormat == boards.FormatCPIOXz, p.ImageFormat == boards.FormatUImage:
+		return Wrapping{Payload: "cpio.xz"}
+	}
+	return Wrapping{Payload: "cpio"}
+}
+
+// Cmdline is the kernel command line of run: the console, a panic that
+// reboots (so a dead board is seen as one), the run's parameters, the
+// clock where the command line carries it, and the user's additions.
+// ports are the route benchmark's routed ports (nil for the others).
+func (p Plan) Cmdline(run string, ports []bootparam.Port) string {
+	params := p.Params
+	params.Run, params.Ports = run, ports
+	parts := []string{p.console}
+	if p.clock != "" {
+		parts = append(parts, p.clock)
+	}
+	parts = append(parts, params.String(), p.extra)
+	return strings.TrimSpace(strings.Join(parts, " "))
+}
