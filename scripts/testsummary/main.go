@@ -3,7 +3,7 @@
 // then the slowest tests with their seconds, so the cost of a test suite is
 // in front of whoever runs it. It exits with go test's status.
 //
-//	go run ./scripts/testsummary [-top N] -- [go test flags] [packages]
+//	go run ./scripts/testsummary [-top N] [-events FILE] -- [go test flags] [packages]
 package main
 
 import (
@@ -37,6 +37,7 @@ type timing struct {
 
 func main() {
 	top := flag.Int("top", 10, "how many of the slowest tests to list")
+	events := flag.String("events", "", "also write go test's events (-json) to this file")
 	flag.Parse()
 	cmd := exec.Command("go", append([]string{"test", "-json"}, flag.Args()...)...)
 	cmd.Stderr = os.Stderr
@@ -48,7 +49,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testsummary:", err)
 		os.Exit(2)
 	}
-	times := relay(out, os.Stdout)
+	var in io.Reader = out
+	if *events != "" {
+		f, err := os.Create(*events)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testsummary:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		in = io.TeeReader(out, f)
+	}
+	times := relay(in, os.Stdout)
 	err = cmd.Wait()
 	printSlowest(os.Stdout, times, *top)
 	printCounts(os.Stdout, times)
