@@ -12,6 +12,7 @@ import (
 	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/harness/power"
+	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/internal/benchnic"
 	"github.com/bootbench/bootbench/internal/kernels"
 	"github.com/bootbench/bootbench/internal/route"
@@ -194,6 +195,12 @@ func builders(src string) plan.Builders {
 		},
 		Modules: func(ctx context.Context, kernel string, names []string) ([]string, error) {
 			return kernels.Modules(ctx, cacheDir(), kernel, benchinitModulesDir, names)
+		},
+		// A build from source takes half a minute or more: say so while
+		// it runs (a cache hit says nothing).
+		BuildImage: func(ctx context.Context, spec initramfs.Spec, cache string) (*initramfs.Image, error) {
+			spec.Progress = func(step string) { setupNote(os.Stderr, "image", "%s", step) }
+			return initramfs.Build(ctx, spec, cache)
 		},
 		CacheDir: cacheDir(),
 	}

@@ -249,7 +249,7 @@ func TestE2EDemo(t *testing.T) {
 	if built, _ := filepath.Glob(filepath.Join(cache, "images", "base-amd64-*.cpio")); len(built) != 1 {
 		t.Errorf("no amd64 base image built into the empty image cache: %v", built)
 	}
-	for _, stage := range []string{"dhcp-offer to 52:54:00:bb:00:01", "tftp     qemu-x86_64/boot.ipxe", "http     qemu-x86_64/vmlinuz", "board up: amd64", "stored   run " + id + ": ok"} {
+	for _, stage := range []string{"image    building init and benchinit (one binary) for amd64", "dhcp-offer to 52:54:00:bb:00:01", "tftp     qemu-x86_64/boot.ipxe", "http     qemu-x86_64/vmlinuz", "board up: amd64", "stored   run " + id + ": ok"} {
 		if !strings.Contains(progress, stage) {
 			t.Errorf("progress output lacks %q:\n%s", stage, progress)
 		}
