@@ -205,6 +205,19 @@ func startHolder(t *testing.T, ready string, name string, args ...string) int {
 			t.Fatalf("%s said %q, %v", name, line, err)
 		}
 	}
+	// Until its exec is done the holder is still a copy of this test; the
+	// kernel shows the new program (/proc/PID/exe) a moment before its
+	// command line (/proc/PID/cmdline is empty in between).
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", cmd.Process.Pid))
+		args, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
+		if filepath.Base(exe) == filepath.Base(name) && len(args) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s (pid %d) did not start: its program is %q, its arguments %q", name, cmd.Process.Pid, exe, args)
+		}
+	}
 	return cmd.Process.Pid
 }
 
