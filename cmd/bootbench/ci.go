@@ -42,7 +42,7 @@ func cmdCI(ctx context.Context, args []string) error {
 	if len(splitList(*rf.clocks)) > 1 {
 		return usageErr("ci: one --clock at a time: a baseline is one setting")
 	}
-	job, err := rf.prepare(ctx, "ci")
+	job, err := rf.resolve(ctx, "ci")
 	if err != nil {
 		return err
 	}
@@ -59,6 +59,9 @@ func cmdCI(ctx context.Context, args []string) error {
 	// Check the baseline and the metrics against themselves before any boot.
 	if _, err := gate.Judge(base, base, opts); err != nil {
 		return usageErr("ci: baseline %s: %v", *baselineRef, err)
+	}
+	if err := job.check(ctx, "ci"); err != nil {
+		return err
 	}
 
 	cand, err := runCandidates(ctx, job, store)

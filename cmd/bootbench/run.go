@@ -104,6 +104,16 @@ type runJob struct {
 
 // prepare checks the flags and finds the board, before anything is touched.
 func (rf *runFlags) prepare(ctx context.Context, cmd string) (*runJob, error) {
+	job, err := rf.resolve(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return job, job.check(ctx, cmd)
+}
+
+// resolve reads the run flags and finds the board: the cheap checks, which
+// a command runs before its own (ci: the baseline) and before check.
+func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 	switch {
 	case *rf.retries < 0:
 		return nil, usageErr("%s: --retries must be 0 or more", cmd)
@@ -137,15 +147,18 @@ func (rf *runFlags) prepare(ctx context.Context, cmd string) (*runJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Before power-on: a model bootbench cannot run, or an image too big
-	// for the board's RAM.
-	if err := checkBoard(ctx, plan.Job{Board: b, Benchmark: *rf.bench, Kernel: *rf.kernel, Source: src}); err != nil {
-		return nil, err
-	}
 	if bm.HostNetworks && !routable(b) {
 		return nil, usageErr("%s: the route benchmark runs on the virtual PCs for now (qemu-x86_64, qemu-x86_64-uefi): a real bench needs its two routed networks described in the inventory", cmd)
 	}
 	return &runJob{rf: rf, board: b, inv: inv, settings: settings, src: src, routes: routes, configs: configs}, nil
+}
+
+// check refuses, before power-on, a model bootbench cannot run or an image
+// too big for the board's RAM. It builds the image (from source, half a
+// minute or more when the cache lacks it), so it comes after every cheap
+// check.
+func (j *runJob) check(ctx context.Context, cmd string) error {
+	return checkBoard(ctx, plan.Job{Board: j.board, Benchmark: *j.rf.bench, Kernel: *j.rf.kernel, Source: j.src})
 }
 
 // routable is a board the route benchmark can run on: a virtual PC,
