@@ -332,6 +332,7 @@ func (s *Server) Shutdown() {
 	}
 }
 
+// handlePacket is upstream v3.1.0's, kept whole so the patch stays a small diff against it.
 func (s *Server) handlePacket(localAddr net.IP, remoteAddr *net.UDPAddr, buffer []byte, n, maxBlockLen int, listener chan []byte) error {
 	s.Lock()
 	defer s.Unlock()
