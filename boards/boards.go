@@ -49,6 +49,10 @@ type Profile struct {
 	// ClockCmdline is the kernel parameter that sets the clock for the
 	// cmdline method, with {mhz} for the setting: "cpu_mhz={mhz}".
 	ClockCmdline string `yaml:"clock_cmdline"`
+	// KernelParams are kernel parameters every run of this board model
+	// needs: "nowait" for QEMU's Malta on a virtual clock, whose idle
+	// loop's WAIT hangs early userspace now and then.
+	KernelParams string `yaml:"kernel_params"`
 	// BogoMIPSPerMHz lets the host check a clock from the BogoMIPS the
 	// board reports where it has no cpufreq: a MIPS 24K/74K core
 	// reports BogoMIPS of about 2/3 of its clock in MHz, for example.

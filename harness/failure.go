@@ -24,6 +24,7 @@ const (
 	FailExit          FailKind = "benchmark-exit" // the benchmark exited non-zero
 	FailOutput        FailKind = "output"         // the output did not parse
 	FailClockMismatch FailKind = "clock-mismatch" // the board did not run at the clock asked for
+	FailGoRuntime     FailKind = "go-runtime"     // the board's Go runtime sleeps too short for a Go benchmark's figures to hold
 )
 
 // Failure is a classified reason a run gave no result.

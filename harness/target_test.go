@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/internal/frame"
@@ -144,7 +145,7 @@ func fakeOptions(t *testing.T, target Target, p boards.Profile) config {
 	p.Name, p.Arch, p.Boot, p.ImageFormat, p.Console, p.Baud = "fakeboard", "amd64", boards.BootQEMUDirect, boards.FormatCPIO, "ttyS0", 115200
 	return config{
 		Job: plan.Job{
-			Board: boards.Board{Name: "fake1", Profile: p}, Kernel: kernel,
+			Board: boards.Board{Name: "fake1", Profile: p}, Kernel: kernel, Benchmark: benchmark.Speed,
 			BootTimeout: 2 * time.Second, RunTimeout: 2 * time.Second, Retries: 1,
 		},
 		Rig: Rig{
@@ -206,6 +207,10 @@ func TestRunClassifies(t *testing.T) {
 	const linux = "[    0.000000] Linux version 6.1.0"
 	const panicLine = "[    1.234567] Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)"
 	ok := lines(linux, hello(frame.HelloBody{}), result())
+	rb450g, err := boards.Get("rb450g")
+	if err != nil {
+		t.Fatal(err)
+	}
 	stale := func(string) []string { return frametest.Board("20250101-000000-deadbeef", speedOutput) }
 	tests := []struct {
 		name    string
@@ -243,6 +248,24 @@ func TestRunClassifies(t *testing.T) {
 			[][2]string{{"clock-mismatch", "asked for 800 MHz, the board runs at 680 MHz (cpufreq; the board says: scaling_max_freq 680000 kHz)"}}},
 		{"clock confirmed by cpufreq", boards.Profile{ClockMethod: boards.ClockCPUFreq}, 800,
 			[]script{lines(hello(frame.HelloBody{CPUFreqCurKHz: 799999}), result())},
+			[][2]string{{"ok", ""}}},
+		// An RB450G asked for 800 MHz in RouterBOOT's menu, whose board
+		// still runs at 680: 0.6656 BogoMIPS per MHz (the profile's).
+		{"rb450g at 680 MHz when 800 was asked", rb450g, 800,
+			[]script{hello(frame.HelloBody{BogoMIPS: "452.60"})},
+			[][2]string{{"clock-mismatch", "clock-mismatch: asked for 800 MHz, the board's BogoMIPS 452.60 say about 680 MHz"}}},
+		{"rb450g at 800 MHz", rb450g, 800,
+			[]script{lines(hello(frame.HelloBody{BogoMIPS: "532.48"}), result())},
+			[][2]string{{"ok", ""}}},
+		// Stock Go on MIPS: 100 runtime sleeps of 1 ms took 5.8 ms.
+		{"a Go runtime whose sleeps are too short", boards.Profile{}, 0,
+			[]script{hello(frame.HelloBody{GoRuntime: "go1.26.8", SleepProbeUS: 5800, SleepProbeWantUS: 100000})},
+			[][2]string{{"failed", "go-runtime: Go runtime go1.26.8: its sleeps took 5.8 ms for 100 ms asked (17× too short)"}}},
+		{"sleeps too long cost a Go benchmark nothing", boards.Profile{}, 0,
+			[]script{lines(hello(frame.HelloBody{GoRuntime: "go1.26.8", SleepProbeUS: 1000500, SleepProbeWantUS: 100000}), result())},
+			[][2]string{{"ok", ""}}},
+		{"a right runtime", boards.Profile{}, 0,
+			[]script{lines(hello(frame.HelloBody{GoRuntime: "go1.26.8 +mips-usleep", SleepProbeUS: 101200, SleepProbeWantUS: 100000}), result())},
 			[][2]string{{"ok", ""}}},
 	}
 	for _, tt := range tests {

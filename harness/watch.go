@@ -200,6 +200,13 @@ func (w *watcher) helloArrived() (error, bool) {
 	if err != nil {
 		return failf(FailClockMismatch, false, "%v", err), true
 	}
+	note, err := checkGoRuntime(r.o.Benchmark, h)
+	if err != nil {
+		return failf(FailGoRuntime, false, "%v", err), true
+	}
+	if note != "" {
+		r.say("bench", "%s", note)
+	}
 	if r.host != nil {
 		r.host.Hello(w.ctx)
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bootbench/bootbench/initramfs/gofix"
 	"github.com/u-root/gobusybox/src/pkg/golang"
 	"github.com/u-root/mkuimage/uimage"
 	"github.com/u-root/uio/llog"
@@ -29,13 +30,17 @@ import (
 // variant names a target within an architecture: "mipsle-softfloat",
 // "arm-5", "amd64".
 func (s Spec) variant() string {
+	v := s.Arch
 	switch {
 	case s.GOARM != "":
-		return s.Arch + "-" + s.GOARM
+		v += "-" + s.GOARM
 	case s.GOMIPS != "":
-		return s.Arch + "-" + s.GOMIPS
+		v += "-" + s.GOMIPS
 	}
-	return s.Arch
+	if gofix.Needed(s.Arch) && stockRuntime() {
+		v += "-stockrt"
+	}
+	return v
 }
 
 // baseImage returns the base image for spec's target: from the cache when
@@ -55,7 +60,11 @@ func baseImage(ctx context.Context, spec Spec, cacheDir string, say func(string)
 		say("prebuilt " + spec.variant() + " base image")
 		return img, nil
 	}
-	key, err := baseDigest(ctx, spec)
+	fixes, err := runtimeFixes(goroot, spec.Arch)
+	if err != nil {
+		return nil, err
+	}
+	key, err := baseDigest(ctx, spec, fixes)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +78,7 @@ func baseImage(ctx context.Context, spec Spec, cacheDir string, say func(string)
 		return img, nil
 	}
 	say("building init and benchinit (one binary) for " + spec.variant())
-	if err := buildBase(ctx, spec, goroot, cacheDir, out); err != nil {
+	if err := buildBase(ctx, spec, goroot, fixes, cacheDir, out); err != nil {
 		return nil, err
 	}
 	return describe(out)
@@ -109,7 +118,7 @@ func goError(err error) string {
 
 // buildBase compiles u-root's init and benchinit into one busybox binary
 // with the toolchain at goroot and writes the archive to out.
-func buildBase(ctx context.Context, spec Spec, goroot, cacheDir, out string) error {
+func buildBase(ctx context.Context, spec Spec, goroot string, fixes []gofix.File, cacheDir, out string) error {
 	// Prebuild comes here straight from a new cache, as Build does not.
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return fmt.Errorf("image cache: %w", err)
@@ -120,14 +129,18 @@ func buildBase(ctx context.Context, spec Spec, goroot, cacheDir, out string) err
 	}
 	defer os.RemoveAll(tmp)
 	cpio := filepath.Join(tmp, "initramfs.cpio")
+	opts, err := fixedRuntime(tmp, spec, fixes)
+	if err != nil {
+		return err
+	}
 	var logBuf bytes.Buffer
 	l := llog.New(slog.LevelWarn, llog.WritePrintf(&logBuf))
 	restore := setenv(spec) // u-root reads GOARM/GOMIPS from the process environment
 	err = uimage.Create(l,
-		uimage.WithReplaceEnv(golang.Default(golang.DisableCGO(), golang.WithGOROOT(goroot), golang.WithGOARCH(spec.Arch), golang.WithWorkingDir(spec.Source))),
+		uimage.WithReplaceEnv(golang.Default(append(opts.env, golang.DisableCGO(), golang.WithGOROOT(goroot), golang.WithGOARCH(spec.Arch), golang.WithWorkingDir(spec.Source))...)),
 		uimage.WithBaseArchive(uimage.DefaultRamfs()),
 		uimage.WithBusyboxCommands("github.com/u-root/u-root/cmds/core/init", Module+"/cmd/benchinit"),
-		uimage.WithBusyboxBuildOpts(&golang.BuildOpts{ExtraArgs: buildFlags(spec.Arch)}),
+		uimage.WithBusyboxBuildOpts(&golang.BuildOpts{ExtraArgs: append(buildFlags(spec.Arch), opts.flags...)}),
 		uimage.WithInit("init"),
 		uimage.WithUinitCommand("benchinit"),
 		uimage.WithSkipLDD(),
@@ -211,9 +224,12 @@ func setenv(s Spec) func() {
 // Go source of every package of this module that benchinit is built from
 // (go list -deps), so a change to the host side does not rebuild the
 // board's image.
-func baseDigest(ctx context.Context, spec Spec) (string, error) {
+func baseDigest(ctx context.Context, spec Spec, fixes []gofix.File) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "bootbench-base v1\n%s\n%q\n%q\n", spec.variant(), pinnedEnv, buildFlags(spec.Arch))
+	if len(fixes) > 0 {
+		fmt.Fprintf(h, "runtime corrected: %s %s\n", gofix.Name, gofix.Digest(fixes))
+	}
 	// GOFLAGS and GOEXPERIMENT change the binaries too.
 	goenv := exec.CommandContext(ctx, "go", "env", "GOVERSION", "GOFLAGS", "GOEXPERIMENT")
 	goenv.Env = append(os.Environ(), spec.env()...)

@@ -519,7 +519,7 @@ func TestInputDigest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := baseDigest(context.Background(), s)
+		b, err := baseDigest(context.Background(), s, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

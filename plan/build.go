@@ -67,6 +67,9 @@ func (bs Builders) Kernel(ctx context.Context, p Plan) (string, error) {
 // plan carries nothing of the kernel's) and wraps it as the loader takes it.
 func (bs Builders) Make(ctx context.Context, p Plan, kernel string) (*Built, error) {
 	spec := p.Image
+	if err := checkKernelArch(kernel, spec.Arch); err != nil {
+		return nil, err
+	}
 	if len(p.Modules) > 0 && bs.Modules != nil {
 		if kernel == "" {
 			return nil, fmt.Errorf("the image carries kernel modules (%s bench), and there is no kernel to take them from", spec.Bench)
@@ -93,6 +96,22 @@ func (bs Builders) Make(ctx context.Context, p Plan, kernel string) (*Built, err
 		}
 	}
 	return b, nil
+}
+
+// checkKernelArch refuses, before anything is built, a kernel that cannot
+// start an image for arch (initramfs.CheckKernelArch).
+func checkKernelArch(kernel, arch string) error {
+	if kernel == "" {
+		return nil
+	}
+	b, err := os.ReadFile(kernel)
+	if err != nil {
+		return fmt.Errorf("kernel: %w", err)
+	}
+	if err := initramfs.CheckKernelArch(b, arch); err != nil {
+		return fmt.Errorf("kernel %s: %w", kernel, err)
+	}
+	return nil
 }
 
 // Fit refuses an image that cannot boot in ramMB of RAM (0: not known),

@@ -97,7 +97,8 @@ type Plan struct {
 	// Params are the bootbench.* parameters, without the run id and the
 	// routed ports, which are known only when the board boots.
 	Params bootparam.Params
-	// console, clock and extra are the rest of the command line.
+	// console (with the profile's kernel parameters), clock and extra are
+	// the rest of the command line.
 	console, clock, extra string
 }
 
@@ -138,6 +139,9 @@ func New(job Job) Plan {
 		baud = p.Baud
 	}
 	pl.console = fmt.Sprintf("console=%s,%d panic=-1 quiet loglevel=1", p.Console, baud)
+	if p.KernelParams != "" {
+		pl.console += " " + p.KernelParams
+	}
 	switch {
 	case job.Clock == 0:
 	case p.ClockMethod == boards.ClockCPUFreq:

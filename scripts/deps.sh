@@ -37,8 +37,11 @@ fi
 # iperf3: the route benchmark's traffic (client and server in two network
 # namespaces); ethtool: turns off the offloads of the direct baseline's
 # veth pair, so it carries packets of the size under test.
+# qemu-user: QEMU's user-mode emulation, where the test of the Go runtime
+# correction for MIPS (initramfs/gofix) runs its probe for mips, mipsle and
+# mips64le without booting a board.
 missing=()
-for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool; do
+for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool qemu-user; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

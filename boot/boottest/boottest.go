@@ -29,11 +29,21 @@ func Board(name string, m boards.BootMethod, mac string) boards.Board {
 // loadable segment, no command line area (as Debian's Malta kernel).
 func MIPSKernel(t testing.TB, dir string) string {
 	t.Helper()
+	return MIPSKernelOrder(t, dir, binary.LittleEndian)
+}
+
+// MIPSKernelOrder is MIPSKernel in byte order le: big-endian for the
+// kernel of a MikroTik RouterBOARD.
+func MIPSKernelOrder(t testing.TB, dir string, le binary.ByteOrder) string {
+	t.Helper()
 	body := []byte("kernel text")
 	var b bytes.Buffer
-	le := binary.LittleEndian
+	data := byte(elf.ELFDATA2LSB)
+	if le == binary.BigEndian {
+		data = byte(elf.ELFDATA2MSB)
+	}
 	h := make([]byte, 52)
-	copy(h, []byte{0x7f, 'E', 'L', 'F', 1, 1, 1})
+	copy(h, []byte{0x7f, 'E', 'L', 'F', 1, data, 1})
 	le.PutUint16(h[16:], uint16(elf.ET_EXEC))
 	le.PutUint16(h[18:], uint16(elf.EM_MIPS))
 	le.PutUint32(h[20:], 1)

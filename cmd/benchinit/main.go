@@ -171,5 +171,6 @@ func hello(root string, p bootparam.Params, b *bench) frame.HelloBody {
 	h.CPUFreqCurKHz, h.CPUFreqMinKHz, h.CPUFreqMaxKHz = f.curKHz, f.minKHz, f.maxKHz
 	meminfo, _ := os.ReadFile(filepath.Join(root, "proc/meminfo"))
 	h.MemTotalKB = memTotalKB(string(meminfo))
+	h.GoRuntime, h.SleepProbeUS, h.SleepProbeWantUS = goRuntime(), sleepProbe(), probeSleeps*probeSleepUS
 	return h
 }

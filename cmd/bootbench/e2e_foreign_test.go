@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bootbench/bootbench/boot/boottest"
 )
 
 // TestE2EForeignOpenSSL runs Debian's openssl for the board's own
@@ -22,8 +25,9 @@ func TestE2EForeignOpenSSL(t *testing.T) {
 		// so openssl's timed seconds take a quarter of the time.
 		{"qemu-arm64", "qemu-system-aarch64", []string{"--clock", "250"}, nil},
 		// The MIPS router's path without a network: QEMU loads the one
-		// ELF holding kernel and image, as RouterBOOT would fetch it.
-		{"qemu-mipsel", "qemu-system-mipsel", nil, []string{"kernel and image in one ELF", "kernel   [    0.000000] Linux version"}},
+		// ELF holding kernel and image, as RouterBOOT would fetch it;
+		// at 250 MHz for the same reason.
+		{"qemu-mipsel", "qemu-system-mipsel", []string{"--clock", "250"}, []string{"kernel and image in one ELF", "kernel   [    0.000000] Linux version"}},
 	} {
 		t.Run(tt.board, func(t *testing.T) {
 			requireTools(t, tt.qemu)
@@ -87,6 +91,7 @@ func TestRunRefusedBeforePowerOn(t *testing.T) {
 		requireBench(t)
 		t.Fatal("no Debian 4kc-malta kernel in the cache (make deps fetches it)")
 	}
+	bigEndian := boottest.MIPSKernelOrder(t, t.TempDir(), binary.BigEndian)
 	tests := []struct {
 		name string
 		args []string
@@ -96,6 +101,7 @@ func TestRunRefusedBeforePowerOn(t *testing.T) {
 		{"openssl for big-endian MIPS", []string{"--board", "rb450", "--bench", "openssl"}, []string{"Debian dropped big-endian MIPS", "image build --add"}},
 		{"16 MB router, built-in suite", []string{"--board", "wrt54g-v3", "--kernel", kernels[0]}, []string{"image does not fit in 16.0 MiB of RAM: kernel ", " + image ", " + unpacked ", " + working margin 10.0 MiB = "}},
 		{"16 MB router, openssl", []string{"--board", "wrt54g-v3", "--bench", "openssl", "--kernel", kernels[0]}, []string{"bench openssl", "image does not fit in 16.0 MiB of RAM"}},
+		{"big-endian kernel, little-endian board", []string{"--board", "qemu-mipsel", "--kernel", bigEndian}, []string{"the kernel is big-endian MIPS, the image is for mipsle, which is little-endian"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,4 +132,32 @@ func sharedCacheDir() string {
 	}
 	d, _ := os.UserCacheDir()
 	return filepath.Join(d, "bootbench")
+}
+
+// TestImageBuildRefusesOtherByteOrder: an image of one byte order is not
+// wrapped with a kernel of the other; the refusal names both, before
+// anything is built.
+func TestImageBuildRefusesOtherByteOrder(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		arch   string
+		kernel binary.ByteOrder
+		want   string
+	}{
+		{"mipsle", binary.BigEndian, "the kernel is big-endian MIPS, the image is for mipsle, which is little-endian"},
+		{"mips", binary.LittleEndian, "the kernel is little-endian MIPS, the image is for mips, which is big-endian"},
+	} {
+		t.Run(tt.arch, func(t *testing.T) {
+			kernel := boottest.MIPSKernelOrder(t, t.TempDir(), tt.kernel)
+			out := filepath.Join(dir, tt.arch+".elf")
+			r, took := bootbenchAt(t, bootbenchBin, ".", nil, "image", "build", "--arch", tt.arch, "--kernel", kernel, "--format", "elf", "-o", out)
+			if r.code != 2 || !strings.Contains(r.stderr, tt.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+				t.Fatalf("exit %d, want 2 and one line with %q:\n%s", r.code, tt.want, r.stderr)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("an image was written")
+			}
+			t.Logf("%s (%v)", strings.TrimSpace(r.stderr), took)
+		})
+	}
 }

@@ -221,13 +221,14 @@ func (s *simBench) assertBoardOff() {
 }
 
 type storedRun struct {
-	ID               string `json:"id"`
-	Board            string `json:"board"`
-	ClockMHz         int    `json:"clock_mhz"`
-	ClockReportedMHz int    `json:"clock_reported_mhz"`
-	ClockCheck       string `json:"clock_check"`
-	Status           string `json:"status"`
-	Reason           string `json:"reason"`
+	ID               string          `json:"id"`
+	Board            string          `json:"board"`
+	ClockMHz         int             `json:"clock_mhz"`
+	ClockReportedMHz int             `json:"clock_reported_mhz"`
+	ClockCheck       string          `json:"clock_check"`
+	Status           string          `json:"status"`
+	Reason           string          `json:"reason"`
+	Hello            json.RawMessage `json:"hello"`
 	Metrics          []struct {
 		Name  string  `json:"name"`
 		Value float64 `json:"value"`

@@ -136,6 +136,9 @@ func (f *imageFlags) build(ctx context.Context, spec initramfs.Spec) error {
 		if err != nil {
 			return usageErr("image build: --kernel: %v", err)
 		}
+		if err := initramfs.CheckKernelArch(b, spec.Arch); err != nil {
+			return usageErr("image build: --kernel %s: %v", *f.kernel, err)
+		}
 		kernelBytes = b
 	}
 	out := *f.out

@@ -27,6 +27,14 @@ type HelloBody struct {
 	// Argv is the command an external benchmark runs as, {seconds}
 	// replaced: the image, not the host, chose it.
 	Argv []string `json:"argv,omitempty"`
+	// GoRuntime is benchinit's Go runtime, with the correction the image
+	// builder made to it ("go1.26.8 +mips-usleep").
+	GoRuntime string `json:"go_runtime,omitempty"`
+	// SleepProbeUS is how long SleepProbeWantUS worth of the runtime's
+	// own 1 ms sleeps took on the board's clock: a runtime that sleeps too
+	// short wakes its scheduler so often that a Go benchmark loses CPU.
+	SleepProbeUS     int64 `json:"sleep_probe_us,omitempty"`
+	SleepProbeWantUS int64 `json:"sleep_probe_want_us,omitempty"`
 }
 
 // RawBody carries one chunk of the benchmark output.

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"runtime"
+	"time"
+	_ "unsafe" // go:linkname
+)
+
+// runtimeUsleep is the runtime's own sleep, the one sysmon backs off with.
+// The probe must time this function, not time.Sleep: time.Sleep goes
+// through timers and the netpoller, which are right even where usleep is
+// not (Go's usleep on MIPS sleeps 1000 times too short; initramfs/gofix).
+//
+//go:linkname runtimeUsleep runtime.usleep
+func runtimeUsleep(usec uint32)
+
+// Sleep probe: 100 sleeps of 1 ms, 100 ms when the runtime is right. On a
+// runtime whose usleep passes microseconds as nanoseconds it takes about
+// 100 × the kernel's 50 µs timer slack.
+const (
+	probeSleeps  = 100
+	probeSleepUS = 1000
+)
+
+// sleepProbe times the runtime's sleeps, in microseconds of the board's
+// monotonic clock.
+func sleepProbe() int64 {
+	start := time.Now()
+	for i := 0; i < probeSleeps; i++ {
+		runtimeUsleep(probeSleepUS)
+	}
+	return time.Since(start).Microseconds()
+}
+
+// goRuntime is the board's Go runtime as hello reports it: its version,
+// and the correction it was built with ("go1.26.8 +mips-usleep").
+func goRuntime() string {
+	if runtimeFix == "" {
+		return runtime.Version()
+	}
+	return runtime.Version() + " +" + runtimeFix
+}
