@@ -110,9 +110,9 @@ func Source(ctx context.Context, cacheDir, name string) (*SourceTree, error) {
 			continue
 		}
 		markUnfetchable(dir, err)
-		t.Skipped = append(t.Skipped, v+": "+err.Error())
+		t.Skipped = append(t.Skipped, v+": "+oneLine(err.Error()))
 	}
-	return nil, fmt.Errorf("fetch Debian's %s source: no version could be fetched:\n  %s", name, strings.Join(t.Skipped, "\n  "))
+	return nil, fmt.Errorf("no version of source package %s could be fetched:\n  %s", name, strings.Join(t.Skipped, "\n  "))
 }
 
 func (a *apt) relist(ctx context.Context, name string) ([]string, error) {
@@ -134,7 +134,7 @@ func (a *apt) sourceVersions(ctx context.Context, name string) ([]string, error)
 	}
 	vs, err = a.showSource(ctx, name)
 	if err != nil || len(vs) == 0 {
-		return nil, fmt.Errorf("fetch Debian's %s source: the %s source lists name no such package (%v)", name, Release, err)
+		return nil, fmt.Errorf("the %s source lists name no source package %s (%v)", Release, name, err)
 	}
 	return vs, nil
 }
@@ -209,9 +209,22 @@ func unfetchable(dir string) string {
 		return ""
 	}
 	b, _ := os.ReadFile(dir + ".unfetchable")
-	return strings.TrimSpace(string(b)) + " (at " + st.ModTime().UTC().Format(time.RFC3339) + ")"
+	return oneLine(string(b)) + " (at " + st.ModTime().UTC().Format(time.RFC3339) + "; asked again a day later)"
 }
 
 func markUnfetchable(dir string, why error) {
-	os.WriteFile(dir+".unfetchable", []byte(why.Error()+"\n"), 0o644)
+	os.WriteFile(dir+".unfetchable", []byte(oneLine(why.Error())+"\n"), 0o644)
+}
+
+// oneLine keeps APT's first error, which names the file that failed and
+// why, without the command before it or the mirror's address ("[IP: ...]").
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if _, e, ok := strings.Cut(s, ": E: "); ok {
+		s = e
+	}
+	if i := strings.Index(s, " [IP: "); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
 }
