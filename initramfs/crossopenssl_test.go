@@ -1,6 +1,8 @@
 package initramfs
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"os"
 	"os/exec"
@@ -150,5 +152,19 @@ func TestUpstreamVersion(t *testing.T) {
 		if got := upstreamVersion(in); got != want {
 			t.Errorf("upstreamVersion(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestCrossToolsMissing: without the cross compiler on PATH the build is
+// refused before anything is fetched, naming the packages to install.
+func TestCrossToolsMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	err := crossTargets["mips"].crossTools()
+	if err == nil || !strings.Contains(err.Error(), "mips-linux-gnu-gcc, which is not installed (apt-get install gcc-mips-linux-gnu") {
+		t.Fatalf("err = %v, want the compiler and its packages named", err)
+	}
+	_, err = Build(context.Background(), Spec{Arch: "mips", Bench: "openssl", Source: source(t)}, t.TempDir())
+	if !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), "make deps") {
+		t.Fatalf("Build: %v, want a bad spec naming make deps", err)
 	}
 }
