@@ -2,6 +2,7 @@ package debpkg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -69,7 +70,9 @@ func writeIfChanged(path, text string) error {
 // Source returns Debian 12's source package name, unpacked with its
 // patches applied under cacheDir/sources/<name>_<version>: the newest
 // version the lists name whose files the mirror serves. A version already
-// unpacked is a lookup; the lists are updated when they know no version.
+// unpacked is a lookup; the lists are updated when they know no version,
+// or when a download fails (lists older than the archive name files it
+// has dropped), and then the newest version is tried again.
 func Source(ctx context.Context, cacheDir, name string) (*SourceTree, error) {
 	a, err := sourceAPT(cacheDir)
 	if err != nil {
@@ -79,10 +82,26 @@ func Source(ctx context.Context, cacheDir, name string) (*SourceTree, error) {
 	if err != nil {
 		return nil, err
 	}
+	t, err := a.firstFetchable(ctx, cacheDir, name, versions, false)
+	if !errors.Is(err, errStaleLists) {
+		return t, err
+	}
+	if versions, err = a.relist(ctx, name); err != nil {
+		return nil, err
+	}
+	return a.firstFetchable(ctx, cacheDir, name, versions, true)
+}
+
+// errStaleLists is a download that failed with lists not updated yet.
+var errStaleLists = errors.New("download failed before the lists were updated")
+
+// firstFetchable unpacks the first of versions (newest first) that is
+// cached or can be fetched. With fresh lists, a version that cannot be
+// fetched is marked so and passed over; otherwise its failure is
+// errStaleLists, for the caller to update and ask again.
+func (a *apt) firstFetchable(ctx context.Context, cacheDir, name string, versions []string, fresh bool) (*SourceTree, error) {
 	t := &SourceTree{Name: name}
-	updated := false
-	for i := 0; i < len(versions); i++ {
-		v := versions[i]
+	for _, v := range versions {
 		dir := filepath.Join(cacheDir, "sources", name+"_"+v)
 		if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
 			t.Version, t.Dir = v, filepath.Join(dir, "src")
@@ -99,15 +118,8 @@ func Source(ctx context.Context, cacheDir, name string) (*SourceTree, error) {
 			return t, nil
 		case ctx.Err() != nil:
 			return nil, err
-		case !updated:
-			// Lists older than the archive name files it has dropped:
-			// update once and start again from the newest version.
-			updated = true
-			if versions, err = a.relist(ctx, name); err != nil {
-				return nil, err
-			}
-			t.Skipped, i = nil, -1
-			continue
+		case !fresh:
+			return nil, fmt.Errorf("%w: %v", errStaleLists, err)
 		}
 		markUnfetchable(dir, err)
 		t.Skipped = append(t.Skipped, v+": "+oneLine(err.Error()))

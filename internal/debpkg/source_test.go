@@ -1,12 +1,15 @@
 package debpkg
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -89,4 +92,67 @@ func TestCompareVersions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFirstFetchable: a cached version is taken without asking APT, a
+// version the mirror refused within the day is passed over with its
+// reason, and a download that fails is errStaleLists before the lists are
+// updated and marks the version unfetchable after.
+func TestFirstFetchable(t *testing.T) {
+	versions := []string{"3.0.22-1~deb12u2", "3.0.20-1~deb12u2"}
+	cache := func(t *testing.T, complete, refused string, refusedAt time.Time) string {
+		dir := t.TempDir()
+		if complete != "" {
+			os.MkdirAll(filepath.Join(dir, "sources", "openssl_"+complete, "src"), 0o755)
+			os.WriteFile(filepath.Join(dir, "sources", "openssl_"+complete, ".complete"), nil, 0o644)
+		}
+		if refused != "" {
+			m := filepath.Join(dir, "sources", "openssl_"+refused+".unfetchable")
+			os.MkdirAll(filepath.Dir(m), 0o755)
+			os.WriteFile(m, []byte("E: Failed to fetch http://mirror.example/openssl.dsc  404  Not Found [IP: 192.0.2.1 80]\n"), 0o644)
+			os.Chtimes(m, refusedAt, refusedAt)
+		}
+		return dir
+	}
+	// An APT that can fetch nothing: an empty sources list of its own.
+	noSources := func(t *testing.T) *apt {
+		if _, err := exec.LookPath("apt-get"); err != nil {
+			t.Skip("no apt-get")
+		}
+		d := t.TempDir()
+		os.WriteFile(filepath.Join(d, "sources.list"), nil, 0o644)
+		os.MkdirAll(filepath.Join(d, "lists", "partial"), 0o755)
+		return &apt{lists: filepath.Join(d, "lists"), extra: []string{"-oDir::Etc::SourceList=" + filepath.Join(d, "sources.list"), "-oDir::Etc::SourceParts=" + d, "-oDir::Cache=" + d}}
+	}
+	t.Run("newest cached", func(t *testing.T) {
+		got, err := (&apt{}).firstFetchable(context.Background(), cache(t, versions[0], "", time.Time{}), "openssl", versions, false)
+		if err != nil || got.Version != versions[0] || len(got.Skipped) != 0 {
+			t.Fatalf("got %+v, %v", got, err)
+		}
+	})
+	t.Run("newest refused today", func(t *testing.T) {
+		got, err := (&apt{}).firstFetchable(context.Background(), cache(t, versions[1], versions[0], time.Now()), "openssl", versions, false)
+		if err != nil || got.Version != versions[1] || len(got.Skipped) != 1 || !strings.Contains(got.Skipped[0], "404  Not Found (at ") || strings.Contains(got.Skipped[0], "[IP:") {
+			t.Fatalf("got %+v, %v", got, err)
+		}
+	})
+	t.Run("refused two days ago, stale lists", func(t *testing.T) {
+		dir := cache(t, versions[1], versions[0], time.Now().Add(-48*time.Hour))
+		_, err := noSources(t).firstFetchable(context.Background(), dir, "openssl", versions, false)
+		if !errors.Is(err, errStaleLists) {
+			t.Fatalf("err = %v, want errStaleLists", err)
+		}
+	})
+	t.Run("fresh lists, nothing fetchable", func(t *testing.T) {
+		dir := cache(t, "", "", time.Time{})
+		_, err := noSources(t).firstFetchable(context.Background(), dir, "openssl", versions, true)
+		if err == nil || !strings.Contains(err.Error(), "no version of source package openssl could be fetched") {
+			t.Fatalf("err = %v", err)
+		}
+		for _, v := range versions {
+			if unfetchable(filepath.Join(dir, "sources", "openssl_"+v)) == "" {
+				t.Errorf("%s not marked unfetchable", v)
+			}
+		}
+	})
 }
