@@ -189,8 +189,9 @@ type contents struct {
 }
 
 // gather resolves Add, the openssl for Bench "openssl" (the host's for the
-// host's architecture, Debian's for any other), and the libraries of every
-// dynamic ELF file among them.
+// host's architecture, Debian's for any other, built from Debian's source
+// where Debian has no package), and the libraries of every dynamic ELF
+// file among them.
 func gather(ctx context.Context, s Spec, cacheDir string) (*contents, error) {
 	g := &gatherer{s: s, byImg: map[string]*addedFile{}}
 	for _, a := range s.Add {
@@ -310,6 +311,8 @@ func (g *gatherer) benchArgv(ctx context.Context, cacheDir string) ([]string, er
 		return nil, fmt.Errorf("bench openssl brings its own openssl and libraries (the host's, or Debian's for another architecture): to use one from %s, add it and give its command (--add %s/usr/bin/openssl:/bin/openssl --bench-cmd \"/bin/openssl speed -seconds {seconds} md5 ...\")", s.Sysroot, s.Sysroot)
 	case s.Bench == benchmark.OpenSSL && s.Arch == runtime.GOARCH && runtime.GOOS == "linux":
 		return g.hostOpenSSL(ctx)
+	case s.Bench == benchmark.OpenSSL && crossTargets[s.Arch].Triplet != "":
+		return g.crossOpenSSL(ctx, cacheDir)
 	case s.Bench == benchmark.OpenSSL:
 		return g.debianOpenSSL(ctx, cacheDir)
 	}
@@ -352,6 +355,25 @@ func (g *gatherer) debianOpenSSL(ctx context.Context, cacheDir string) ([]string
 		}
 		pre = []string{"-provider", "legacy", "-provider", "default"}
 	}
+	return append(append([]string{"/bin/openssl", OpenSSLArgs[0]}, pre...), OpenSSLArgs[1:]...), nil
+}
+
+// crossOpenSSL adds the static openssl built from Debian's source for a
+// target Debian has no openssl package for, and returns its command: the
+// same as Debian's openssl gets, its legacy provider being built in.
+func (g *gatherer) crossOpenSSL(ctx context.Context, cacheDir string) ([]string, error) {
+	say := g.s.Progress
+	if say == nil {
+		say = func(string) {}
+	}
+	bin, err := crossOpenSSL(ctx, g.s, cacheDir, say)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.addELF(bin, "bin/openssl"); err != nil {
+		return nil, err
+	}
+	pre := []string{"-provider", "legacy", "-provider", "default"}
 	return append(append([]string{"/bin/openssl", OpenSSLArgs[0]}, pre...), OpenSSLArgs[1:]...), nil
 }
 
@@ -501,8 +523,9 @@ func Build(ctx context.Context, spec Spec, cacheDir string) (*Image, error) {
 			return nil, err
 		}
 		var ee *exec.Error
-		if errors.As(err, &ee) || strings.Contains(err.Error(), "fetch Debian") {
-			return nil, err // a failed download is no bad input
+		var be crossBuildError
+		if errors.As(err, &ee) || errors.As(err, &be) || strings.Contains(err.Error(), "fetch Debian") {
+			return nil, err // a failed download or build is no bad input
 		}
 		return nil, specError{err}
 	}

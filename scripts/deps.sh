@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what bootbench's demo and tests need on Debian 12, and only what is
-# missing: the Go modules, QEMU with iPXE's NIC ROMs, iproute2, and a Debian
-# amd64 kernel unpacked into the cache (never installed into /boot).
+# missing: the Go modules, QEMU with iPXE's NIC ROMs, iproute2, a cross
+# compiler for the openssl Debian lacks, and Debian kernels unpacked into
+# the cache (never installed into /boot).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,11 +38,17 @@ fi
 # iperf3: the route benchmark's traffic (client and server in two network
 # namespaces); ethtool: turns off the offloads of the direct baseline's
 # veth pair, so it carries packets of the size under test.
-# qemu-user: QEMU's user-mode emulation, where the test of the Go runtime
-# correction for MIPS (initramfs/gofix) runs its probe for mips, mipsle and
-# mips64le without booting a board.
+# gcc-mips-linux-gnu and libc6-dev-mips-cross: Debian 12 has no openssl
+# package for big-endian MIPS (the port ended with Debian 10), so bench
+# openssl builds one, static, from Debian's own openssl source with
+# Debian's cross compiler and C library (host packages: nothing of another
+# architecture is installed); dpkg-dev (dpkg-source unpacks and patches the
+# source), perl and make (openssl's Configure and build). qemu-user: its
+# qemu-mips runs that program on this host in the tests, and the test of
+# the Go runtime correction for MIPS (initramfs/gofix) runs its probe for
+# mips, mipsle and mips64le under it without booting a board.
 missing=()
-for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool qemu-user; do
+for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool gcc-mips-linux-gnu libc6-dev-mips-cross dpkg-dev perl make qemu-user; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

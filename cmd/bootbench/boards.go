@@ -84,13 +84,7 @@ func showBoard(w io.Writer, p boards.Profile) {
 	}
 	spec := initramfs.Spec{Arch: p.Arch, GOARM: p.GOARM, GOMIPS: p.GOMIPS}
 	fmt.Fprintf(w, "bench speed   supported: the built-in suite, in the image's benchinit\n")
-	if p.Arch == runtime.GOARCH {
-		fmt.Fprintf(w, "bench openssl supported: this host's openssl and its libraries\n")
-	} else if deb, err := initramfs.DebianArch(spec); err != nil {
-		fmt.Fprintf(w, "bench openssl NOT SUPPORTED as is: %v\n", err)
-	} else {
-		fmt.Fprintf(w, "bench openssl supported: Debian 12's openssl 3.0 for %s, fetched into the cache\n", deb)
-	}
+	fmt.Fprintf(w, "bench openssl %s\n", opensslLine(spec))
 	if p.RAMMB > 0 {
 		fmt.Fprintf(w, "ram check     run refuses, before power-on, an image that cannot boot in %d MiB (the numbers say why)\n", p.RAMMB)
 	}
@@ -105,6 +99,22 @@ func showBoard(w io.Writer, p boards.Profile) {
 		fmt.Fprintf(w, "tested        ONLY ON VIRTUAL BOARDS: no run on a real %s yet; what stands in for it:\n", p.Name)
 	}
 	printStandIns(w, p)
+}
+
+// opensslLine says where bench openssl's openssl comes from for spec's
+// target, or why there is none.
+func opensslLine(spec initramfs.Spec) string {
+	if spec.Arch == runtime.GOARCH {
+		return "supported: this host's openssl and its libraries"
+	}
+	if triplet, ok := initramfs.CrossOpenSSL(spec); ok {
+		return "supported: cross-built from Debian 12's openssl 3.0 source with Debian's " + triplet + " compiler, static, once into the cache (Debian has no " + spec.Arch + " openssl package)"
+	}
+	deb, err := initramfs.DebianArch(spec)
+	if err != nil {
+		return "NOT SUPPORTED as is: " + err.Error()
+	}
+	return "supported: Debian 12's openssl 3.0 for " + deb + ", fetched into the cache"
 }
 
 // printStandIns lists the virtual boards that run parts of p's path.

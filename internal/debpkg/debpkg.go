@@ -1,12 +1,16 @@
 // Package debpkg fetches Debian packages of any architecture into
 // bootbench's cache and unpacks them there: kernels for the virtual boards,
-// and the programs and libraries of a foreign-architecture benchmark
-// (openssl, libssl3, libc6) as a sysroot. It uses the host's APT sources
-// with package lists of its own, one set per architecture, and
-// apt-get download plus dpkg-deb -x: nothing is installed, and the host's
-// dpkg database, architectures and locks are left alone.
+// the programs and libraries of a foreign-architecture benchmark
+// (openssl, libssl3, libc6) as a sysroot, and source packages, patched,
+// for what Debian builds for no architecture a board has. It uses the
+// host's APT sources with package lists of its own, one set per
+// architecture, and apt-get download plus dpkg-deb -x; for sources, a
+// deb-src list made from the host's Debian 12 repositories, and apt-get
+// source plus dpkg-source -x. Nothing is installed, and the host's sources,
+// lists, dpkg database, architectures and locks are left alone.
 //
 //	root, err := debpkg.Sysroot(ctx, cache, "arm64", "openssl", "libssl3", "libc6")
+//	tree, err := debpkg.Source(ctx, cache, "openssl")
 package debpkg
 
 import (
@@ -34,9 +38,13 @@ type Package struct {
 // architecture as APT's only one, lists of our own, no locking of the
 // host's dpkg (we never install), and downloads as root so APT's sandbox
 // user needs no access to the cache.
+//
+// A source package has no architecture: its apt has arch "" and extra
+// options naming its own sources list and caches (sourceAPT).
 type apt struct {
 	arch  string
 	lists string
+	extra []string
 }
 
 func newAPT(cacheDir, arch string) (*apt, error) {
@@ -55,10 +63,20 @@ func newAPT(cacheDir, arch string) (*apt, error) {
 }
 
 func (a *apt) opts() []string {
-	return []string{
-		"-oAPT::Architecture=" + a.arch, "-oAPT::Architectures=" + a.arch,
-		"-oDir::State::Lists=" + a.lists, "-oDebug::NoLocking=1", "-oAPT::Sandbox::User=root",
+	var o []string
+	if a.arch != "" {
+		o = append(o, "-oAPT::Architecture="+a.arch, "-oAPT::Architectures="+a.arch)
 	}
+	o = append(o, "-oDir::State::Lists="+a.lists, "-oDebug::NoLocking=1", "-oAPT::Sandbox::User=root")
+	return append(o, a.extra...)
+}
+
+// what names the lists a for messages: an architecture's, or the sources'.
+func (a *apt) what() string {
+	if a.arch == "" {
+		return Release + " source"
+	}
+	return a.arch
 }
 
 func (a *apt) run(ctx context.Context, dir, tool string, args ...string) ([]byte, error) {
@@ -77,7 +95,7 @@ func (a *apt) run(ctx context.Context, dir, tool string, args ...string) ([]byte
 func (a *apt) update(ctx context.Context) error {
 	_, err := a.run(ctx, "", "apt-get", "-qq", "update")
 	if err != nil {
-		return fmt.Errorf("update Debian %s package lists: %w", a.arch, err)
+		return fmt.Errorf("update Debian %s package lists: %w", a.what(), err)
 	}
 	return nil
 }
