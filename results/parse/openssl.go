@@ -355,13 +355,18 @@ func (p *opensslParser) pkeyRow(n int, line string) error {
 	if len(f) < len(p.ops) {
 		return &Error{Line: n, Msg: fmt.Sprintf("%s row has %d figures, want at least %d (truncated output?)", base, len(f), len(p.ops))}
 	}
-	for i, fig := range f[len(f)-len(p.ops):] {
+	rates := f[len(f)-len(p.ops):]
+	secs := perOpSeconds(f[:len(f)-len(p.ops)], len(p.ops))
+	for i, fig := range rates {
 		v, err := strconv.ParseFloat(fig, 64)
 		if err != nil {
 			return &Error{Line: n, Msg: fmt.Sprintf("%s: per-second figure %q is not a number", base, fig)}
 		}
 		if v == 0 {
 			continue
+		}
+		if secs != nil {
+			v = preciser(v, fig, secs[i])
 		}
 		name := base
 		if op := p.ops[i]; op != "" {
@@ -370,6 +375,48 @@ func (p *opensslParser) pkeyRow(n int, line string) error {
 		p.figure(Metric{Name: name, Unit: UnitOpsPerSec, Value: v, Line: n})
 	}
 	return nil
+}
+
+// perOpSeconds are a public-key row's seconds-per-operation columns
+// ("0.180477s"), one per rate column, or nil when the row has not exactly
+// that many before its rates.
+func perOpSeconds(f []string, n int) []string {
+	if len(f) < n {
+		return nil
+	}
+	f = f[len(f)-n:]
+	for _, w := range f {
+		if !strings.HasSuffix(w, "s") {
+			return nil
+		}
+	}
+	secs := make([]string, n)
+	for i, w := range f {
+		secs[i] = strings.TrimSuffix(w, "s")
+	}
+	return secs
+}
+
+// preciser is an operation's rate from whichever of its two printed forms
+// has more significant digits: openssl prints the rate with one decimal
+// and the time per operation with six (0.9.8 to 3.x alike), so for a slow
+// operation ("0.180477s ... 5.5") the rate alone is off by up to 1 % —
+// enough to read a clock ratio of 2.00 as 1.96.
+func preciser(rate float64, rateText, secText string) float64 {
+	sec, err := strconv.ParseFloat(secText, 64)
+	digits := sigDigits(secText)
+	if err != nil || sec <= 0 || digits <= sigDigits(rateText) {
+		return rate
+	}
+	// As many significant digits as the time had, no more.
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(1/sec, 'g', digits, 64), 64)
+	return v
+}
+
+// sigDigits counts a decimal number's significant digits.
+func sigDigits(s string) int {
+	s = strings.TrimLeft(strings.ReplaceAll(s, ".", ""), "0")
+	return len(s)
 }
 
 // looksLikeOpenSSL reports whether data has one of the table headers
