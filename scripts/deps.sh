@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what bootbench's demo and tests need on Debian 12, and only what is
-# missing: the Go modules, QEMU with iPXE's NIC ROMs, iproute2, and a Debian
-# amd64 kernel unpacked into the cache (never installed into /boot).
+# missing: the Go modules, QEMU with iPXE's NIC ROMs, iproute2, Debian
+# kernels unpacked into the cache (never installed into /boot), and the
+# cross compilers that build the Malta kernels Debian does not ship.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,8 +38,16 @@ fi
 # iperf3: the route benchmark's traffic (client and server in two network
 # namespaces); ethtool: turns off the offloads of the direct baseline's
 # veth pair, so it carries packets of the size under test.
+# gcc-mips-linux-gnu and gcc-mipsel-linux-gnu: the cross compilers that
+# build the big- and little-endian Malta kernels from Debian's
+# linux-source (internal/kernels; Debian ships no big-endian MIPS
+# kernel), with what the kernel's own build runs on this host: gcc,
+# libc6-dev and make for its host programs (Kconfig, fixdep), bc for its
+# timer constants, flex and bison for Kconfig's parser. No libssl-dev or
+# libelf-dev: that kernel signs no modules and has no BTF or objtool.
 missing=()
-for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool; do
+for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool \
+	gcc-mips-linux-gnu gcc-mipsel-linux-gnu gcc libc6-dev make bc flex bison; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
