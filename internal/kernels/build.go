@@ -193,8 +193,13 @@ func sourceTree(ctx context.Context, cacheDir string, src debpkg.Package, say fu
 	}
 	os.Remove(tarball)
 	unpacked := filepath.Join(x, strings.TrimSuffix(filepath.Base(tarball), ".tar.xz"))
-	// One rename: a tree in the cache is a whole one.
+	// One rename: a tree in the cache is a whole one. It fails when
+	// another build unpacked the same source meanwhile; then that one is
+	// as good.
 	if err := os.Rename(unpacked, tree); err != nil {
+		if _, serr := os.Stat(filepath.Join(tree, "Makefile")); serr == nil {
+			return tree, nil
+		}
 		return "", fmt.Errorf("kernel source: %w", err)
 	}
 	return tree, nil
@@ -278,9 +283,7 @@ func (mk maker) configure(fragment string) error {
 func (mk maker) run(targets ...string) error {
 	args := append([]string{"-C", mk.tree, "O=" + mk.out, "ARCH=" + mk.spec.arch, "CROSS_COMPILE=" + mk.spec.cross}, targets...)
 	cmd := exec.CommandContext(mk.ctx, "make", args...)
-	// The build's identity, which uname -v and the boot log show, is
-	// bootbench's, not the building machine's user and host name.
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "KBUILD_BUILD_USER=bootbench", "KBUILD_BUILD_HOST=bootbench")
+	cmd.Env = buildEnv(os.Environ())
 	logPath := filepath.Join(mk.out, "build.log")
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -292,6 +295,26 @@ func (mk maker) run(targets ...string) error {
 		return fmt.Errorf("make %s: %w:\n%s", strings.Join(targets, " "), err, tail(logPath, 15))
 	}
 	return nil
+}
+
+// buildEnv is env without what would steer the kernel's make from
+// outside: an enclosing make's jobserver and flags (make test runs the
+// tests under make) and Kbuild's and Kconfig's variables (another
+// configuration file, another output directory). The build's identity,
+// which uname -v and the boot log show, is bootbench's, not the building
+// machine's user and host name.
+func buildEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "MAKEFLAGS", k == "MFLAGS", k == "GNUMAKEFLAGS", k == "MAKELEVEL", k == "MAKEOVERRIDES",
+			strings.HasPrefix(k, "KBUILD_"), strings.HasPrefix(k, "KCONFIG_"), k == "LC_ALL":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "LC_ALL=C", "KBUILD_BUILD_USER=bootbench", "KBUILD_BUILD_HOST=bootbench")
 }
 
 func tail(path string, n int) string {

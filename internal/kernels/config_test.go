@@ -77,3 +77,11 @@ func TestDigestSeparatesParts(t *testing.T) {
 		t.Error("digest is not a stable 16-digit name")
 	}
 }
+
+func TestBuildEnv(t *testing.T) {
+	got := buildEnv([]string{"PATH=/usr/bin", "MAKEFLAGS=-j8 --jobserver-auth=3,4", "MAKELEVEL=1", "KCONFIG_CONFIG=other", "KBUILD_OUTPUT=/elsewhere", "LC_ALL=de_DE.UTF-8", "HOME=/h"})
+	want := []string{"PATH=/usr/bin", "HOME=/h", "LC_ALL=C", "KBUILD_BUILD_USER=bootbench", "KBUILD_BUILD_HOST=bootbench"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("buildEnv:\n got %q\nwant %q", got, want)
+	}
+}
