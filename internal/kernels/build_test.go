@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,21 +70,24 @@ func testCache(t *testing.T) string {
 	return filepath.Join(dir, "bootbench")
 }
 
-// boardOf is how each variant is booted and what it must show.
+// boardOf is how each variant is booted and what it must show. The
+// big-endian board's /init is built softfloat, as bootbench's images are;
+// the little-endian one's hardfloat, as Debian's mipsel programs are,
+// whose floating-point instructions the kernel runs or emulates.
 var boardOf = map[Variant]struct {
-	qemu, goarch, initrd string
-	data                 elf.Data
-	order                string
+	qemu, goarch, gomips, initrd string
+	data                         elf.Data
+	order                        string
 }{
-	MaltaBE: {"qemu-system-mips", "mips", "cpio.gz", elf.ELFDATA2MSB, "big"},
-	MaltaLE: {"qemu-system-mipsel", "mipsle", "cpio.xz", elf.ELFDATA2LSB, "little"},
+	MaltaBE: {"qemu-system-mips", "mips", "softfloat", "cpio.gz", elf.ELFDATA2MSB, "big"},
+	MaltaLE: {"qemu-system-mipsel", "mipsle", "hardfloat", "cpio.xz", elf.ELFDATA2LSB, "little"},
 }
 
 // TestBuiltBoots builds each variant (or takes it from the cache), checks
 // that its vmlinux is a MIPS ELF of the variant's byte order, and boots it
 // on QEMU's Malta with a 24Kc: the kernel must unpack the initramfs, run
-// a Go program of its byte order as /init, and say the CPU is a MIPS32
-// release 2 24Kc on a Malta.
+// a Go program of its byte order as /init, let it sleep and compute in
+// floating point, and say the CPU is a MIPS32 release 2 24Kc on a Malta.
 func TestBuiltBoots(t *testing.T) {
 	for _, v := range Variants {
 		t.Run(string(v), func(t *testing.T) {
@@ -91,11 +95,17 @@ func TestBuiltBoots(t *testing.T) {
 			requireBoot(t, v, b.qemu)
 			kernel := buildForTest(t, v)
 			checkELF(t, kernel, b.data)
-			initrd := testInitramfs(t, b.goarch, b.initrd)
+			initrd := testInitramfs(t, b.goarch, b.gomips, b.initrd)
 			con, took := bootMalta(t, b.qemu, kernel, initrd, nil, "console=ttyS0")
-			t.Logf("%s: /init ran %v after QEMU started", v, took.Round(10*time.Millisecond))
-			if want := "byteorder=" + b.order; !strings.Contains(con.marker, want) {
+			t.Logf("%s: /init ran %v after QEMU started: %s", v, took.Round(10*time.Millisecond), con.marker)
+			if want := "byteorder=" + b.order; con.field("byteorder") != b.order {
 				t.Errorf("/init said %q, want %s", con.marker, want)
+			}
+			if slept, err := strconv.ParseFloat(con.field("slept"), 64); err != nil || slept < 0.1 || slept > 5 {
+				t.Errorf("/init slept 100 ms, and its clock says %q (%v)", con.field("slept"), err)
+			}
+			if want := fmt.Sprint(sumOfInverseSquares()); con.field("float") != want {
+				t.Errorf("/init computed %q, want %s", con.field("float"), want)
 			}
 			for field, want := range map[string]string{"system type": "MIPS Malta", "cpu model": "24Kc", "isa": "mips32r2"} {
 				if got := con.cpuinfo[field]; !strings.Contains(got, want) {
@@ -117,6 +127,9 @@ func buildForTest(t *testing.T, v Variant) string {
 	}
 	start := time.Now()
 	kernel, err := Built(ctx, testCache(t), v, func(s string) { t.Log(s) })
+	if ctx.Err() != nil {
+		t.Fatalf("%v: the test's time ran out (a first build takes minutes per variant: go test -timeout 30m; make test allows 60m)", err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,14 +154,23 @@ func checkELF(t *testing.T, kernel string, data elf.Data) {
 	}
 }
 
-// testInitramfs builds testdata/bootinit for goarch and packs it as the
-// /init of an initramfs in format (initramfs.Formats).
-func testInitramfs(t *testing.T, goarch, format string) string {
+// sumOfInverseSquares is what testdata/bootinit's float computes.
+func sumOfInverseSquares() float64 {
+	x := 0.0
+	for i := 1; i <= 10; i++ {
+		x += 1 / float64(i*i)
+	}
+	return x
+}
+
+// testInitramfs builds testdata/bootinit for goarch and gomips and packs
+// it as the /init of an initramfs in format (initramfs.Formats).
+func testInitramfs(t *testing.T, goarch, gomips, format string) string {
 	t.Helper()
 	dir := t.TempDir()
 	initBin := filepath.Join(dir, "init")
 	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", initBin, "./testdata/bootinit")
-	build.Env = userenv.Environ("GOOS=linux", "GOARCH="+goarch, "GOMIPS=softfloat", "CGO_ENABLED=0")
+	build.Env = userenv.Environ("GOOS=linux", "GOARCH="+goarch, "GOMIPS="+gomips, "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build testdata/bootinit: %v\n%s", err, out)
 	}
@@ -201,7 +223,7 @@ type console struct {
 // after QEMU's start /init spoke.
 func bootMalta(t *testing.T, qemu, kernel, initrd string, extra []string, cmdline string) (*console, time.Duration) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	args := append([]string{"-accel", "tcg", "-M", "malta", "-cpu", "24Kc", "-m", "256",
 		"-nographic", "-no-reboot", "-monitor", "none", "-serial", "stdio", "-nic", "none",
@@ -264,4 +286,42 @@ func waitPowerOff(cmd *exec.Cmd, stdout io.Reader) error {
 		return fmt.Errorf("did not power off within 30s")
 	}
 	return cmd.Wait()
+}
+
+// TestMaltaBEVirtualClock boots the big-endian kernel on QEMU's virtual
+// clock (-icount shift=N,sleep=off, the RTC on it too: -rtc clock=vm) at
+// three shifts: the kernel must reach /init at each, and its BogoMIPS must
+// halve with each step, as the guest's instructions take twice as long.
+func TestMaltaBEVirtualClock(t *testing.T) {
+	b := boardOf[MaltaBE]
+	requireBoot(t, MaltaBE, b.qemu)
+	kernel := buildForTest(t, MaltaBE)
+	initrd := testInitramfs(t, b.goarch, b.gomips, b.initrd)
+	var bogo []float64
+	for shift := 0; shift <= 2; shift++ {
+		clock := []string{"-icount", fmt.Sprintf("shift=%d,sleep=off", shift), "-rtc", "clock=vm"}
+		con, took := bootMalta(t, b.qemu, kernel, initrd, clock, "console=ttyS0")
+		var mips float64
+		if _, err := fmt.Sscan(con.cpuinfo["BogoMIPS"], &mips); err != nil {
+			t.Fatalf("shift %d: BogoMIPS %q: %v", shift, con.cpuinfo["BogoMIPS"], err)
+		}
+		t.Logf("shift %d: BogoMIPS %.2f, /init after %v (%s s of the guest's clock), wait instruction: %s", shift, mips,
+			took.Round(100*time.Millisecond), con.field("uptime"), con.cpuinfo["wait instruction"])
+		bogo = append(bogo, mips)
+	}
+	for i := 1; i < len(bogo); i++ {
+		if r := bogo[i-1] / bogo[i]; r < 1.98 || r > 2.02 {
+			t.Errorf("BogoMIPS %.2f at shift %d is %.3f times that at shift %d, want 2", bogo[i-1], i-1, r, i)
+		}
+	}
+}
+
+// field reads name=value off /init's marker line.
+func (con *console) field(name string) string {
+	for _, f := range strings.Fields(con.marker) {
+		if v, ok := strings.CutPrefix(f, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }

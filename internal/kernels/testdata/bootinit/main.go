@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -22,7 +23,14 @@ func main() {
 	if err := syscall.Mount("proc", "/proc", "proc", 0, ""); err != nil {
 		fmt.Fprintf(con, "bootinit: mount /proc: %v\n", err)
 	}
-	fmt.Fprintf(con, "%s byteorder=%s uptime=%s\n", Marker, byteOrder(), firstField("/proc/uptime"))
+	uptime := firstField("/proc/uptime")
+	// A sleep needs the kernel's clocks and timers as the Go runtime
+	// calls them; it hangs, or measures nonsense, when they are missing.
+	fmt.Fprintln(con, "bootinit: sleeping 100 ms")
+	start := time.Now()
+	time.Sleep(100 * time.Millisecond)
+	slept := time.Since(start)
+	fmt.Fprintf(con, "%s byteorder=%s uptime=%s slept=%.3f float=%g\n", Marker, byteOrder(), uptime, slept.Seconds(), float())
 	cpuinfo, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
 		fmt.Fprintf(con, "bootinit: %v\n", err)
@@ -54,6 +62,16 @@ func byteOrder() string {
 		return "big"
 	}
 	return "little"
+}
+
+// float is a sum a hardfloat build computes with the FPU's instructions,
+// which the kernel must run or emulate.
+func float() float64 {
+	x := 0.0
+	for i := 1; i <= 10; i++ {
+		x += 1 / float64(i*i)
+	}
+	return x
 }
 
 func firstField(path string) string {
