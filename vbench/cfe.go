@@ -71,11 +71,11 @@ type cfeLease struct {
 // CFE's status codes (its cfe_error.h, also in Linux's
 // arch/mips/include/asm/fw/cfe/cfe_error.h).
 const (
-	cfeOK            = 0
-	cfeErr           = -1
-	cfeErrDevNotFond = -6
-	cfeErrInvParam   = -8
-	cfeErrNotELF     = -11
+	cfeOK             = 0
+	cfeErr            = -1
+	cfeErrDevNotFound = -6
+	cfeErrInvParam    = -8
+	cfeErrNotELF      = -11
 )
 
 // cfeCommands are the commands CFE lists when it does not know one: the
@@ -142,7 +142,7 @@ func (r *cfeROM) flashBoot() {
 	r.say("CMD: [boot -raw -z -addr=0x80001000 -max=0x770000 flash0.os:]\r\n")
 	r.say("Loader:raw Filesys:raw Dev:flash0.os File: Options:(null)\r\n")
 	r.say("Loading: Could not load flash0.os:: Device not found\r\n")
-	r.status(cfeErrDevNotFond)
+	r.status(cfeErrDevNotFound)
 }
 
 // key reads one byte before deadline; errTimeout when none came, the
@@ -254,7 +254,7 @@ func (r *cfeROM) ifconfig(ctx context.Context, args []string) int {
 	sw, rest := switches(args)
 	if len(rest) != 1 || rest[0] != "eth0" {
 		r.say("Device not found\r\n")
-		return cfeErrDevNotFond
+		return cfeErrDevNotFound
 	}
 	if !sw["-auto"] || len(sw) != 1 {
 		r.say("ifconfig: the virtual board takes only -auto\r\n")
@@ -311,7 +311,7 @@ func (r *cfeROM) bootELF(ctx context.Context, args []string) (*romLoad, int) {
 	case r.lease == nil:
 		// CFE's TFTP needs the interface configured first.
 		r.say("Could not load %s: Device not found\r\n", rest[0])
-		return nil, cfeErrDevNotFond
+		return nil, cfeErrDevNotFound
 	}
 	data, err := r.net.fetch(ctx, r.lease, server, file)
 	if err != nil {
