@@ -16,8 +16,9 @@ import (
 )
 
 // The virtual WRT54G's boot ROM stands in for Broadcom's CFE as bootbench
-// meets it on a WRT54G (CFE's manual; the WRT54G and WRT160N consoles
-// published on the OpenWrt wiki, harness/testdata/cfe-replay.txt):
+// meets it on a WRT54G (CFE's manual and its cfe_error.h; published CFE
+// consoles, harness/testdata/cfe-replay.txt and
+// serialctl/testdata/cfe-wrt160n.txt):
 //
 //   - at power-on CFE's banner, then a short window in which Ctrl-C on the
 //     console stops the autoboot; without it CFE boots from flash, which
