@@ -117,11 +117,18 @@ type ConsoleStep struct {
 const defaultStepTimeout = 30 * time.Second
 
 // DebianKernel names a Debian kernel package: linux-image-<abi>-<flavour>
-// for architecture debian_arch, fetched into the cache, never installed.
+// for architecture debian_arch, fetched into the cache, never installed;
+// or, with Build, a kernel bootbench builds from Debian's Linux source for
+// a board whose Debian kernel does not fit it ("malta-le": the 16 MB
+// WRT54G's twin cannot hold Debian's 9.7 MiB Malta kernel).
 type DebianKernel struct {
 	DebianArch string `yaml:"debian_arch"`
 	Flavour    string `yaml:"flavour"`
+	Build      string `yaml:"build"`
 }
+
+// Named says whether the profile names a kernel at all.
+func (k DebianKernel) Named() bool { return k.Flavour != "" || k.Build != "" }
 
 // Virtual describes a QEMU board.
 type Virtual struct {
@@ -222,6 +229,9 @@ func Parse(b []byte) (Profile, error) {
 	}
 	if err := p.checkSteps(); err != nil {
 		return p, err
+	}
+	if k := p.Kernel; k.Build != "" && (k.Flavour != "" || k.DebianArch != "") {
+		return p, fmt.Errorf("profile %s: kernel: give build, or debian_arch and flavour, not both", p.Name)
 	}
 	if len(p.Clocks) > 0 && p.ClockMethod == "" {
 		return p, fmt.Errorf("profile %s: clocks %v but no clock_method to set them", p.Name, p.Clocks)

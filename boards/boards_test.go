@@ -113,6 +113,7 @@ func TestParseRejects(t *testing.T) {
 		{"works without not_supported", "name: x\narch: ppc\nboot: routerboot-bootp\nworks: [import]\ntested: {hardware: [one]}\n", "give not_supported too"},
 		{"serial method without steps", "name: x\narch: arm\nboot: uboot-serial\n", "needs console_steps"},
 		{"cfe without steps", "name: x\narch: mipsle\nboot: cfe\n", "needs console_steps"},
+		{"kernel built and Debian's", "name: x\narch: mipsle\nboot: ipxe\nkernel: {build: malta-le, debian_arch: mipsel, flavour: 4kc-malta}\nvirtual: {mac: '52:54:00:00:00:01'}\n", "give build, or debian_arch and flavour, not both"},
 		{"step saying two things", "name: x\narch: arm\nboot: uboot-serial\nconsole_steps: [{expect: '=> ', send: dhcp}]\n", "step 1: give one of"},
 		{"empty step", "name: x\narch: arm\nboot: uboot-serial\nconsole_steps: [{timeout: 5s}]\n", "step 1: give one of"},
 	}

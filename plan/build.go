@@ -18,7 +18,8 @@ import (
 // Builders turn a plan into files: they are the rig's, since they fetch
 // and build into its cache.
 type Builders struct {
-	// Kernels fetches a profile's Debian kernel.
+	// Kernels fetches a profile's Debian kernel, or builds the one it
+	// names by Build.
 	Kernels func(ctx context.Context, k boards.DebianKernel) (string, error)
 	// Modules returns the named modules of kernel, and what they depend
 	// on, as HOST:IMG files for the image; nil adds none (a kernel that
@@ -45,11 +46,12 @@ type Built struct {
 	PayloadSize int64
 }
 
-// Kernel finds the plan's kernel file, fetching Debian's if it must.
+// Kernel finds the plan's kernel file, fetching Debian's (or building the
+// profile's) if it must.
 func (bs Builders) Kernel(ctx context.Context, p Plan) (string, error) {
 	kernel := p.Kernel
 	if kernel == "" {
-		if bs.Kernels == nil || p.Debian.Flavour == "" {
+		if bs.Kernels == nil || !p.Debian.Named() {
 			return "", ErrNoKernel
 		}
 		var err error

@@ -83,8 +83,9 @@ func (j *Job) Settle() error {
 
 // Plan is what a run boots.
 type Plan struct {
-	// Kernel is the kernel file; "" means Debian's, fetched (Debian's
-	// Flavour is "" when there is none either).
+	// Kernel is the kernel file; "" means the profile's: Debian's,
+	// fetched, or one built from Debian's source (neither Named when there
+	// is none either).
 	Kernel string
 	Debian boards.DebianKernel
 	// Image is the initramfs; its Add gets the files Modules names once

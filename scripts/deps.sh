@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install what bootbench's demo and tests need on Debian 12, and only what is
-# missing: the Go modules, QEMU with iPXE's NIC ROMs, iproute2, a cross
-# compiler for the openssl Debian lacks, and Debian kernels unpacked into
-# the cache (never installed into /boot).
+# missing: the Go modules, QEMU with iPXE's NIC ROMs, iproute2, the cross
+# compilers for the openssl and the Malta kernels Debian lacks, and Debian
+# kernels unpacked into the cache (never installed into /boot).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,8 +47,16 @@ fi
 # qemu-mips runs that program on this host in the tests, and the test of
 # the Go runtime correction for MIPS (initramfs/gofix) runs its probe for
 # mips, mipsle and mips64le under it without booting a board.
+# gcc-mipsel-linux-gnu (with gcc-mips-linux-gnu above): the cross compilers that
+# build the big- and little-endian Malta kernels from Debian's
+# linux-source (internal/kernels; Debian ships no big-endian MIPS
+# kernel), with what the kernel's own build runs on this host: gcc,
+# libc6-dev and make for its host programs (Kconfig, fixdep), bc for its
+# timer constants, flex and bison for Kconfig's parser. No libssl-dev or
+# libelf-dev: that kernel signs no modules and has no BTF or objtool.
 missing=()
-for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool gcc-mips-linux-gnu libc6-dev-mips-cross dpkg-dev perl make qemu-user; do
+for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool gcc-mips-linux-gnu libc6-dev-mips-cross dpkg-dev perl make qemu-user \
+	gcc-mipsel-linux-gnu gcc libc6-dev bc flex bison; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/internal/owner"
@@ -22,7 +23,7 @@ type Board struct {
 	Machine  Machine
 	CacheDir string // QEMU's files for one boot go in a directory here
 	// ROM is the board's boot ROM when it has one instead of QEMU's
-	// firmware: "routerboot" (see routerBOOTROM). The ROM runs on the
+	// firmware: "routerboot" (see routerBOOTROM) or "cfe" (cfeROM). The ROM runs on the
 	// bench's tap from power-on; QEMU starts with what it loaded.
 	ROM  string
 	Name string // the board model, as a ROM tells it
@@ -161,17 +162,13 @@ func (b *Board) startROM() error {
 	if b.line == nil {
 		return fmt.Errorf("%s: not started (open its console first)", b.Name)
 	}
-	if b.ROM != "routerboot" {
-		return fmt.Errorf("virtual board %s: unknown boot ROM %q", b.Name, b.ROM)
-	}
 	if b.Net == nil {
 		return fmt.Errorf("virtual board %s: its ROM boots from the network, and it has none", b.Name)
 	}
-	mhz := 0
-	if b.Machine.Icount >= 0 {
-		mhz = 1000 >> b.Machine.Icount
+	rom, err := b.newROM()
+	if err != nil {
+		return err
 	}
-	rom := &routerBOOTROM{net: b.Net, mac: b.Machine.MAC, console: b.line.slave, ramMB: b.Machine.Memory, mhz: mhz, board: b.Name}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.romStop, b.romDone = cancel, make(chan struct{})
 	go func() {
@@ -190,6 +187,34 @@ func (b *Board) startROM() error {
 	}()
 	return nil
 }
+
+// bootROM is a boot ROM's power-on: it returns what it loaded.
+type bootROM interface {
+	boot(ctx context.Context) (*romLoad, error)
+}
+
+// newROM is the board's ROM, by the profile's name for it.
+func (b *Board) newROM() (bootROM, error) {
+	switch b.ROM {
+	case "routerboot":
+		mhz := 0
+		if b.Machine.Icount >= 0 {
+			mhz = 1000 >> b.Machine.Icount
+		}
+		return &routerBOOTROM{net: b.Net, mac: b.Machine.MAC, console: b.line.slave, ramMB: b.Machine.Memory, mhz: mhz, board: b.Name}, nil
+	case "cfe":
+		return &cfeROM{
+			con: b.line.slave, net: &tapNet{n: b.Net, mac: b.Machine.MAC}, mac: b.Machine.MAC,
+			ramMB: b.Machine.Memory, autoboot: cfeAutoboot,
+		}, nil
+	}
+	return nil, fmt.Errorf("virtual board %s: unknown boot ROM %q (routerboot, cfe)", b.Name, b.ROM)
+}
+
+// cfeAutoboot is how long the virtual CFE waits for Ctrl-C before its
+// startup command: about as long as a WRT54G's CFE takes from its banner
+// to booting the flash.
+const cfeAutoboot = 2 * time.Second
 
 // startKernel starts QEMU with what the ROM loaded, as the CPU jumping to
 // it: no firmware, no NIC (the ROM had it), the board's line as its UART.

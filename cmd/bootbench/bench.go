@@ -191,6 +191,10 @@ func probeRival(ctx context.Context, iface string, note func(string)) error {
 func builders(src string) plan.Builders {
 	return plan.Builders{
 		Kernels: func(ctx context.Context, k boards.DebianKernel) (string, error) {
+			if k.Build != "" {
+				say := func(step string) { setupNote(os.Stderr, "kernel", "%s", step) }
+				return kernels.Built(ctx, cacheDir(), kernels.Variant(k.Build), say)
+			}
 			return kernels.Debian(ctx, cacheDir(), src, k.DebianArch, k.Flavour)
 		},
 		Modules: func(ctx context.Context, kernel string, names []string) ([]string, error) {

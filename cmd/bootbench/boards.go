@@ -64,7 +64,9 @@ func showBoard(w io.Writer, p boards.Profile) {
 	if v := p.Virtual; v != nil {
 		fmt.Fprintf(w, "virtual       %s %v, NIC %s, MAC %s\n", v.QEMU, v.Args, v.NIC, v.MAC)
 	}
-	if k := p.Kernel; k.Flavour != "" {
+	if k := p.Kernel; k.Build != "" {
+		fmt.Fprintf(w, "kernel        bootbench's %s, built from Debian's linux-source into the cache\n", k.Build)
+	} else if k.Flavour != "" {
 		fmt.Fprintf(w, "kernel        Debian linux-image-*-%s (%s)\n", k.Flavour, k.DebianArch)
 	} else if p.Virtual == nil {
 		fmt.Fprintf(w, "kernel        none shipped: the bench inventory names one (kernel:)\n")

@@ -426,6 +426,18 @@ func shellWords(words []string) string {
 	return strings.Join(q, " ")
 }
 
+// Unpack downloads package pkg of arch (a name, or name=version) and
+// extracts the members tar names into a temporary directory under parent,
+// as unpack does: the caller moves what it needs out of the directory it
+// returns, then calls done to remove the rest.
+func Unpack(ctx context.Context, cacheDir, arch, pkg, parent string, members []string) (dir string, done func(), err error) {
+	a, err := newAPT(cacheDir, arch)
+	if err != nil {
+		return "", nil, err
+	}
+	return a.unpack(ctx, pkg, parent, members)
+}
+
 // unpack downloads package pkg into a temporary directory under parent
 // and extracts the members tar names (with tar's options before them) into
 // its x/, which it returns with what removes it all. Beside the cache entry
