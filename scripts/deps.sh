@@ -52,11 +52,12 @@ fi
 # linux-source (internal/kernels; Debian ships no big-endian MIPS
 # kernel), with what the kernel's own build runs on this host: gcc,
 # libc6-dev and make for its host programs (Kconfig, fixdep), bc for its
-# timer constants, flex and bison for Kconfig's parser. No libssl-dev or
+# timer constants, flex and bison for Kconfig's parser, patch for
+# bootbench's patches to that source (internal/kernels/patches). No libssl-dev or
 # libelf-dev: that kernel signs no modules and has no BTF or objtool.
 missing=()
 for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool gcc-mips-linux-gnu libc6-dev-mips-cross dpkg-dev perl make qemu-user \
-	gcc-mipsel-linux-gnu gcc libc6-dev bc flex bison; do
+	gcc-mipsel-linux-gnu gcc libc6-dev bc flex bison patch; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -62,6 +62,13 @@ var specs = map[Variant]variantSpec{
 //go:embed config/*.config
 var configFS embed.FS
 
+// patchFS holds bootbench's patches to the kernel source, applied in name
+// order (malta-hpt: a boot option that skips Malta's RTC
+// calibration, which costs a minute per boot on a virtual clock).
+//
+//go:embed patches/*.patch
+var patchFS embed.FS
+
 // sourcePackage is Debian 12's kernel source: Debian's patches on the
 // 6.1 long-term series its own kernels are built from. It is
 // architecture-independent, so any architecture's package lists carry
@@ -102,12 +109,19 @@ func Built(ctx context.Context, cacheDir string, v Variant, say func(string)) (s
 	if err != nil {
 		return "", err
 	}
-	dest := filepath.Join(cacheDir, "kernels", "built", string(v)+"-"+digest(config, src[0].Version, gcc))
+	patches, err := patchSet()
+	if err != nil {
+		return "", err
+	}
+	dest := filepath.Join(cacheDir, "kernels", "built", string(v)+"-"+digest(config, src[0].Version, gcc, patches.text))
 	if _, err := os.Stat(filepath.Join(dest, "vmlinux")); err == nil {
 		return filepath.Join(dest, "vmlinux"), nil
 	}
 	tree, err := sourceTree(ctx, cacheDir, src[0], say)
 	if err != nil {
+		return "", err
+	}
+	if tree, err = patchedTree(ctx, tree, patches); err != nil {
 		return "", err
 	}
 	say(fmt.Sprintf("building the %s kernel from %s %s (some minutes, once)", spec.what, sourcePackage, src[0].Version))
@@ -124,7 +138,7 @@ func Built(ctx context.Context, cacheDir string, v Variant, say func(string)) (s
 func buildTools(spec variantSpec) error {
 	need := [][2]string{
 		{spec.cross + "gcc", spec.compiler}, {"gcc", "gcc"}, {"make", "make"},
-		{"bc", "bc"}, {"flex", "flex"}, {"bison", "bison"}, {"xz", "xz-utils"},
+		{"bc", "bc"}, {"flex", "flex"}, {"bison", "bison"}, {"xz", "xz-utils"}, {"patch", "patch"},
 	}
 	var missing []string
 	for _, n := range need {
