@@ -27,6 +27,12 @@ type Board struct {
 	// bench's tap from power-on; QEMU starts with what it loaded.
 	ROM  string
 	Name string // the board model, as a ROM tells it
+	// KernelReadsCmdline is a kernel with a command line area of its own
+	// (OpenWrt's, or bootbench's Malta kernel): the ROM passes only its
+	// own parameters, as the real loader does. Otherwise the area was
+	// added to the ELF for the ROM, which appends what it holds, as such
+	// a kernel would itself.
+	KernelReadsCmdline bool
 
 	mu  sync.Mutex // guards q, which a ROM's goroutine sets
 	q   *QEMU
@@ -201,11 +207,11 @@ func (b *Board) newROM() (bootROM, error) {
 		if b.Machine.Icount >= 0 {
 			mhz = 1000 >> b.Machine.Icount
 		}
-		return &routerBOOTROM{net: b.Net, mac: b.Machine.MAC, console: b.line.slave, ramMB: b.Machine.Memory, mhz: mhz, board: b.Name}, nil
+		return &routerBOOTROM{net: b.Net, mac: b.Machine.MAC, console: b.line.slave, ramMB: b.Machine.Memory, mhz: mhz, board: b.Name, kernelReadsArea: b.KernelReadsCmdline}, nil
 	case "cfe":
 		return &cfeROM{
 			con: b.line.slave, net: &tapNet{n: b.Net, mac: b.Machine.MAC}, mac: b.Machine.MAC,
-			ramMB: b.Machine.Memory, autoboot: cfeAutoboot,
+			ramMB: b.Machine.Memory, autoboot: cfeAutoboot, kernelReadsArea: b.KernelReadsCmdline,
 		}, nil
 	}
 	return nil, fmt.Errorf("virtual board %s: unknown boot ROM %q (routerboot, cfe)", b.Name, b.ROM)

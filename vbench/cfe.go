@@ -45,6 +45,9 @@ type cfeROM struct {
 	lease *cfeLease // what ifconfig got; nil before
 	// autoboot is how long Ctrl-C is waited for after the banner.
 	autoboot time.Duration
+	// kernelReadsArea: the kernel appends its own command line area;
+	// CFE passes it nothing.
+	kernelReadsArea bool
 }
 
 // cfeConsole is the board's end of its serial line: the ROM types on it and
@@ -357,6 +360,9 @@ func (r *cfeROM) loadELF(data []byte) (*cfeLoad, error) {
 	// A kernel without an area boots with no command line, as it would
 	// from CFE.
 	cmdline, _ := elfcmdline.Read(data)
+	if r.kernelReadsArea {
+		cmdline = ""
+	}
 	if len(cmdline) > maltaCmdline {
 		return nil, fmt.Errorf("the kernel command line is %d bytes, QEMU's Malta loader passes %d", len(cmdline), maltaCmdline)
 	}

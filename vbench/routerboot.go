@@ -47,6 +47,9 @@ type routerBOOTROM struct {
 	ramMB   int
 	mhz     int
 	board   string
+	// kernelReadsArea: the kernel appends its own command line area, so
+	// the ROM passes only RouterBOOT's parameters.
+	kernelReadsArea bool
 }
 
 // romLoad is what the ROM hands to the CPU: the ELF and its command line.
@@ -133,9 +136,9 @@ func (r *routerBOOTROM) netboot(ctx context.Context) (*romLoad, error) {
 		return nil, errors.New("not an ELF")
 	}
 	embedded, err := elfcmdline.Read(data)
-	if err != nil {
+	if err != nil || r.kernelReadsArea {
 		// An OpenWrt kernel without an area boots with RouterBOOT's
-		// parameters alone; so does this one.
+		// parameters alone; one with an area reads it itself.
 		embedded = ""
 	}
 	cmdline := strings.TrimSpace(r.params() + " " + embedded)

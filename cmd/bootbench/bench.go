@@ -110,6 +110,7 @@ func openVirtual(ctx context.Context, b boards.Board, routes *route.Plan, progre
 	}
 	vb := vbench.NewBoard(n, m, cache)
 	vb.ROM, vb.Name = p.Virtual.ROM, b.Name
+	vb.KernelReadsCmdline = !p.Virtual.AddCmdlineArea
 	r.Target = vb
 	r.Bench = &boot.NetBench{Net: n}
 	return r, nil
