@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -258,10 +259,16 @@ func TestHello(t *testing.T) {
 		CPUFreqCurKHz: 680000, CPUFreqMinKHz: 400000, CPUFreqMaxKHz: 800000,
 		ClockRequestedMHz: 800, ClockSet: "userspace 680000 kHz",
 		MemTotalKB: 61572, Reps: 5,
-		Argv: []string{"/bin/sh", "-c", "true", "sh", "2"},
+		Argv:      []string{"/bin/sh", "-c", "true", "sh", "2"},
+		GoRuntime: runtime.Version(), SleepProbeUS: h.SleepProbeUS, SleepProbeWantUS: 100000,
 	}
 	if h.Arch == "" || h.Kernel == "" {
 		t.Errorf("hello lacks arch or kernel: %+v", h)
+	}
+	// This host's runtime sleeps right: never less than asked, and the
+	// probe is the runtime's own sleep, not a stand-in.
+	if h.SleepProbeUS < 99000 || h.SleepProbeUS > 1000000 {
+		t.Errorf("sleep probe: %d µs for 100 ms of the runtime's sleeps", h.SleepProbeUS)
 	}
 	if !reflect.DeepEqual(h, want) {
 		t.Errorf("hello\n got %+v\nwant %+v", h, want)
