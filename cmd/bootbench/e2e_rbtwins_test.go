@@ -8,12 +8,6 @@ import (
 	"testing"
 )
 
-// TestE2ERouterBOARDTwins boots the twin of the seed's RB450 the way
-// RouterBOOT boots it — plain BOOTP, one ELF by TFTP — big-endian, with
-// bootbench's own kernel, in its 32 MiB, and runs openssl speed
-// cross-built from Debian's source (OpenWrt's table of algorithms): it
-// stores openssl 3.0's figures, its version line is in the raw output,
-// and the OpenWrt export has its row. (The RB450G's twin runs in
 // TestE2ERB450GClocks.)
 func TestE2ERouterBOARDTwins(t *testing.T) {
 	requireBench(t)
