@@ -194,7 +194,7 @@ func (w *watcher) helloArrived() (error, bool) {
 	r.rec.Hello = res.HelloRaw
 	w.hello = true
 	r.enter("bench")
-	r.say("bench", "board up: %s, kernel %s, cpu %q, BogoMIPS %s; running %s", h.Arch, h.Kernel, h.CPU, h.BogoMIPS, h.Bench)
+	r.say("bench", "board up: %s, kernel %s, cpu %q, BogoMIPS %s%s; running %s", h.Arch, h.Kernel, h.CPU, h.BogoMIPS, timersPhrase(h), h.Bench)
 	reported, check, err := checkClock(r.o.Board.Profile, r.o.Clock, h)
 	r.rec.ClockReportedMHz, r.rec.ClockCheck = reported, check
 	if err != nil {
@@ -349,4 +349,20 @@ func interruption(ctx context.Context) error {
 		return f
 	}
 	return ErrInterrupted
+}
+
+// timersPhrase names the board's tick device and clocksource for the
+// progress line, when the board sent them.
+func timersPhrase(h frame.HelloBody) string {
+	if h.ClockEvent == "" && h.ClockSource == "" {
+		return ""
+	}
+	return fmt.Sprintf(", ticks from %s, time from %s", orUnknown(h.ClockEvent), orUnknown(h.ClockSource))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
 }

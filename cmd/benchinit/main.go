@@ -172,5 +172,6 @@ func hello(root string, p bootparam.Params, b *bench) frame.HelloBody {
 	meminfo, _ := os.ReadFile(filepath.Join(root, "proc/meminfo"))
 	h.MemTotalKB = memTotalKB(string(meminfo))
 	h.GoRuntime, h.SleepProbeUS, h.SleepProbeWantUS = goRuntime(), sleepProbe(), probeSleeps*probeSleepUS
+	h.ClockEvent, h.ClockSource = readTimers(root)
 	return h
 }

@@ -288,3 +288,17 @@ func writeFile(path, value string) error {
 	}
 	return nil
 }
+
+// readTimers names CPU 0's tick device and the clocksource, as sysfs has
+// them; "" where the kernel has no such file.
+func readTimers(root string) (clockEvent, clockSource string) {
+	read := func(rel string) string {
+		b, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	return read("sys/devices/system/clockevents/clockevent0/current_device"),
+		read("sys/devices/system/clocksource/clocksource0/current_clocksource")
+}

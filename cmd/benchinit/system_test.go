@@ -221,3 +221,35 @@ func TestMissingMounts(t *testing.T) {
 		})
 	}
 }
+
+func TestReadTimers(t *testing.T) {
+	tests := []struct {
+		name          string
+		files         map[string]string
+		event, source string
+	}{
+		{"no sysfs", nil, "", ""},
+		{"CP0 timer", map[string]string{
+			"sys/devices/system/clockevents/clockevent0/current_device":       "MIPS\n",
+			"sys/devices/system/clocksource/clocksource0/current_clocksource": "MIPS\n",
+		}, "MIPS", "MIPS"},
+		{"ticks from the i8253", map[string]string{
+			"sys/devices/system/clockevents/clockevent0/current_device": "pit\n",
+		}, "pit", ""},
+	}
+	for _, tt := range tests {
+		root := t.TempDir()
+		for rel, text := range tt.files {
+			p := filepath.Join(root, rel)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if e, s := readTimers(root); e != tt.event || s != tt.source {
+			t.Errorf("%s: got %q, %q; want %q, %q", tt.name, e, s, tt.event, tt.source)
+		}
+	}
+}

@@ -35,6 +35,12 @@ type HelloBody struct {
 	// short wakes its scheduler so often that a Go benchmark loses CPU.
 	SleepProbeUS     int64 `json:"sleep_probe_us,omitempty"`
 	SleepProbeWantUS int64 `json:"sleep_probe_want_us,omitempty"`
+	// ClockEvent and ClockSource are the kernel's tick device and time
+	// source ("MIPS", "pit", "arch_sys_timer"): every figure is timed by
+	// them, and a virtual MIPS board that ticks from anything but its CP0
+	// timer has hung in QEMU (docs/mips-cp0-timer.md).
+	ClockEvent  string `json:"clockevent,omitempty"`
+	ClockSource string `json:"clocksource,omitempty"`
 }
 
 // RawBody carries one chunk of the benchmark output.
