@@ -36,8 +36,12 @@ type ServeOptions struct {
 	// Done gets every stored run, as it is stored.
 	Done func(*results.Run, error)
 	// Unknown gets a MAC that is not in the inventory and asked to boot,
-	// once per MAC. It gets no answer.
+	// once per MAC, and for the first few new MACs of a minute only
+	// (see hintsPerInterval). It gets no answer.
 	Unknown func(UnknownBoard)
+	// UnknownMore gets, once per interval, how many more such MACs asked
+	// to boot in it without going to Unknown.
+	UnknownMore func(n int, interval time.Duration)
 }
 
 // Served is one board of a served bench.
@@ -65,8 +69,9 @@ var errBootedAgain = &Failure{Kind: FailReset, Err: errors.New("the board booted
 // started (servers, consoles) outlives it.
 func Serve(ctx, stop context.Context, o ServeOptions) error {
 	sweepStale(o.Rig.Builders.CacheDir)
-	s := &server{o: o, ctx: ctx, stop: stop, byMAC: map[string]*servedBoard{}, byKey: map[boot.Key]*servedBoard{}, unknown: map[string]bool{}}
+	s := &server{o: o, ctx: ctx, stop: stop, byMAC: map[string]*servedBoard{}, byKey: map[boot.Key]*servedBoard{}, unknown: newUnknownHints(o.Unknown, o.UnknownMore)}
 	defer s.closeBoards()
+	defer s.unknown.close()
 	transport := o.Job.Transport
 	if transport == "" {
 		transport = "http"
@@ -102,8 +107,7 @@ type server struct {
 	byMAC map[string]*servedBoard
 	byKey map[boot.Key]*servedBoard
 
-	mu      sync.Mutex
-	unknown map[string]bool
+	unknown *unknownHints
 	runs    sync.WaitGroup
 }
 
@@ -306,18 +310,13 @@ func (s *server) report(e netboot.Event) {
 	}
 }
 
-// ignored tells about a MAC the inventory lacks, once.
+// ignored tells about a MAC the inventory lacks, once, within the hints'
+// rate limit.
 func (s *server) ignored(e netboot.Event) {
-	if e.MAC == nil || s.byMAC[e.MAC.String()] != nil || s.o.Unknown == nil {
+	if e.MAC == nil || s.byMAC[e.MAC.String()] != nil {
 		return
 	}
-	s.mu.Lock()
-	seen := s.unknown[e.MAC.String()]
-	s.unknown[e.MAC.String()] = true
-	s.mu.Unlock()
-	if !seen {
-		s.o.Unknown(UnknownBoard{MAC: e.MAC, VendorClass: e.VendorClass, ClientArch: e.ClientArch})
-	}
+	s.unknown.add(UnknownBoard{MAC: e.MAC, VendorClass: e.VendorClass, ClientArch: e.ClientArch})
 }
 
 // wait lets the runs in progress finish.

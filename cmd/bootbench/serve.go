@@ -85,6 +85,9 @@ func cmdServe(ctx context.Context, args []string) error {
 			}
 		},
 		Unknown: func(u harness.UnknownBoard) { show.note(unknownHint(u, inv)) },
+		UnknownMore: func(n int, every time.Duration) {
+			show.note(fmt.Sprintf("%d more MACs not in %s asked to boot in the last %s (hints are shown for the first few; none gets an answer)", n, inv.Path, every))
+		},
 	}
 	show.note(fmt.Sprintf("serving %d board(s) by %s; results go to %s", len(served), bench, dbPath))
 	if err := harness.Serve(hard, stop, o); err != nil {
