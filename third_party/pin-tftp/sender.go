@@ -46,6 +46,7 @@ type sender struct {
 	maxBlockLen    int
 	mode           string
 	opts           options
+	sizeKnown      bool // tsize holds the real size, 0 included (bootbench patch)
 	hook           Hook
 	startTime      time.Time
 	datagramsSent  int
@@ -60,6 +61,7 @@ func (s *sender) SetSize(n int64) {
 	if s.opts != nil {
 		if _, ok := s.opts["tsize"]; ok {
 			s.opts["tsize"] = strconv.FormatInt(n, 10)
+			s.sizeKnown = true
 		}
 	}
 }
@@ -79,7 +81,7 @@ func (s *sender) ReadFrom(r io.Reader) (n int64, err error) {
 		if ts, ok := s.opts["tsize"]; ok {
 			// check that tsize is not set with SetSize already
 			i, err := strconv.ParseInt(ts, 10, 64)
-			if err == nil && i == 0 {
+			if err == nil && i == 0 && !s.sizeKnown {
 				if rs, ok := r.(io.Seeker); ok {
 					pos, err := rs.Seek(0, 1)
 					if err != nil {
@@ -90,6 +92,7 @@ func (s *sender) ReadFrom(r io.Reader) (n int64, err error) {
 						return 0, err
 					}
 					s.opts["tsize"] = strconv.FormatInt(size, 10)
+					s.sizeKnown = true
 					_, err = rs.Seek(pos, 0)
 					if err != nil {
 						return 0, err
@@ -152,7 +155,9 @@ func (s *sender) sendOptions() error {
 				continue
 			}
 		} else if name == "tsize" {
-			if value != "0" {
+			// "0" is the client's placeholder unless it is the real size
+			// of an empty file (bootbench patch: v3.1.0 dropped it).
+			if value != "0" || s.sizeKnown {
 				s.opts["tsize"] = value
 			} else {
 				delete(s.opts, name)
