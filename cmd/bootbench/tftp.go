@@ -25,7 +25,9 @@ func cmdTFTP(ctx context.Context, args []string) error {
 	fs := newCommand("tftp", tftpSynopsis, "Serves the files under DIR, read-only, by TFTP (RFC 1350 with blksize\n"+
 		"and tsize) until Ctrl-C, and prints one line per transfer. Names are\n"+
 		"confined to DIR (no .., no symlinks out); only regular files are served;\n"+
-		"a client gets at most 8 transfers at once, all clients 64.\n\n"+
+		"a client gets at most 8 transfers at once, all clients 64; a transfer\n"+
+		"is cut (and its line says so) once it has taken 15 s plus its size at\n"+
+		"8 KiB/s, far below the slowest boot ROM's rate.\n\n"+
 		"  bootbench tftp --root /srv/tftp --listen 198.18.5.1       # port 69: needs root\n"+
 		"  bootbench tftp --root . --listen 127.0.0.1:6969\n"+
 		"  curl -o vmlinuz --tftp-blksize 1468 tftp://127.0.0.1:6969/vmlinuz")
