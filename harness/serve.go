@@ -93,10 +93,29 @@ func Serve(ctx, stop context.Context, o ServeOptions) error {
 	defer stopServers()
 	select {
 	case <-stop.Done():
+		s.endUnbooted()
 	case <-ctx.Done():
 	}
 	s.wait()
 	return nil
+}
+
+// errStoppedUnbooted ends, when serving stops, a run whose board has not
+// got past its netboot: nothing of its benchmark would be lost, and
+// waiting for it would mean waiting out its boot timeout (a board that
+// asked once and never booted held one Ctrl-C for 115 s).
+var errStoppedUnbooted = fmt.Errorf("%w: serving stopped before the board got past its netboot", ErrInterrupted)
+
+// endUnbooted ends the runs not yet past their netboot; the others finish
+// within their timeouts.
+func (s *server) endUnbooted() {
+	for _, b := range s.byMAC {
+		b.mu.Lock()
+		if a := b.active; a != nil && !a.r.pastNetboot() {
+			a.cancel(errStoppedUnbooted)
+		}
+		b.mu.Unlock()
+	}
 }
 
 // server is one serve session.

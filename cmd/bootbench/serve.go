@@ -118,7 +118,7 @@ func serveSignals(ctx context.Context, show *serveDisplay) (hard, stop context.C
 				return
 			}
 			if n == 0 {
-				show.note("stopping: no more boots are answered; runs in progress finish (Ctrl-C again to stop them now)")
+				show.note("stopping: no more boots are answered; boards not past their netboot stop now, runs in progress finish (Ctrl-C again to stop them now)")
 				cancelStop()
 			} else {
 				show.note("stopping now: runs in progress are stored as interrupted")
