@@ -89,8 +89,8 @@ func (t *TFTP) Serve(conn net.PacketConn) error {
 }
 
 // Shutdown stops the server. Transfers in flight end at their next block,
-// with an error to the client; one whose client went silent ends when its
-// retries run out (8 s).
+// with an error to the client; one whose client went silent ends at its
+// next retry (within the 1 s timeout).
 func (t *TFTP) Shutdown() {
 	t.stop.Do(func() { close(t.closing) })
 	t.srv.Shutdown()

@@ -462,3 +462,39 @@ func TestTFTPCutsSlowTransfers(t *testing.T) {
 	}
 	t.Logf("event: %s %v", last.IP, last.Err)
 }
+
+// TestTFTPShutdownEndsStalledTransfers: a client that went silent in the
+// middle of a transfer does not hold Shutdown for all its retries (8 s):
+// the transfer gives up at its next retry, told "shutting down".
+func TestTFTPShutdownEndsStalledTransfers(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "vmlinuz"), make([]byte, 1<<20), 0o644)
+	srv := mustTFTP(t, root)
+	conn, _ := net.ListenPacket("udp4", "127.0.0.1:0")
+	served := make(chan struct{})
+	go func() { srv.Serve(conn); close(served) }()
+	c := newRawClient(t, "127.0.0.1")
+	c.rrq(conn.LocalAddr().String(), "vmlinuz", "octet")
+	if p, ok := c.read(3 * time.Second); !ok || p.op != opDATA {
+		t.Fatalf("first answer %+v, want DATA", p)
+	}
+	// ... and never an ACK.
+	start := time.Now()
+	stopped := make(chan struct{})
+	go func() { srv.Shutdown(); <-served; close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown still waits for a silent client after 5 s")
+	}
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		t.Errorf("Shutdown took %v with a silent client, want at most one retry timeout (1 s)", d.Round(time.Millisecond))
+	}
+	var last packet
+	for p, ok := c.read(time.Second); ok; p, ok = c.read(100 * time.Millisecond) {
+		last = p
+	}
+	if last.op != opERROR || !strings.Contains(last.msg, "shutting down") {
+		t.Errorf("last packet %+v, want an ERROR saying the server is shutting down", last)
+	}
+}

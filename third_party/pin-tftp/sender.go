@@ -1,7 +1,9 @@
 package tftp
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -31,22 +33,26 @@ type OutgoingTransfer interface {
 }
 
 type sender struct {
-	conn           connection
-	addr           *net.UDPAddr
-	filename       string
-	localIP        net.IP
-	tid            int
-	send           []byte
-	sendA          senderAnticipate
-	receive        []byte
-	retry          *backoff
-	timeout        time.Duration
-	retries        int
-	block          uint16
-	maxBlockLen    int
-	mode           string
-	opts           options
-	sizeKnown      bool // tsize holds the real size, 0 included (bootbench patch)
+	conn        connection
+	addr        *net.UDPAddr
+	filename    string
+	localIP     net.IP
+	tid         int
+	send        []byte
+	sendA       senderAnticipate
+	receive     []byte
+	retry       *backoff
+	timeout     time.Duration
+	retries     int
+	block       uint16
+	maxBlockLen int
+	mode        string
+	opts        options
+	sizeKnown   bool // tsize holds the real size, 0 included (bootbench patch)
+	// stop is done once the server shuts down: a transfer whose client
+	// went silent gives up at its next retry instead of after all of them
+	// (bootbench patch).
+	stop           context.Context
 	hook           Hook
 	startTime      time.Time
 	datagramsSent  int
@@ -199,10 +205,17 @@ func (s *sender) setBlockSize(blksize string) error {
 	return nil
 }
 
+// ErrServerShutdown ends a transfer that was waiting for its client when
+// the server shut down (bootbench patch).
+var ErrServerShutdown = errors.New("server shutting down")
+
 func (s *sender) sendWithRetry(l int) (*net.UDPAddr, error) {
 	s.retry.reset()
 	for {
 		addr, err := s.sendDatagram(l)
+		if _, ok := err.(net.Error); ok && s.stop != nil && s.stop.Err() != nil {
+			return addr, ErrServerShutdown
+		}
 		if _, ok := err.(net.Error); ok && s.retry.count() < s.retries {
 			s.retry.backoff()
 			continue
