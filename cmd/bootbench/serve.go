@@ -48,7 +48,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	if *logFormat != "" && *logFormat != "text" && *logFormat != "json" {
 		return usageErr("serve: --log %q: text or json", *logFormat)
 	}
-	inv, served, err := servedBoards(*inventory, *once)
+	inv, served, err := servedBoards(ctx, *inventory, *once)
 	if err != nil {
 		return err
 	}
@@ -136,14 +136,14 @@ func serveSignals(ctx context.Context, show *serveDisplay) (hard, stop context.C
 
 // servedBoards are the inventory's boards (or the one --once names), each
 // with its console.
-func servedBoards(inventoryFlag, once string) (*boards.Inventory, []harness.Served, error) {
+func servedBoards(ctx context.Context, inventoryFlag, once string) (*boards.Inventory, []harness.Served, error) {
 	path := boards.InventoryPath(inventoryFlag)
 	if path == "" {
 		return nil, nil, usageErr("serve: no inventory: serve runs the boards of a real bench (--inventory FILE, or $BOOTBENCH_INVENTORY); virtual boards are run with 'bootbench run'")
 	}
-	inv, err := boards.LoadInventory(path)
+	inv, err := boards.LoadInventory(ctx, path)
 	if err != nil {
-		return nil, nil, usageErr("%v", err)
+		return nil, nil, inventoryErr(err)
 	}
 	var served []harness.Served
 	for _, b := range inv.Boards {
