@@ -81,6 +81,17 @@ func (h *HTTP) Serve(l net.Listener) error {
 	return err
 }
 
+// openConns is how many connections the server holds open.
+func (h *HTTP) openConns() int {
+	h.mu.Lock()
+	c := h.conns
+	h.mu.Unlock()
+	if c == nil {
+		return 0
+	}
+	return c.open()
+}
+
 // Shutdown stops the server: it lets transfers in flight finish for a
 // moment, then closes every connection, stalled downloads included, and
 // returns once every request's handler has returned.

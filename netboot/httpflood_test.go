@@ -103,7 +103,7 @@ func TestHTTPFloodOfSilentBodies(t *testing.T) {
 		now = openFDs(t)
 	}
 	if now > baseline {
-		t.Errorf("%d descriptors open %v after the flood's requests, baseline %d (%d connections the server counts open)", now, h.request+time.Second, baseline, h.conns.open())
+		t.Errorf("%d descriptors open %v after the flood's requests, baseline %d (%d connections the server counts open)", now, h.request+time.Second, baseline, h.openConns())
 	}
 	t.Logf("descriptors: baseline %d, peak %d, after %d; %d flood connections still open on the client's side", baseline, peak, now, floodConns)
 }
