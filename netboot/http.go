@@ -74,6 +74,7 @@ func (h *HTTP) Serve(l net.Listener) error {
 	h.mu.Lock()
 	h.conns = newCapListener(l, h.maxConns, h.maxPerClient)
 	h.mu.Unlock()
+	h.srv.ConnState = h.conns.track
 	err := h.srv.Serve(h.conns)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

@@ -131,47 +131,73 @@ func TestHTTPCutsTrickleReader(t *testing.T) {
 }
 
 // TestHTTPCapsConnections: a client cannot hold more than its share of
-// connections, nor all clients together more than the server's; one over a
-// cap gets a 503 at once, and a connection that closes frees its place.
+// connections (one more gets a 503 at once); when the server is full, a
+// newcomer takes the place of the connection idle longest, and gets a 503
+// only when every connection is busy with a request.
 func TestHTTPCapsConnections(t *testing.T) {
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "boot.ipxe"), []byte("#!ipxe\n"), 0o644)
+	bigFile(t, root, "vmlinuz")
 	base := startHTTP(t, root, nil, func(h *HTTP) { h.maxConns, h.maxPerClient = 4, 2 })
-	tests := []struct {
-		client string
-		want   string // "open" or the answer's first line
-	}{
-		{"127.0.0.2", "open"}, {"127.0.0.2", "open"}, {"127.0.0.2", "HTTP/1.1 503 Service Unavailable"},
-		{"127.0.0.3", "open"}, {"127.0.0.3", "open"}, {"127.0.0.3", "HTTP/1.1 503 Service Unavailable"},
-		{"127.0.0.4", "HTTP/1.1 503 Service Unavailable"}, // the server is full
+	const busy = "HTTP/1.1 503 Service Unavailable"
+	state := func(c net.Conn) string {
+		if closed, first := closedWithin(c, 300*time.Millisecond); closed {
+			if first == "" {
+				return "closed"
+			}
+			return first
+		}
+		return "open"
 	}
-	var open []net.Conn
-	for i, tt := range tests {
-		c, err := dialFrom(t, base, tt.client)
+	dial := func(client string) net.Conn {
+		c, err := dialFrom(t, base, client)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := "open"
-		if closed, first := closedWithin(c, 300*time.Millisecond); closed {
-			got = first
-		} else {
-			open = append(open, c)
-		}
-		if got != tt.want {
+		return c
+	}
+	var idle []net.Conn
+	for i, tt := range []struct{ client, want string }{
+		{"127.0.0.2", "open"}, {"127.0.0.2", "open"}, {"127.0.0.2", busy}, // its own cap
+		{"127.0.0.3", "open"}, {"127.0.0.3", "open"}, // the server is full
+	} {
+		c := dial(tt.client)
+		if got := state(c); got != tt.want {
 			t.Errorf("connection %d from %s: %q, want %q", i+1, tt.client, got, tt.want)
 		}
+		if tt.want == "open" {
+			idle = append(idle, c)
+		}
 	}
-	open[0].Close()
-	time.Sleep(100 * time.Millisecond)
-	c, err := dialFrom(t, base, "127.0.0.4")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A board: it takes the place of the connection idle longest.
+	board := dial("127.0.0.4")
 	host := strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/")
-	fmt.Fprintf(c, "GET /boot.ipxe HTTP/1.1\r\nHost: %s\r\n\r\n", host)
-	c.SetReadDeadline(time.Now().Add(3 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("after a connection closed: %v %v, want the file", resp, err)
+	fmt.Fprintf(board, "GET /boot.ipxe HTTP/1.1\r\nHost: %s\r\n\r\n", host)
+	board.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if resp, err := http.ReadResponse(bufio.NewReader(board), nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("a board with the server full of idle connections: %v %v, want the file", resp, err)
+	}
+	if got := state(idle[0]); got != "closed" {
+		t.Errorf("the connection idle longest: %q, want closed for the board", got)
+	}
+	for _, c := range idle[1:] {
+		if got := state(c); got != "open" {
+			t.Errorf("a younger idle connection: %q, want open", got)
+		}
+	}
+	// Every place busy with a request (downloads nobody reads): a newcomer
+	// gets a 503.
+	for _, c := range idle[1:] {
+		c.Close()
+	}
+	board.Close()
+	time.Sleep(100 * time.Millisecond)
+	for _, client := range []string{"127.0.0.5", "127.0.0.6", "127.0.0.7", "127.0.0.8"} {
+		get := dial(client)
+		fmt.Fprintf(get, "GET /vmlinuz HTTP/1.1\r\nHost: %s\r\n\r\n", host)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if got := state(dial("127.0.0.9")); got != busy {
+		t.Errorf("with every connection busy: %q, want %q", got, busy)
 	}
 }
