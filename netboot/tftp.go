@@ -44,12 +44,13 @@ var (
 // within the retry timeout cannot hold every slot for good (8 addresses ×
 // 8 transfers ACKing every 0.9 s held all 64 for half an hour on a 1 MB
 // file). The floor is 8 KiB/s: sixteen 512-byte blocks a second, one
-// round trip every 62 ms. The slowest boot ROMs bootbench serves do far
-// better in TFTP's lockstep: CFE on the WRT54G's 200 MHz BCM4712 and
-// RouterBOOT on the RB450's 300 MHz AR7130 fetch at some hundreds of KiB/s
-// with 512-byte blocks, and a lost block costs one second of retry: even
-// 5 % loss leaves them above 8 KiB/s. The grace covers the option
-// exchange and a first block's eight retries.
+// ACK every 62 ms. The slowest boot ROMs bootbench serves (CFE on the
+// WRT54G's 200 MHz BCM4712, RouterBOOT on the RB450's 300 MHz AR7130) ACK
+// a block after a LAN round trip and their own handling of it, a few
+// milliseconds: an order of magnitude inside the floor (an estimate from
+// how they work, not a measurement on the boards). A lost block costs one
+// second of retry, so 5 % loss at 5 ms a block still leaves some 9 KiB/s.
+// The grace covers the option exchange and a first block's eight retries.
 const (
 	slowestBoard = 8 << 10 // bytes a second
 	tftpGrace    = 15 * time.Second
