@@ -28,7 +28,7 @@ func cmdTFTP(_ context.Context, args []string) error {
 		"confined to DIR (no .., no symlinks out); only regular files are served;\n"+
 		"a client gets at most 8 transfers at once, all clients 64; a transfer\n"+
 		"is cut (and its line says so) once it has taken 15 s plus its size at\n"+
-		"8 KiB/s, far below the slowest boot ROM's rate.\n\n"+
+		"8 KiB/s (a 512-byte block every 62 ms).\n\n"+
 		"  bootbench tftp --root /srv/tftp --listen 198.18.5.1       # port 69: needs root\n"+
 		"  bootbench tftp --root . --listen 127.0.0.1:6969\n"+
 		"  curl -o vmlinuz --tftp-blksize 1468 tftp://127.0.0.1:6969/vmlinuz")
