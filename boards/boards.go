@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -155,8 +156,23 @@ type Virtual struct {
 // Default is the board used when none is named.
 const Default = "qemu-x86_64"
 
-// All returns every shipped profile, sorted by name.
+// All returns every shipped profile, sorted by name. The profiles share
+// their slices and maps with every other caller's: read them, do not
+// change them in place.
 func All() ([]Profile, error) {
+	ps, err := profiles()
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(ps), nil
+}
+
+// profiles are the shipped profiles, parsed once: every board lookup used to
+// parse all of them again (1.7 ms each; an inventory of 20,000 boards took
+// 34 s to load).
+var profiles = sync.OnceValues(parseAll)
+
+func parseAll() ([]Profile, error) {
 	files, err := fs.Glob(profileFS, "profiles/*.yaml")
 	if err != nil {
 		return nil, err
@@ -182,7 +198,7 @@ func All() ([]Profile, error) {
 
 // Get returns the named profile.
 func Get(name string) (Profile, error) {
-	ps, err := All()
+	ps, err := profiles()
 	if err != nil {
 		return Profile{}, err
 	}

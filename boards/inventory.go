@@ -1,6 +1,7 @@
 package boards
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -130,12 +132,16 @@ func InventoryPath(flag string) string {
 
 // LoadInventory reads and checks an inventory file. Its error lists every
 // problem found, one line each, as file:line: what is wrong.
-func LoadInventory(path string) (*Inventory, error) {
+// Cancelling ctx (Ctrl-C) stops it between boards.
+func LoadInventory(ctx context.Context, path string) (*Inventory, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load inventory %s: %w", filepath.Base(path), err)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read inventory: %w", err)
 	}
-	return ParseInventory(path, b)
+	return parseInventory(ctx, path, b)
 }
 
 // Resolve finds the board called name: a board in inv (which may be nil),
@@ -195,7 +201,11 @@ func knownBoards(inv *Inventory) string {
 
 // ParseInventory checks an inventory's text; path names it in errors.
 func ParseInventory(path string, text []byte) (*Inventory, error) {
-	p := &inventoryParser{file: filepath.Base(path)}
+	return parseInventory(context.Background(), path, text)
+}
+
+func parseInventory(ctx context.Context, path string, text []byte) (*Inventory, error) {
+	p := &inventoryParser{ctx: ctx, file: filepath.Base(path)}
 	inv := &Inventory{Path: path}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(text, &doc); err != nil {
@@ -218,6 +228,9 @@ func ParseInventory(path string, text []byte) (*Inventory, error) {
 			p.problem(root, "no boards: section")
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load inventory %s: %w", p.file, err)
+	}
 	if len(p.problems) > 0 {
 		sort.SliceStable(p.problems, func(i, j int) bool { return p.problems[i].line < p.problems[j].line })
 		lines := make([]string, len(p.problems))
@@ -238,12 +251,36 @@ type problem struct {
 // structs, so that every problem, not just the first, is reported with
 // the line it is on.
 type inventoryParser struct {
+	ctx      context.Context
 	file     string
 	problems []problem
 }
 
+// problem records what is wrong at n. What the inventory says is quoted in
+// part when it is long (see clip): a 64 MB field was echoed whole.
 func (p *inventoryParser) problem(n *yaml.Node, format string, args ...any) {
+	for i, a := range args {
+		if a, ok := a.(string); ok {
+			args[i] = clip(a)
+		}
+	}
 	p.problems = append(p.problems, problem{n.Line, fmt.Sprintf(format, args...)})
+}
+
+// quoteMax is how much of a field an error quotes.
+const quoteMax = 200
+
+// clip is s cut to quoteMax bytes, at a character's start, and "…" when
+// it was longer.
+func clip(s string) string {
+	if len(s) <= quoteMax {
+		return s
+	}
+	cut := quoteMax
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // mapping returns the keys of a mapping node, reporting keys not in
@@ -375,6 +412,9 @@ func (p *inventoryParser) boards(n *yaml.Node, bench Bench) []Board {
 	macs := map[string]string{}
 	addrs := map[netip.Addr]string{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
+		if p.ctx.Err() != nil {
+			return nil
+		}
 		k, v := n.Content[i], n.Content[i+1]
 		b := p.board(k, v, bench)
 		if b.MAC != nil {
@@ -504,12 +544,12 @@ var usbSpecRE = regexp.MustCompile(`^usb:[0-9a-fA-F]{4}:[0-9a-fA-F]{4}(:[^:\s]+)
 func checkConsoleSpec(s string) error {
 	if strings.HasPrefix(s, "usb:") {
 		if !usbSpecRE.MatchString(s) {
-			return fmt.Errorf("console %q: write usb:VID:PID or usb:VID:PID:SERIAL with 4-digit hex ids (lsusb shows them)", s)
+			return fmt.Errorf("console %q: write usb:VID:PID or usb:VID:PID:SERIAL with 4-digit hex ids (lsusb shows them)", clip(s))
 		}
 		return nil
 	}
 	if !filepath.IsAbs(s) {
-		return fmt.Errorf("console %q: give an absolute device path (/dev/ttyUSB0, /dev/serial/by-id/...) or usb:VID:PID[:SERIAL]", s)
+		return fmt.Errorf("console %q: give an absolute device path (/dev/ttyUSB0, /dev/serial/by-id/...) or usb:VID:PID[:SERIAL]", clip(s))
 	}
 	return nil
 }

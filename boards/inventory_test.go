@@ -1,6 +1,7 @@
 package boards
 
 import (
+	"context"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -10,7 +11,7 @@ import (
 )
 
 func TestLoadInventory(t *testing.T) {
-	inv, err := LoadInventory(filepath.Join("testdata", "bench.yaml"))
+	inv, err := LoadInventory(context.Background(), filepath.Join("testdata", "bench.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestInventoryProblems(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	inv, err := LoadInventory(filepath.Join("testdata", "bench.yaml"))
+	inv, err := LoadInventory(context.Background(), filepath.Join("testdata", "bench.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

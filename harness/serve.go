@@ -36,8 +36,12 @@ type ServeOptions struct {
 	// Done gets every stored run, as it is stored.
 	Done func(*results.Run, error)
 	// Unknown gets a MAC that is not in the inventory and asked to boot,
-	// once per MAC. It gets no answer.
+	// once per MAC, and for the first few new MACs of a minute only
+	// (see hintsPerInterval). It gets no answer.
 	Unknown func(UnknownBoard)
+	// UnknownMore gets, once per interval, how many more such MACs asked
+	// to boot in it without going to Unknown.
+	UnknownMore func(n int, interval time.Duration)
 }
 
 // Served is one board of a served bench.
@@ -65,8 +69,9 @@ var errBootedAgain = &Failure{Kind: FailReset, Err: errors.New("the board booted
 // started (servers, consoles) outlives it.
 func Serve(ctx, stop context.Context, o ServeOptions) error {
 	sweepStale(o.Rig.Builders.CacheDir)
-	s := &server{o: o, ctx: ctx, stop: stop, byMAC: map[string]*servedBoard{}, byKey: map[boot.Key]*servedBoard{}, unknown: map[string]bool{}}
+	s := &server{o: o, ctx: ctx, stop: stop, byMAC: map[string]*servedBoard{}, byKey: map[boot.Key]*servedBoard{}, unknown: newUnknownHints(o.Unknown, o.UnknownMore)}
 	defer s.closeBoards()
+	defer s.unknown.close()
 	transport := o.Job.Transport
 	if transport == "" {
 		transport = "http"
@@ -88,10 +93,29 @@ func Serve(ctx, stop context.Context, o ServeOptions) error {
 	defer stopServers()
 	select {
 	case <-stop.Done():
+		s.endUnbooted()
 	case <-ctx.Done():
 	}
 	s.wait()
 	return nil
+}
+
+// errStoppedUnbooted ends, when serving stops, a run whose board has not
+// got past its netboot: nothing of its benchmark would be lost, and
+// waiting for it would mean waiting out its boot timeout (a board that
+// asked once and never booted held one Ctrl-C for 115 s).
+var errStoppedUnbooted = fmt.Errorf("%w: serving stopped before the board got past its netboot", ErrInterrupted)
+
+// endUnbooted ends the runs not yet past their netboot; the others finish
+// within their timeouts.
+func (s *server) endUnbooted() {
+	for _, b := range s.byMAC {
+		b.mu.Lock()
+		if a := b.active; a != nil && !a.r.pastNetboot() {
+			a.cancel(errStoppedUnbooted)
+		}
+		b.mu.Unlock()
+	}
 }
 
 // server is one serve session.
@@ -102,8 +126,7 @@ type server struct {
 	byMAC map[string]*servedBoard
 	byKey map[boot.Key]*servedBoard
 
-	mu      sync.Mutex
-	unknown map[string]bool
+	unknown *unknownHints
 	runs    sync.WaitGroup
 }
 
@@ -306,18 +329,13 @@ func (s *server) report(e netboot.Event) {
 	}
 }
 
-// ignored tells about a MAC the inventory lacks, once.
+// ignored tells about a MAC the inventory lacks, once, within the hints'
+// rate limit.
 func (s *server) ignored(e netboot.Event) {
-	if e.MAC == nil || s.byMAC[e.MAC.String()] != nil || s.o.Unknown == nil {
+	if e.MAC == nil || s.byMAC[e.MAC.String()] != nil {
 		return
 	}
-	s.mu.Lock()
-	seen := s.unknown[e.MAC.String()]
-	s.unknown[e.MAC.String()] = true
-	s.mu.Unlock()
-	if !seen {
-		s.o.Unknown(UnknownBoard{MAC: e.MAC, VendorClass: e.VendorClass, ClientArch: e.ClientArch})
-	}
+	s.unknown.add(UnknownBoard{MAC: e.MAC, VendorClass: e.VendorClass, ClientArch: e.ClientArch})
 }
 
 // wait lets the runs in progress finish.

@@ -285,18 +285,27 @@ func (w *watcher) classifyEnd(err error) error {
 	return err
 }
 
+// answeredAddress is what a DHCP answer says of the board's address: a
+// proxyDHCP answer carries none (the segment's own DHCP server gives it),
+// nor does a NAK.
+func answeredAddress(e netboot.Event) string {
+	switch {
+	case e.IP != nil:
+		return e.IP.String()
+	case strings.HasPrefix(e.Kind, "proxy-"):
+		return "its address from the segment's DHCP server"
+	}
+	return "no address"
+}
+
 func (w *watcher) netEvent(e netboot.Event) {
 	r := w.r
 	switch e.Kind {
 	case "dhcp-offer", "bootp-reply", "proxy-offer":
 		r.enter("netboot")
-		ip := "its address from the segment's DHCP server"
-		if e.IP != nil {
-			ip = e.IP.String()
-		}
-		r.say("dhcp", "%s to %s: %s, boot file %s (options %s)", e.Kind, e.MAC, ip, e.File, e.Options)
+		r.say("dhcp", "%s to %s: %s, boot file %s (options %s)", e.Kind, e.MAC, answeredAddress(e), e.File, e.Options)
 	case "dhcp-ack", "dhcp-nak", "proxy-ack":
-		r.say("dhcp", "%s to %s: %s", e.Kind, e.MAC, e.IP)
+		r.say("dhcp", "%s to %s: %s", e.Kind, e.MAC, answeredAddress(e))
 	case "tftp-done", "http-done":
 		r.say(results.EventKind(strings.TrimSuffix(e.Kind, "-done")), "%s %s in %.2fs (%s/s)", e.File, mib(e.Bytes), e.Duration.Seconds(), mib(int64(float64(e.Bytes)/max(e.Duration.Seconds(), 1e-3))))
 		if e.File == boot.KeyOf(r.o.Board).File("initramfs.cpio") {

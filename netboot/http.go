@@ -25,6 +25,16 @@ type HTTP struct {
 	// download whose client stopped reading; grace is how long Shutdown
 	// lets transfers in flight finish before it cuts them.
 	idle, stall, grace time.Duration
+	// Every request has deadlines: header for its header to arrive,
+	// request for the whole of it (a body is never read: it is refused),
+	// and its answer, once the file is known, answerGrace plus the file's
+	// size at floorRate (bytes a second), as a TFTP transfer has.
+	header, request, answerGrace time.Duration
+	floorRate                    int64
+	// maxConns and maxPerClient cap the connections open, in all and from
+	// one client address.
+	maxConns, maxPerClient int
+	conns                  *capListener // once serving
 
 	mu       sync.Mutex
 	closing  bool
@@ -48,8 +58,10 @@ func NewHTTPFrom(files Files, report Reporter) *HTTP {
 		report = func(Event) {}
 	}
 	h := &HTTP{files: files, report: report, close: func() error { return nil },
-		idle: 30 * time.Second, stall: 30 * time.Second, grace: time.Second}
-	h.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		idle: 30 * time.Second, stall: 30 * time.Second, grace: time.Second,
+		header: 10 * time.Second, request: 15 * time.Second, answerGrace: 30 * time.Second,
+		floorRate: slowestBoard, maxConns: 128, maxPerClient: 8}
+	h.srv = &http.Server{Handler: h}
 	return h
 }
 
@@ -58,11 +70,27 @@ func (h *HTTP) Serve(l net.Listener) error {
 	// A board fetches its files back to back; a connection idle longer
 	// than that is nobody's, and each one holds a descriptor.
 	h.srv.IdleTimeout = h.idle
-	err := h.srv.Serve(l)
+	h.srv.ReadHeaderTimeout, h.srv.ReadTimeout = h.header, h.request
+	h.mu.Lock()
+	h.conns = newCapListener(l, h.maxConns, h.maxPerClient)
+	h.mu.Unlock()
+	h.srv.ConnState = h.conns.track
+	err := h.srv.Serve(h.conns)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
 	return err
+}
+
+// openConns is how many connections the server holds open.
+func (h *HTTP) openConns() int {
+	h.mu.Lock()
+	c := h.conns
+	h.mu.Unlock()
+	if c == nil {
+		return 0
+	}
+	return c.open()
 }
 
 // Shutdown stops the server: it lets transfers in flight finish for a
@@ -105,6 +133,18 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		ev.IP = net.ParseIP(host)
 	}
+	if r.ContentLength != 0 {
+		// Nothing here takes a body. Left unread, net/http would wait for
+		// it after the answer (up to 256 KiB of it, until the request's
+		// deadline): the read deadline now and closing the connection
+		// spare it that.
+		w.Header().Set("Connection", "close")
+		http.Error(w, "a request with a body", http.StatusBadRequest)
+		http.NewResponseController(w).SetReadDeadline(time.Now())
+		ev.Kind, ev.Err, ev.Time = "http-error", errBody, time.Now()
+		h.report(ev)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
@@ -122,7 +162,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	var n int64
 	if r.Method == http.MethodGet {
-		n, err = h.send(w, f)
+		n, err = h.send(w, f, size, start)
 	}
 	ev.Bytes, ev.Duration, ev.Time = n, time.Since(start), time.Now()
 	if err != nil {
@@ -131,22 +171,47 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.report(ev)
 }
 
-// send copies f to the client. Each write must finish within the stall
-// time: a client that stopped reading would otherwise hold the handler,
-// the file and the connection for good. A slow board that keeps reading is
-// never cut. (net/http lifts the deadline once the answer is done.)
-func (h *HTTP) send(w http.ResponseWriter, f io.Reader) (int64, error) {
+// errBody and errSlowClient are what an event says of a request refused
+// for its body and of an answer cut for its time.
+var (
+	errBody       = errors.New("request with a body refused")
+	errSlowClient = errors.New("download too slow, cut")
+)
+
+// answerTime is how long the answer of a file of size bytes may take.
+func (h *HTTP) answerTime(size int64) time.Duration {
+	return h.answerGrace + time.Duration(size)*time.Second/time.Duration(h.floorRate)
+}
+
+// send copies f (size bytes) to the client, the request having started
+// at start. The whole answer must be sent within its answer time, and each
+// write within the stall time: a client that stopped reading would
+// otherwise hold the handler, the file and the connection until the answer
+// time is up, and one reading a trickle for good. (net/http lifts the
+// deadline once the answer is done.)
+func (h *HTTP) send(w http.ResponseWriter, f io.Reader, size int64, start time.Time) (int64, error) {
 	rc := http.NewResponseController(w)
+	deadline := start.Add(h.answerTime(size))
+	tooSlow := func(n int64) error {
+		return fmt.Errorf("%w after %s: %d of %d bytes sent, below %d KiB/s", errSlowClient, time.Since(start).Round(time.Millisecond), n, size, h.floorRate>>10)
+	}
 	buf := make([]byte, 64<<10)
 	var n int64
 	for {
 		m, rerr := f.Read(buf)
 		if m > 0 {
-			if err := rc.SetWriteDeadline(time.Now().Add(h.stall)); err != nil {
+			wd := time.Now().Add(h.stall)
+			if deadline.Before(wd) {
+				wd = deadline
+			}
+			if err := rc.SetWriteDeadline(wd); err != nil {
 				return n, fmt.Errorf("set write deadline: %w", err)
 			}
 			k, err := w.Write(buf[:m])
 			n += int64(k)
+			if err != nil && !time.Now().Before(deadline) {
+				return n, tooSlow(n)
+			}
 			if err != nil {
 				return n, fmt.Errorf("send: %w", err)
 			}

@@ -22,6 +22,10 @@ type TFTP struct {
 	// and from one client address: each holds a socket, a file and a
 	// goroutine until its client acknowledges or goes silent.
 	maxTransfers, maxPerClient int
+	// floorRate (bytes a second) and grace bound how long a transfer may
+	// take: grace plus its size at the floor rate (see slowestBoard).
+	floorRate int64
+	grace     time.Duration
 
 	mu      sync.Mutex
 	active  map[string]int // transfers in flight by client address
@@ -33,6 +37,23 @@ type TFTP struct {
 var (
 	errBusy     = errors.New("too many transfers, try again later")
 	errShutdown = errors.New("server shutting down")
+	errSlow     = errors.New("transfer too slow, cut")
+)
+
+// A transfer's time is bounded by its size, so that clients ACKing just
+// within the retry timeout cannot hold every slot for good (8 addresses ×
+// 8 transfers ACKing every 0.9 s held all 64 for half an hour on a 1 MB
+// file). The floor is 8 KiB/s: sixteen 512-byte blocks a second, one
+// ACK every 62 ms. The slowest boot ROMs bootbench serves (CFE on the
+// WRT54G's 200 MHz BCM4712, RouterBOOT on the RB450's 300 MHz AR7130) ACK
+// a block after a LAN round trip and their own handling of it, a few
+// milliseconds: an order of magnitude inside the floor (an estimate from
+// how they work, not a measurement on the boards). A lost block costs one
+// second of retry, so 5 % loss at 5 ms a block still leaves some 9 KiB/s.
+// The grace covers the option exchange and a first block's eight retries.
+const (
+	slowestBoard = 8 << 10 // bytes a second
+	tftpGrace    = 15 * time.Second
 )
 
 // NewTFTP serves the files under dir (see Dir). Writes are refused.
@@ -52,7 +73,8 @@ func NewTFTPFrom(files Files, report Reporter) *TFTP {
 		report = func(Event) {}
 	}
 	t := &TFTP{files: files, report: report, close: func() error { return nil },
-		maxTransfers: 64, maxPerClient: 8, active: map[string]int{}, closing: make(chan struct{})}
+		maxTransfers: 64, maxPerClient: 8, floorRate: slowestBoard, grace: tftpGrace,
+		active: map[string]int{}, closing: make(chan struct{})}
 	t.srv = tftp.NewServer(t.read, nil)
 	// Boot ROMs are slow and simple: retransmit after a fixed second rather
 	// than the library's default random 0–1 s backoff on top of the timeout.
@@ -68,8 +90,8 @@ func (t *TFTP) Serve(conn net.PacketConn) error {
 }
 
 // Shutdown stops the server. Transfers in flight end at their next block,
-// with an error to the client; one whose client went silent ends when its
-// retries run out (8 s).
+// with an error to the client; one whose client went silent ends at its
+// next retry (within the 1 s timeout).
 func (t *TFTP) Shutdown() {
 	t.stop.Do(func() { close(t.closing) })
 	t.srv.Shutdown()
@@ -84,7 +106,7 @@ func (t *TFTP) read(name string, rf io.ReaderFrom) error {
 		ev.Kind, ev.Err = "tftp-error", shownErr(err)
 	}
 	t.report(ev)
-	for _, sendable := range []error{ErrNotFound, ErrAccess, errBusy, errMode, errShutdown} {
+	for _, sendable := range []error{ErrNotFound, ErrAccess, errBusy, errMode, errShutdown, errSlow} {
 		if errors.Is(err, sendable) {
 			return sendable
 		}
@@ -118,7 +140,8 @@ func (t *TFTP) send(name string, rf io.ReaderFrom) (int64, error) {
 	if err := setSize(rf, f, size, mode); err != nil {
 		return 0, err
 	}
-	sf := &servedFile{r: f, closing: t.closing}
+	sf := &servedFile{r: f, closing: t.closing, size: size, floor: t.floorRate,
+		start: time.Now(), deadline: time.Now().Add(t.limit(size))}
 	n, err := rf.ReadFrom(sf)
 	if sf.err != nil {
 		err = sf.err
@@ -126,14 +149,23 @@ func (t *TFTP) send(name string, rf io.ReaderFrom) (int64, error) {
 	return n, err
 }
 
-// servedFile is a file as a transfer reads it. It ends the transfer once
-// the server is shutting down. pin/tftp sends the reader's error text to the
-// client, and a host read error carries the path: the client gets
+// limit is how long a transfer of size bytes may take.
+func (t *TFTP) limit(size int64) time.Duration {
+	return t.grace + time.Duration(size)*time.Second/time.Duration(t.floorRate)
+}
+
+// servedFile is a file as a transfer reads it, a block at a time as the
+// client acknowledges. It ends the transfer once the server is shutting
+// down or the transfer's time is up. pin/tftp sends the reader's error text
+// to the client, and a host read error carries the path: the client gets
 // ErrAccess, the event the real error.
 type servedFile struct {
-	r       io.Reader
-	closing <-chan struct{}
-	err     error
+	r               io.Reader
+	closing         <-chan struct{}
+	size, floor     int64
+	start, deadline time.Time
+	sent            int64
+	err             error
 }
 
 func (s *servedFile) Read(p []byte) (int, error) {
@@ -142,7 +174,13 @@ func (s *servedFile) Read(p []byte) (int, error) {
 		return 0, errShutdown
 	default:
 	}
+	if time.Now().After(s.deadline) {
+		s.err = fmt.Errorf("%w after %s: %d of %d bytes sent, below %d KiB/s", errSlow,
+			time.Since(s.start).Round(time.Second), s.sent, s.size, s.floor>>10)
+		return 0, errSlow
+	}
 	n, err := s.r.Read(p)
+	s.sent += int64(n)
 	if err != nil && err != io.EOF {
 		s.err = fmt.Errorf("read served file: %w", err)
 		return n, ErrAccess

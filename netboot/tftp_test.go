@@ -403,3 +403,98 @@ func TestTFTPShutdownEndsTransfers(t *testing.T) {
 		t.Errorf("event %+v, want tftp-error", e)
 	}
 }
+
+// TestTFTPCutsSlowTransfers: a client that acknowledges each block just
+// within the retry timeout cannot hold its slot for longer than the
+// transfer's size allows at the floor rate; the event says who was cut. A
+// client at full speed gets the same file.
+func TestTFTPCutsSlowTransfers(t *testing.T) {
+	root := t.TempDir()
+	const size = 64 << 10 // 128 blocks: 19 s at one ACK every 150 ms
+	os.WriteFile(filepath.Join(root, "vmlinuz"), make([]byte, size), 0o644)
+	var mu sync.Mutex
+	var events []Event
+	srv, err := NewTFTP(root, func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.floorRate, srv.grace = 64<<10, 300*time.Millisecond // a limit of 1.3 s
+	addr := serveTFTP(t, srv)
+
+	fast := newRawClient(t, "127.0.0.1")
+	fast.rrq(addr, "vmlinuz", "octet")
+	if _, data, _, msg := fast.receive(); msg != "" || len(data) != size {
+		t.Fatalf("a client at full speed: %d bytes, error %q; want the file", len(data), msg)
+	}
+
+	slow := newRawClient(t, "127.0.0.5")
+	slow.rrq(addr, "vmlinuz", "octet")
+	start := time.Now()
+	blocks := 0
+	for {
+		p, ok := slow.read(3 * time.Second)
+		if !ok {
+			t.Fatalf("no answer after %d blocks", blocks)
+		}
+		if p.op == opERROR {
+			if !strings.Contains(p.msg, "too slow") {
+				t.Errorf("the slow client was told %q", p.msg)
+			}
+			break
+		}
+		if p.op == opDATA && int(p.block) == blocks+1 {
+			blocks++
+			time.Sleep(150 * time.Millisecond)
+			slow.ack(p.block)
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("the slow transfer still runs after %v and %d blocks", time.Since(start), blocks)
+		}
+	}
+	if d := time.Since(start); d > 3*time.Second || blocks*512 >= size {
+		t.Errorf("cut after %v and %d blocks, want about 1.3 s and part of the file", d, blocks)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	last := events[len(events)-1]
+	if last.Kind != "tftp-error" || last.IP.String() != "127.0.0.5" || !strings.Contains(fmt.Sprint(last.Err), "too slow") {
+		t.Errorf("event %+v, want a tftp-error naming 127.0.0.5 as cut", last)
+	}
+	t.Logf("event: %s %v", last.IP, last.Err)
+}
+
+// TestTFTPShutdownEndsStalledTransfers: a client that went silent in the
+// middle of a transfer does not hold Shutdown for all its retries (8 s):
+// the transfer gives up at its next retry, told "shutting down".
+func TestTFTPShutdownEndsStalledTransfers(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "vmlinuz"), make([]byte, 1<<20), 0o644)
+	srv := mustTFTP(t, root)
+	conn, _ := net.ListenPacket("udp4", "127.0.0.1:0")
+	served := make(chan struct{})
+	go func() { srv.Serve(conn); close(served) }()
+	c := newRawClient(t, "127.0.0.1")
+	c.rrq(conn.LocalAddr().String(), "vmlinuz", "octet")
+	if p, ok := c.read(3 * time.Second); !ok || p.op != opDATA {
+		t.Fatalf("first answer %+v, want DATA", p)
+	}
+	// ... and never an ACK.
+	start := time.Now()
+	stopped := make(chan struct{})
+	go func() { srv.Shutdown(); <-served; close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown still waits for a silent client after 5 s")
+	}
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		t.Errorf("Shutdown took %v with a silent client, want at most one retry timeout (1 s)", d.Round(time.Millisecond))
+	}
+	var last packet
+	for p, ok := c.read(time.Second); ok; p, ok = c.read(100 * time.Millisecond) {
+		last = p
+	}
+	if last.op != opERROR || !strings.Contains(last.msg, "shutting down") {
+		t.Errorf("last packet %+v, want an ERROR saying the server is shutting down", last)
+	}
+}

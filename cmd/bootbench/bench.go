@@ -43,12 +43,12 @@ type rig struct {
 
 // loadBoard finds the board by name in the inventory (flag, else the
 // default places) or among the virtual boards.
-func loadBoard(name, inventoryFlag string) (boards.Board, *boards.Inventory, error) {
+func loadBoard(ctx context.Context, name, inventoryFlag string) (boards.Board, *boards.Inventory, error) {
 	var inv *boards.Inventory
 	if path := boards.InventoryPath(inventoryFlag); path != "" {
 		var err error
-		if inv, err = boards.LoadInventory(path); err != nil {
-			return boards.Board{}, nil, usageErr("%v", err)
+		if inv, err = boards.LoadInventory(ctx, path); err != nil {
+			return boards.Board{}, nil, inventoryErr(err)
 		}
 	}
 	b, err := boards.Resolve(name, inv)
@@ -56,6 +56,15 @@ func loadBoard(name, inventoryFlag string) (boards.Board, *boards.Inventory, err
 		return boards.Board{}, nil, usageErr("%v", err)
 	}
 	return b, inv, nil
+}
+
+// inventoryErr is how a command ends when its inventory did not load: bad
+// input (exit 2), or Ctrl-C while it loaded (130).
+func inventoryErr(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return &exitError{code: 130, err: fmt.Errorf("interrupted: %w", err)}
+	}
+	return usageErr("%v", err)
 }
 
 // openRig readies board b to be run: a virtual board gets the virtual bench,

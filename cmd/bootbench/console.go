@@ -37,7 +37,7 @@ func cmdConsole(ctx context.Context, args []string) error {
 	if fs.NArg() != 1 {
 		return usageErr("console: name one board: bootbench console BOARD (see 'bootbench console --help')")
 	}
-	b, err := consoleBoard(fs.Arg(0), *inventory)
+	b, err := consoleBoard(ctx, fs.Arg(0), *inventory)
 	if err != nil {
 		return err
 	}
@@ -59,12 +59,12 @@ func cmdConsole(ctx context.Context, args []string) error {
 }
 
 // consoleBoard finds a board that has a console outside a run.
-func consoleBoard(name, inventory string) (boards.Board, error) {
+func consoleBoard(ctx context.Context, name, inventory string) (boards.Board, error) {
 	var inv *boards.Inventory
 	if path := boards.InventoryPath(inventory); path != "" {
 		var err error
-		if inv, err = boards.LoadInventory(path); err != nil {
-			return boards.Board{}, usageErr("%v", err)
+		if inv, err = boards.LoadInventory(ctx, path); err != nil {
+			return boards.Board{}, inventoryErr(err)
 		}
 	}
 	b, err := boards.Resolve(name, inv)

@@ -131,7 +131,7 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 		return nil, err
 	}
 	src, _ := initramfs.FindSource() // none: images come from the prebuilt set
-	b, inv, err := loadBoard(*rf.board, *rf.inventory)
+	b, inv, err := loadBoard(ctx, *rf.board, *rf.inventory)
 	if err != nil {
 		// A board model named where a board belongs: say first if the
 		// model cannot be run at all, before asking for an inventory.

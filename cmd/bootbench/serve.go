@@ -48,7 +48,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	if *logFormat != "" && *logFormat != "text" && *logFormat != "json" {
 		return usageErr("serve: --log %q: text or json", *logFormat)
 	}
-	inv, served, err := servedBoards(*inventory, *once)
+	inv, served, err := servedBoards(ctx, *inventory, *once)
 	if err != nil {
 		return err
 	}
@@ -85,6 +85,9 @@ func cmdServe(ctx context.Context, args []string) error {
 			}
 		},
 		Unknown: func(u harness.UnknownBoard) { show.note(unknownHint(u, inv)) },
+		UnknownMore: func(n int, every time.Duration) {
+			show.note(fmt.Sprintf("%d more MACs not in %s asked to boot in the last %s (hints are shown for the first few; none gets an answer)", n, inv.Path, every))
+		},
 	}
 	show.note(fmt.Sprintf("serving %d board(s) by %s; results go to %s", len(served), bench, dbPath))
 	if err := harness.Serve(hard, stop, o); err != nil {
@@ -115,7 +118,7 @@ func serveSignals(ctx context.Context, show *serveDisplay) (hard, stop context.C
 				return
 			}
 			if n == 0 {
-				show.note("stopping: no more boots are answered; runs in progress finish (Ctrl-C again to stop them now)")
+				show.note("stopping: no more boots are answered; boards not past their netboot stop now, runs in progress finish (Ctrl-C again to stop them now)")
 				cancelStop()
 			} else {
 				show.note("stopping now: runs in progress are stored as interrupted")
@@ -133,14 +136,14 @@ func serveSignals(ctx context.Context, show *serveDisplay) (hard, stop context.C
 
 // servedBoards are the inventory's boards (or the one --once names), each
 // with its console.
-func servedBoards(inventoryFlag, once string) (*boards.Inventory, []harness.Served, error) {
+func servedBoards(ctx context.Context, inventoryFlag, once string) (*boards.Inventory, []harness.Served, error) {
 	path := boards.InventoryPath(inventoryFlag)
 	if path == "" {
 		return nil, nil, usageErr("serve: no inventory: serve runs the boards of a real bench (--inventory FILE, or $BOOTBENCH_INVENTORY); virtual boards are run with 'bootbench run'")
 	}
-	inv, err := boards.LoadInventory(path)
+	inv, err := boards.LoadInventory(ctx, path)
 	if err != nil {
-		return nil, nil, usageErr("%v", err)
+		return nil, nil, inventoryErr(err)
 	}
 	var served []harness.Served
 	for _, b := range inv.Boards {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"os/signal"
 	"strconv"
 	"sync"
 	"syscall"
@@ -21,11 +22,13 @@ const tftpSynopsis = "tftp --root DIR --listen ADDR"
 // cmdTFTP serves a directory read-only by TFTP until interrupted: bootbench's
 // own TFTP server, confined and capped as it is in a run, for a board booted
 // by hand or for measuring it against other servers.
-func cmdTFTP(ctx context.Context, args []string) error {
+func cmdTFTP(_ context.Context, args []string) error {
 	fs := newCommand("tftp", tftpSynopsis, "Serves the files under DIR, read-only, by TFTP (RFC 1350 with blksize\n"+
 		"and tsize) until Ctrl-C, and prints one line per transfer. Names are\n"+
 		"confined to DIR (no .., no symlinks out); only regular files are served;\n"+
-		"a client gets at most 8 transfers at once, all clients 64.\n\n"+
+		"a client gets at most 8 transfers at once, all clients 64; a transfer\n"+
+		"is cut (and its line says so) once it has taken 15 s plus its size at\n"+
+		"8 KiB/s (a 512-byte block every 62 ms).\n\n"+
 		"  bootbench tftp --root /srv/tftp --listen 198.18.5.1       # port 69: needs root\n"+
 		"  bootbench tftp --root . --listen 127.0.0.1:6969\n"+
 		"  curl -o vmlinuz --tftp-blksize 1468 tftp://127.0.0.1:6969/vmlinuz")
@@ -47,19 +50,29 @@ func cmdTFTP(ctx context.Context, args []string) error {
 		srv.Shutdown()
 		return fmt.Errorf("tftp: %w%s", err, listenHint(err))
 	}
+	// The command counts its own signals, as serve does: main's context
+	// ends at the first and cannot tell a second from it.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(conn) }()
 	fmt.Fprintf(os.Stderr, "bootbench tftp: serving %s read-only on %s; Ctrl-C stops\n", *root, conn.LocalAddr())
 	select {
-	case <-ctx.Done():
+	case <-sigs:
 	case err := <-served: // only at start: the address is not one it can serve on
 		srv.Shutdown()
 		return fmt.Errorf("tftp: serve on %s: %w", addr, err)
 	}
-	srv.Shutdown() // waits for transfers in flight, up to their retries
-	<-served
-	fmt.Fprintln(os.Stderr, "bootbench tftp: stopped")
-	return nil
+	fmt.Fprintln(os.Stderr, "bootbench tftp: stopping: transfers in flight end at their next block or retry (Ctrl-C again to exit now)")
+	stopped := make(chan struct{})
+	go func() { srv.Shutdown(); <-served; close(stopped) }()
+	select {
+	case <-stopped:
+		return &exitError{code: 130, err: errors.New("tftp: interrupted; stopped")}
+	case <-sigs:
+		return &exitError{code: 130, err: errors.New("tftp: interrupted again; exiting without waiting for transfers in flight")}
+	}
 }
 
 // tftpAddr checks the flags and says where to listen.

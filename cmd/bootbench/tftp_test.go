@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/rand"
 	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,7 +21,7 @@ import (
 )
 
 // TestTFTPCommand: bootbench tftp serves a directory until Ctrl-C, one line
-// per transfer, and exits 0 when interrupted.
+// per transfer, and exits 130 when interrupted, as every command does.
 func TestTFTPCommand(t *testing.T) {
 	root := t.TempDir()
 	blob := make([]byte, 100_000)
@@ -88,11 +90,95 @@ func TestTFTPCommand(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("still serving 10s after Ctrl-C")
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 0 {
-		t.Errorf("exit %d after Ctrl-C, want 0 (stderr %q)", code, stderr.String())
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit %d after Ctrl-C, want 130 (stderr %q)", code, stderr.String())
 	}
-	if !strings.HasSuffix(stderr.String(), "bootbench tftp: stopped\n") {
+	if !strings.HasSuffix(stderr.String(), "bootbench: tftp: interrupted; stopped\n") {
 		t.Errorf("stderr %q: want it to say it stopped", stderr.String())
+	}
+}
+
+// startTFTPCommand runs bootbench tftp on root until the test ends and
+// returns where it serves, its stderr and a channel closed when it exits.
+func startTFTPCommand(t *testing.T, root string) (addr string, stderr *lockedBuffer, cmd *exec.Cmd, done chan struct{}) {
+	t.Helper()
+	cmd = userenv.Command(nil, bootbenchBin, "tftp", "--root", root, "--listen", "127.0.0.1:0")
+	stderr = &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = io.Discard, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done = make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	started := regexp.MustCompile(`serving .* read-only on (127\.0\.0\.1:\d+); Ctrl-C stops\n`)
+	for deadline := time.Now().Add(5 * time.Second); addr == ""; time.Sleep(20 * time.Millisecond) {
+		if m := started.FindStringSubmatch(stderr.String()); m != nil {
+			addr = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("not serving after 5s: stderr %q", stderr.String())
+		}
+	}
+	return addr, stderr, cmd, done
+}
+
+// stallTransfer starts a transfer of name from addr and goes silent after
+// its first block: a board that hung mid-boot.
+func stallTransfer(t *testing.T, addr, name string) {
+	t.Helper()
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	server, _ := net.ResolveUDPAddr("udp4", addr)
+	c.WriteToUDP([]byte("\x00\x01"+name+"\x00octet\x00"), server)
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	buf := make([]byte, 600)
+	if n, _, err := c.ReadFromUDP(buf); err != nil || n < 4 || buf[1] != 3 {
+		t.Fatalf("first block: %v % x", err, buf[:n])
+	}
+}
+
+// TestTFTPCommandStops: with a client gone silent mid-transfer, one Ctrl-C
+// stops bootbench tftp within a retry (it took 9 s), and a second one exits
+// at once; both exit 130.
+func TestTFTPCommandStops(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "vmlinuz"), make([]byte, 1<<20), 0o644)
+	tests := []struct {
+		name    string
+		signals int
+		within  time.Duration
+		says    string
+	}{
+		{"one Ctrl-C", 1, 2 * time.Second, "bootbench: tftp: interrupted; stopped\n"},
+		{"two Ctrl-Cs", 2, 500 * time.Millisecond, "bootbench: tftp: interrupted again; exiting without waiting for transfers in flight\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr, stderr, cmd, done := startTFTPCommand(t, root)
+			stallTransfer(t, addr, "vmlinuz")
+			start := time.Now()
+			for i := 0; i < tt.signals; i++ {
+				cmd.Process.Signal(syscall.SIGINT)
+				time.Sleep(50 * time.Millisecond)
+			}
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				t.Fatal("still serving 15 s after Ctrl-C")
+			}
+			if d := time.Since(start); d > tt.within {
+				t.Errorf("exited %v after the first Ctrl-C, want within %v", d.Round(time.Millisecond), tt.within)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 130 {
+				t.Errorf("exit %d, want 130", code)
+			}
+			if !strings.HasSuffix(stderr.String(), tt.says) {
+				t.Errorf("stderr %q, want it to end %q", stderr.String(), tt.says)
+			}
+		})
 	}
 }
 

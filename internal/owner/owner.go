@@ -8,6 +8,7 @@
 package owner
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -51,8 +52,30 @@ func Orphans(pattern string) []Orphan {
 	return out
 }
 
-// Alive reports whether process pid exists.
+// Alive reports whether process pid exists and is not a zombie. A
+// bootbench killed with SIGKILL stays in the process table, state Z, until
+// its parent reaps it, and a parent that never does (a shell script's
+// background job, a supervisor) would keep its leftovers from being swept.
 func Alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	return state(pid) != 'Z'
+}
+
+// state is the process's state letter from /proc/PID/stat (R, S, D, Z, …),
+// or 0 if it cannot be read (the process just went, or no /proc): then
+// existence alone decides. The state follows the command name, in
+// parentheses that may themselves hold spaces and parentheses.
+func state(pid int) byte {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
 }

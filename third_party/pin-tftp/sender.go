@@ -1,7 +1,9 @@
 package tftp
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -31,21 +33,26 @@ type OutgoingTransfer interface {
 }
 
 type sender struct {
-	conn           connection
-	addr           *net.UDPAddr
-	filename       string
-	localIP        net.IP
-	tid            int
-	send           []byte
-	sendA          senderAnticipate
-	receive        []byte
-	retry          *backoff
-	timeout        time.Duration
-	retries        int
-	block          uint16
-	maxBlockLen    int
-	mode           string
-	opts           options
+	conn        connection
+	addr        *net.UDPAddr
+	filename    string
+	localIP     net.IP
+	tid         int
+	send        []byte
+	sendA       senderAnticipate
+	receive     []byte
+	retry       *backoff
+	timeout     time.Duration
+	retries     int
+	block       uint16
+	maxBlockLen int
+	mode        string
+	opts        options
+	sizeKnown   bool // tsize holds the real size, 0 included (bootbench patch)
+	// stop is done once the server shuts down: a transfer whose client
+	// went silent gives up at its next retry instead of after all of them
+	// (bootbench patch).
+	stop           context.Context
 	hook           Hook
 	startTime      time.Time
 	datagramsSent  int
@@ -60,6 +67,7 @@ func (s *sender) SetSize(n int64) {
 	if s.opts != nil {
 		if _, ok := s.opts["tsize"]; ok {
 			s.opts["tsize"] = strconv.FormatInt(n, 10)
+			s.sizeKnown = true
 		}
 	}
 }
@@ -79,7 +87,7 @@ func (s *sender) ReadFrom(r io.Reader) (n int64, err error) {
 		if ts, ok := s.opts["tsize"]; ok {
 			// check that tsize is not set with SetSize already
 			i, err := strconv.ParseInt(ts, 10, 64)
-			if err == nil && i == 0 {
+			if err == nil && i == 0 && !s.sizeKnown {
 				if rs, ok := r.(io.Seeker); ok {
 					pos, err := rs.Seek(0, 1)
 					if err != nil {
@@ -90,6 +98,7 @@ func (s *sender) ReadFrom(r io.Reader) (n int64, err error) {
 						return 0, err
 					}
 					s.opts["tsize"] = strconv.FormatInt(size, 10)
+					s.sizeKnown = true
 					_, err = rs.Seek(pos, 0)
 					if err != nil {
 						return 0, err
@@ -152,7 +161,9 @@ func (s *sender) sendOptions() error {
 				continue
 			}
 		} else if name == "tsize" {
-			if value != "0" {
+			// "0" is the client's placeholder unless it is the real size
+			// of an empty file (bootbench patch: v3.1.0 dropped it).
+			if value != "0" || s.sizeKnown {
 				s.opts["tsize"] = value
 			} else {
 				delete(s.opts, name)
@@ -194,10 +205,17 @@ func (s *sender) setBlockSize(blksize string) error {
 	return nil
 }
 
+// ErrServerShutdown ends a transfer that was waiting for its client when
+// the server shut down (bootbench patch).
+var ErrServerShutdown = errors.New("server shutting down")
+
 func (s *sender) sendWithRetry(l int) (*net.UDPAddr, error) {
 	s.retry.reset()
 	for {
 		addr, err := s.sendDatagram(l)
+		if _, ok := err.(net.Error); ok && s.stop != nil && s.stop.Err() != nil {
+			return addr, ErrServerShutdown
+		}
 		if _, ok := err.(net.Error); ok && s.retry.count() < s.retries {
 			s.retry.backoff()
 			continue

@@ -437,6 +437,7 @@ func (s *Server) handlePacket(localAddr net.IP, remoteAddr *net.UDPAddr, buffer 
 			hook:        s.hook,
 			filename:    filename,
 			startTime:   time.Now(),
+			stop:        s.cancel, // bootbench patch: Shutdown ends a silent client's retries
 		}
 		if s.singlePort {
 			rf.conn = &chanConnection{
