@@ -58,6 +58,7 @@ func TestCLIContract(t *testing.T) {
 		{"compare --baseline without a clock by clock", []string{"results", "compare", "--by", "clock", "--board", "b", "--baseline", "b"}, "--by clock --baseline names one of b's clock settings, e.g. --baseline @680"},
 		{"compare --boards bad clock", []string{"results", "compare", "--by", "board", "--boards", "a@fast,b"}, `--boards: setting "a@fast": the clock after @ is MHz`},
 		{"export -o into a missing directory", []string{"results", "export", "-o", "/nonexistent/dir/x"}, "cannot write /nonexistent/dir/x: directory /nonexistent/dir does not exist"},
+		{"export -o into /proc", []string{"results", "export", "-o", "/proc/version"}, "cannot write /proc/version: /proc is in the kernel's proc filesystem, which holds only the kernel's own files"},
 		{"export -o a directory", []string{"results", "export", "-o", os.TempDir()}, "cannot write " + os.TempDir() + ": it is a directory"},
 	}
 	for _, tt := range tests {

@@ -235,7 +235,7 @@ func checkOutPath(path string) error {
 	case !fi.IsDir():
 		return usageErr("cannot write %s: %s is not a directory", path, dir)
 	}
-	return nil
+	return refuseKernelFS(path, dir)
 }
 
 // writeOut writes to path through a temporary file beside it, so a failed
