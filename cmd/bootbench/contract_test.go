@@ -83,7 +83,7 @@ func TestCLIContract(t *testing.T) {
 // the same output gives alone.
 func TestImportTables(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "r.db")
-	r := bootbench(t, db, "import", "--board", "desktop", "--clock", "0", forumPost)
+	r := bootbench(t, db, "import", "--board", "desktop", "--new-board", "--clock", "0", forumPost)
 	oneLine(t, r, 2, forumPost+" holds 3 benchmark outputs: "+
 		"1 at line 3 (openssl 0.9.8k: md4, md5, hmac(md5), …); "+
 		"2 at line 99 (openssl 3.0.19: md5, sha1, sha256, …); "+
@@ -92,7 +92,7 @@ func TestImportTables(t *testing.T) {
 		t.Errorf("a refused import created the store")
 	}
 
-	r = bootbench(t, db, "import", "--board", "desktop", "--clock", "0", "--table", "2", forumPost)
+	r = bootbench(t, db, "import", "--board", "desktop", "--new-board", "--clock", "0", "--table", "2", forumPost)
 	lines := importedLines(t, r.stdout)
 	if r.code != 0 || len(lines) != 1 || lines[0].file != forumPost+" table 2" || lines[0].metrics != 58 {
 		t.Fatalf("import --table 2: exit %d %s\n%s", r.code, r.stdout, r.stderr)
@@ -111,7 +111,7 @@ func TestImportTables(t *testing.T) {
 	row := bootbench(t, db, "results", "export", "--format", "openwrt")
 
 	alone := filepath.Join(t.TempDir(), "alone.db")
-	if r := bootbench(t, alone, "import", "--board", "desktop", "--clock", "0", "../../results/parse/testdata/openssl-3.0.19-speed.txt"); r.code != 0 {
+	if r := bootbench(t, alone, "import", "--board", "desktop", "--new-board", "--clock", "0", "../../results/parse/testdata/openssl-3.0.19-speed.txt"); r.code != 0 {
 		t.Fatalf("import alone: %s", r.stderr)
 	}
 	rowAlone := bootbench(t, alone, "results", "export", "--format", "openwrt")
@@ -121,10 +121,10 @@ func TestImportTables(t *testing.T) {
 	golden(t, "forum-table-2.openwrt", []byte(row.stdout))
 
 	// The same table again is the same output.
-	r = bootbench(t, db, "import", "--board", "desktop", "--clock", "0", "--table", "2", forumPost)
+	r = bootbench(t, db, "import", "--board", "desktop", "--new-board", "--clock", "0", "--table", "2", forumPost)
 	oneLine(t, r, 2, forumPost+" table 2: already imported (same bytes as run "+lines[0].id+")")
 	// Another table of the same post is not.
-	if r := bootbench(t, db, "import", "--board", "desktop", "--clock", "0", "--table", "3", forumPost); r.code != 0 {
+	if r := bootbench(t, db, "import", "--board", "desktop", "--new-board", "--clock", "0", "--table", "3", forumPost); r.code != 0 {
 		t.Errorf("import --table 3: exit %d: %s", r.code, r.stderr)
 	}
 }
@@ -136,9 +136,9 @@ func TestImportRepeatedMetrics(t *testing.T) {
 	dd := filepath.Join(dir, "dd.txt")
 	os.WriteFile(dd, []byte("1048576 bytes (1.0 MB, 1.0 MiB) copied, 0.01 s, 100 MB/s\n1048576 bytes (1.0 MB, 1.0 MiB) copied, 0.02 s, 50 MB/s\n"), 0o644)
 	db := filepath.Join(dir, "r.db")
-	r := bootbench(t, db, "import", "--board", "b", "--clock", "0", dd)
+	r := bootbench(t, db, "import", "--board", "b", "--new-board", "--clock", "0", dd)
 	oneLine(t, r, 2, dd+" holds 2 benchmark outputs: 1 at line 1 (dd: dd-write); 2 at line 2 (dd: dd-write); import one with --table N")
-	r = bootbench(t, db, "import", "--board", "b", "--clock", "0", "--table", "2", dd)
+	r = bootbench(t, db, "import", "--board", "b", "--new-board", "--clock", "0", "--table", "2", dd)
 	if r.code != 0 {
 		t.Fatalf("import --table 2: %s", r.stderr)
 	}

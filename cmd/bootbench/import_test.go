@@ -385,3 +385,42 @@ func TestImportSurvivesKill(t *testing.T) {
 		t.Errorf("after one more import: %d runs, %v; want %d", len(after), err, len(runs)+1)
 	}
 }
+
+// TestImportUnknownBoard: a board name that is neither a profile nor in
+// the store (a typo) is refused in one line with the nearest name, and
+// stores nothing; --new-board takes it, and from then on it is known.
+func TestImportUnknownBoard(t *testing.T) {
+	const g680 = "testdata/openssl-0.9.8k-rb450g-680mhz.txt"
+	db := filepath.Join(t.TempDir(), "r.db")
+	r := bootbench(t, db, "import", "--board", "rb450gg", "--clock", "680", g680)
+	oneLine(t, r, 2, `import: board "rb450gg" is neither a board profile nor in results store `+db+` (did you mean rb450g?); nothing imported (add --new-board`)
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused import created the store")
+	}
+	steps := []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"--board", "rb450g", "--clock", "680", g680}, 0, ""}, // a profile
+		{[]string{"--board", "desktop", "--clock", "0", rb450Fixture}, 2, `board "desktop" is neither`},
+		{[]string{"--board", "desktop", "--clock", "0", "--new-board", rb450Fixture}, 0, ""},
+		{[]string{"--board", "desktop", "--clock", "0", "--force", rb450Fixture}, 0, ""}, // in the store now
+		{[]string{"--board", "deskop", "--clock", "0", "--force", rb450Fixture}, 2, "(did you mean desktop?)"},
+	}
+	for _, st := range steps {
+		r := bootbench(t, db, append([]string{"import"}, st.args...)...)
+		if st.code != 0 {
+			oneLine(t, r, st.code, st.says)
+		} else if r.code != 0 {
+			t.Errorf("import %v: exit %d: %s", st.args, r.code, r.stderr)
+		}
+	}
+	runs, err := openTestStore(t, db).Runs(context.Background(), results.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 3 {
+		t.Errorf("%d runs stored, want 3", len(runs))
+	}
+}
