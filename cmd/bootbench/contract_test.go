@@ -272,5 +272,14 @@ func TestCompareSettingsCLI(t *testing.T) {
 		// Without a clock, RB450G's two settings are not mixed.
 		r := bootbench(t, db, "results", "compare", "--by", "board", "--boards", "rb450,rb450g")
 		oneLine(t, r, 2, "rb450g has runs at 680, 800 MHz; pick one clock setting, e.g. rb450g@680")
+		// One setting named: the boards not named are candidates at each
+		// of their clocks, never a complaint.
+		r = bootbench(t, db, "results", "compare", "--by", "board", "--boards", "rb450@300")
+		if r.code != 0 || !strings.Contains(r.stdout, "vs rb450g at 680 MHz") || !strings.Contains(r.stdout, "vs rb450g at 800 MHz") {
+			t.Errorf("--boards rb450@300: exit %d, stdout %q, stderr %q; want rb450g at 680 and 800 MHz as candidates", r.code, r.stdout, r.stderr)
+		}
+		// A setting is never compared with itself.
+		r = bootbench(t, db, "results", "compare", "--by", "board", "--board", "rb450", "--boards", "rb450@300")
+		oneLine(t, r, 2, "nothing to compare: only one setting, rb450@300 (1 run), and it is named twice; name a second setting to compare it with")
 	})
 }
