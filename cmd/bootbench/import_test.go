@@ -244,6 +244,16 @@ func TestImportThenCompare(t *testing.T) {
 		if r.code != 0 || !strings.Contains(r.stdout, "rb450g: 680 MHz (baseline, 1 run) vs 800 MHz (1 run), clock ratio 1.1765") {
 			t.Errorf("compare text: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
+		// The headline comes first, in text and in JSON: 10272.09/8730.28
+		// is ×1.177 for a clock ×1.176 (800/680).
+		const headline = "rb450g 800 vs 680 MHz: clock ×1.176, throughput ×1.177 (median of 1 metric, efficiency 1.000, 1.000–1.000): scales with the clock"
+		if first, _, _ := strings.Cut(r.stdout, "\n"); first != headline {
+			t.Errorf("compare text starts %q, want %q", first, headline)
+		}
+		j := bootbench(t, db, "results", "compare", "--board", "rb450g", "--by", "clock", "--format", "json")
+		if !strings.Contains(j.stdout, `"headline": "`+headline+`"`) {
+			t.Errorf("compare JSON has no headline %q:\n%s", headline, j.stdout)
+		}
 	})
 }
 

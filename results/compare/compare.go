@@ -167,6 +167,8 @@ type Candidate struct {
 	// when a clock is unknown (0).
 	ClockRatio *number         `json:"clock_ratio"`
 	Metrics    []MetricCompare `json:"metrics"`
+	// Summary is the comparison in one line, its headline.
+	Summary *Summary `json:"summary"`
 }
 
 // MetricCompare is one metric's comparison. Baseline and Candidate are the
@@ -318,6 +320,7 @@ func compareClocks(o Options, runs []results.Run) (*Comparison, error) {
 				return nil, fmt.Errorf("results: compare %s at %d MHz with %d MHz: %w", board, clk, base, err)
 			}
 			cand.Baseline, cand.Candidate, cand.ClockRatio = pool("", base, byClock[base]), pool("", clk, byClock[clk]), cr
+			cand.Summary = summarize(board, ByClock, cand)
 			c.Comparisons = append(c.Comparisons, *cand)
 		}
 	}
@@ -432,6 +435,7 @@ func compareBoards(o Options, runs []results.Run) (*Comparison, error) {
 			}
 			mc.Baseline = pool(base.pick.Board, base.pick.ClockMHz, bRuns)
 			mc.Candidate = pool(cand.pick.Board, cand.pick.ClockMHz, cRuns)
+			mc.Summary = summarize("", ByBoard, mc)
 			c.Comparisons = append(c.Comparisons, *mc)
 		}
 	}
@@ -778,8 +782,8 @@ func WriteJSON(w io.Writer, c *Comparison) error {
 	return enc.Encode(c)
 }
 
-// WriteText writes c for people: per candidate, a line saying what
-// is compared with what, a line saying what was pooled on each side, then
+// WriteText writes c for people: per candidate, its headline, a line
+// saying what is compared with what, a line saying what was pooled on each side, then
 // a table of metrics; last, what was not compared.
 func WriteText(w io.Writer, c *Comparison) error {
 	for i, cand := range c.Comparisons {
@@ -798,6 +802,11 @@ func WriteText(w io.Writer, c *Comparison) error {
 			head = fmt.Sprintf("%s at %s (baseline, %s) vs %s at %s (%s)",
 				b.Board, b.ClockMHz.Phrase(), runsText(b.Runs),
 				k.Board, k.ClockMHz.Phrase(), runsText(k.Runs))
+		}
+		if cand.Summary != nil {
+			if _, err := fmt.Fprintln(w, cand.Summary.Headline); err != nil {
+				return err
+			}
 		}
 		if _, err := fmt.Fprintf(w, "%s\n%s\n", head, pooledText(b, k)); err != nil {
 			return err
