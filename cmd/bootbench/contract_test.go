@@ -58,6 +58,7 @@ func TestCLIContract(t *testing.T) {
 		{"compare --baseline without a clock by clock", []string{"results", "compare", "--by", "clock", "--board", "b", "--baseline", "b"}, "--by clock --baseline names one of b's clock settings, e.g. --baseline @680"},
 		{"compare --boards bad clock", []string{"results", "compare", "--by", "board", "--boards", "a@fast,b"}, `--boards: setting "a@fast": the clock after @ is MHz`},
 		{"export -o into a missing directory", []string{"results", "export", "-o", "/nonexistent/dir/x"}, "cannot write /nonexistent/dir/x: directory /nonexistent/dir does not exist"},
+		{"export --with-setting, not openwrt", []string{"results", "export", "--format", "csv", "--with-setting"}, "results export: --with-setting goes with --format openwrt"},
 		{"export -o into /proc", []string{"results", "export", "-o", "/proc/version"}, "cannot write /proc/version: /proc is in the kernel's proc filesystem, which holds only the kernel's own files"},
 		{"export -o a directory", []string{"results", "export", "-o", os.TempDir()}, "cannot write " + os.TempDir() + ": it is a directory"},
 	}
@@ -108,15 +109,20 @@ func TestImportTables(t *testing.T) {
 	if show := bootbench(t, db, "results", "show", lines[0].id); !strings.Contains(show.stdout, "source   import:forum-three-tables.txt table 2 of 3") {
 		t.Errorf("show does not say where the run came from:\n%s", show.stdout)
 	}
-	row := bootbench(t, db, "results", "export", "--format", "openwrt")
+	row := bootbench(t, db, "results", "export", "--format", "openwrt", "--with-setting")
+	recipeRow := bootbench(t, db, "results", "export", "--format", "openwrt")
 
 	alone := filepath.Join(t.TempDir(), "alone.db")
 	if r := bootbench(t, alone, "import", "--board", "desktop", "--new-board", "--clock", "0", "../../results/parse/testdata/openssl-3.0.19-speed.txt"); r.code != 0 {
 		t.Fatalf("import alone: %s", r.stderr)
 	}
-	rowAlone := bootbench(t, alone, "results", "export", "--format", "openwrt")
+	rowAlone := bootbench(t, alone, "results", "export", "--format", "openwrt", "--with-setting")
 	if row.code != 0 || row.stdout != rowAlone.stdout {
 		t.Errorf("OpenWrt row of table 2:\n%s\nof the output alone:\n%s", row.stdout, rowAlone.stdout)
+	}
+	recipeAlone := bootbench(t, alone, "results", "export", "--format", "openwrt")
+	if recipeRow.code != 0 || recipeRow.stdout == "" || recipeRow.stdout != recipeAlone.stdout {
+		t.Errorf("the wiki recipe's row of table 2:\n%s\nof the output alone:\n%s", recipeRow.stdout, recipeAlone.stdout)
 	}
 	golden(t, "forum-table-2.openwrt", []byte(row.stdout))
 
@@ -168,7 +174,7 @@ func TestImportMREra(t *testing.T) {
 	if r := bootbench(t, db, "import", "--board", "rb450", "--clock", "300", mr); r.code != 0 {
 		t.Fatalf("import: %s", r.stderr)
 	}
-	row := bootbench(t, db, "results", "export", "--format", "openwrt").stdout
+	row := bootbench(t, db, "results", "export", "--format", "openwrt", "--with-setting").stdout
 	if !strings.Contains(row, "| rb450 | 300 | - | 16160430 | 5467140 | 3850580 | 1684140 | 2287620 | 829440 | 3849560 | 3344730 | 2956630 | 3.0 | 108.5 | 11.0 | 9.2 |") {
 		t.Errorf("OpenWrt row:\n%s", row)
 	}

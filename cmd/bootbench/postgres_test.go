@@ -197,7 +197,7 @@ func TestExportOpenWrtSame(t *testing.T) {
 				t.Fatalf("import %v into %s: %s", args, db, r.stderr)
 			}
 		}
-		r := bootbench(t, db, "results", "export", "--format", "openwrt")
+		r := bootbench(t, db, "results", "export", "--format", "openwrt", "--with-setting")
 		if r.code != 0 || strings.Count(r.stdout, "\n") != 6 {
 			t.Fatalf("export from %s: exit %d\n%s%s", db, r.code, r.stdout, r.stderr)
 		}
@@ -245,6 +245,7 @@ func TestStoresAgree(t *testing.T) {
 		{"results", "export", "--format", "json"},
 		{"results", "export", "--format", "csv"},
 		{"results", "export", "--format", "openwrt"},
+		{"results", "export", "--format", "openwrt", "--with-setting"},
 		{"results", "export", "--format", "gobench"},
 		{"results", "export", "--format", "html"},
 		{"results", "export", "--format", "json", "--board", "rb450g", "--clock", "800"},
