@@ -26,7 +26,7 @@ export BOOTBENCH_DB=$tmp/db
 openssl speed -seconds "$secs" ${algs//,/ } 2>/dev/null >"$tmp/openssl.txt"
 "$tmp/bootbench" speed --seconds "$secs" --algs "$algs" >"$tmp/speed.txt" 2>/dev/null
 
-"$tmp/bootbench" import --board openssl --clock 0 "$tmp/openssl.txt" >/dev/null
-"$tmp/bootbench" import --board bootbench-speed --clock 0 "$tmp/speed.txt" >/dev/null
+"$tmp/bootbench" import --board openssl --new-board --clock 0 "$tmp/openssl.txt" >/dev/null
+"$tmp/bootbench" import --board bootbench-speed --new-board --clock 0 "$tmp/speed.txt" >/dev/null
 echo "openssl: $(openssl version)   built-in: $(head -n1 "$tmp/speed.txt")   $(nproc) cores, $secs s per test"
 "$tmp/bootbench" results compare --by board --boards openssl,bootbench-speed

@@ -83,7 +83,9 @@ var ErrInterrupted = errors.New("run interrupted")
 // Run performs job on rig, booting the board again per job.Retries, and
 // stores every attempt. The returned run is the last one stored; err says
 // why it did not succeed (the run's Reason holds the same text). A nil run
-// with an error means nothing could be stored.
+// with an error means nothing was stored: setup failed before the board
+// was switched on (Kind FailSetup: no image, kernel, network or console,
+// which would fail every run alike), or the store did.
 func Run(ctx context.Context, job plan.Job, rig Rig) (*results.Run, error) {
 	o := config{Job: job, Rig: rig}
 	if err := o.fill(); err != nil {
@@ -141,12 +143,21 @@ type run struct {
 	stageFrom time.Time
 	stage     results.StageName
 	shown     int // bytes of benchmark output already echoed
+
+	// poweredOn is set once the board is switched on: a setup failure
+	// before that measured and touched nothing.
+	poweredOn bool
 }
 
 func runOnce(ctx context.Context, o config) (*results.Run, error) {
 	r := newRun(o)
 	r.say("run", "%s on %s at %s, bench %s", r.rec.ID, o.Board.Name, o.Clock, o.Benchmark)
 	err := r.boot(ctx)
+	if Kind(err) == FailSetup && !r.poweredOn {
+		// The board was never switched on: nothing ran, and every run
+		// after would fail the same way. No record; the caller stops.
+		return nil, err
+	}
 	return r.finish(ctx, err)
 }
 
@@ -233,6 +244,7 @@ func (r *run) boot(ctx context.Context) error {
 		}
 		return fail(FailSetup, fmt.Errorf("power on: %w", err))
 	}
+	r.poweredOn = true
 	if len(o.Board.Profile.ConsoleSteps) > 0 {
 		dctx, stop := context.WithCancel(ctx)
 		driven := make(chan error, 1)

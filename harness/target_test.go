@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -394,6 +395,50 @@ func TestClockMethods(t *testing.T) {
 			}
 			if rec.ClockMHz != 800 || rec.ClockCheck != tt.wantCheck || rec.ClockReportedMHz != tt.wantReport {
 				t.Errorf("stored clock %d, check %q, reported %d; want 800, %q, %d", rec.ClockMHz, rec.ClockCheck, rec.ClockReportedMHz, tt.wantCheck, tt.wantReport)
+			}
+		})
+	}
+}
+
+// noConsole is a board whose console cannot be opened (the adapter is
+// unplugged).
+type noConsole struct{ *fakeTarget }
+
+func (noConsole) Console(ctx context.Context) (io.ReadWriteCloser, error) {
+	return nil, errors.New("open /dev/ttyUSB0: no such file or directory")
+}
+
+// TestSetupFailureNotStored: setup that fails before the board is switched
+// on (no console, no image) stores nothing, is not retried, and says
+// FailSetup, so the caller stops its plan.
+func TestSetupFailureNotStored(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(o *config, ft *fakeTarget)
+		says  string
+	}{
+		{"no console", func(o *config, ft *fakeTarget) { o.Target = noConsole{ft} }, "setup: open /dev/ttyUSB0"},
+		{"no image", func(o *config, ft *fakeTarget) {
+			o.Builders.BuildImage = func(context.Context, initramfs.Spec, string) (*initramfs.Image, error) {
+				return nil, errors.New("no room in the cache")
+			}
+		}, "setup: no room in the cache"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ft := &fakeTarget{}
+			o := fakeOptions(t, ft, boards.Profile{})
+			tt.setup(&o, ft)
+			rec, err := Run(context.Background(), o.Job, o.Rig)
+			if rec != nil || Kind(err) != FailSetup || !strings.Contains(err.Error(), tt.says) {
+				t.Fatalf("Run = %v, %v; want no run and a setup failure saying %q", rec, err, tt.says)
+			}
+			runs, serr := o.Store.Runs(context.Background(), results.Filter{})
+			if serr != nil {
+				t.Fatal(serr)
+			}
+			if len(runs) != 0 || ft.ons != 0 {
+				t.Errorf("%d runs stored, powered on %d times; want none", len(runs), ft.ons)
 			}
 		})
 	}

@@ -46,12 +46,22 @@ type Built struct {
 	PayloadSize int64
 }
 
+// CheckKernel is ErrNoKernel for a plan that names no kernel at all: no
+// file and no Debian kernel in the profile. It fetches and builds
+// nothing, so a run can refuse such a board before anything else.
+func (p Plan) CheckKernel() error {
+	if p.Kernel == "" && !p.Debian.Named() {
+		return ErrNoKernel
+	}
+	return nil
+}
+
 // Kernel finds the plan's kernel file, fetching Debian's (or building the
 // profile's) if it must.
 func (bs Builders) Kernel(ctx context.Context, p Plan) (string, error) {
 	kernel := p.Kernel
 	if kernel == "" {
-		if bs.Kernels == nil || !p.Debian.Named() {
+		if err := p.CheckKernel(); err != nil || bs.Kernels == nil {
 			return "", ErrNoKernel
 		}
 		var err error

@@ -79,3 +79,40 @@ func TestSettle(t *testing.T) {
 		t.Errorf("settled to %+v, %v", j, err)
 	}
 }
+
+// TestCheckKernel: a plan names a kernel when the job, the inventory's
+// board or the profile does; a real board model alone names none, and
+// every virtual board has one.
+func TestCheckKernel(t *testing.T) {
+	rb450g, err := boards.Get("rb450g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		job  Job
+		want error
+	}{
+		{"a board from the inventory without a kernel", Job{Board: boards.Board{Name: "rb1", Profile: rb450g}}, ErrNoKernel},
+		{"the inventory's kernel", Job{Board: boards.Board{Name: "rb1", Profile: rb450g, Kernel: "/k/vmlinux"}}, nil},
+		{"--kernel", Job{Board: boards.Board{Name: "rb1", Profile: rb450g}, Kernel: "/k/vmlinux"}, nil},
+	}
+	ps, err := boards.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if p.Virtual != nil {
+			tests = append(tests, struct {
+				name string
+				job  Job
+				want error
+			}{"virtual " + p.Name, Job{Board: boards.VirtualBoard(p)}, nil})
+		}
+	}
+	for _, tt := range tests {
+		if got := New(tt.job).CheckKernel(); got != tt.want {
+			t.Errorf("%s: CheckKernel() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

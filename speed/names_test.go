@@ -114,7 +114,7 @@ func TestDefaultsFillTheOpenWrtRow(t *testing.T) {
 		run.Metrics = append(run.Metrics, results.Metric{Name: m.Name, Unit: m.Unit, Value: m.Value})
 	}
 	var row bytes.Buffer
-	if err := export.WriteOpenWrt(&row, []results.Run{run}); err != nil {
+	if err := export.WriteOpenWrtSettings(&row, []results.Run{run}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(row.String()), "\n")

@@ -31,6 +31,7 @@ import (
 
 	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/internal/openwrtwiki"
 	"golang.org/x/sys/unix"
 )
 
@@ -167,6 +168,7 @@ func hello(root string, p bootparam.Params, b *bench) frame.HelloBody {
 	cpuinfo, _ := os.ReadFile(filepath.Join(root, "proc/cpuinfo"))
 	c := parseCPUInfo(string(cpuinfo))
 	h.CPU, h.Machine, h.BogoMIPS = c.model, c.machine, c.bogoMIPS
+	h.CPUInfo = openwrtwiki.CPUInfoLines(string(cpuinfo))
 	f := readCPUFreq(root)
 	h.CPUFreqCurKHz, h.CPUFreqMinKHz, h.CPUFreqMaxKHz = f.curKHz, f.minKHz, f.maxKHz
 	meminfo, _ := os.ReadFile(filepath.Join(root, "proc/meminfo"))

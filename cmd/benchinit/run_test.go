@@ -256,6 +256,7 @@ func TestHello(t *testing.T) {
 	want := frame.HelloBody{
 		Arch: h.Arch, Kernel: h.Kernel, Bench: "openssl",
 		CPU: "MIPS 24Kc V7.4", BogoMIPS: "452.19", Machine: "MikroTik RouterBOARD 450G",
+		CPUInfo:       []string{"system type\t\t: Atheros AR7161 rev 2", "machine\t\t\t: MikroTik RouterBOARD 450G", "cpu model\t\t: MIPS 24Kc V7.4", "BogoMIPS\t\t: 452.19"},
 		CPUFreqCurKHz: 680000, CPUFreqMinKHz: 400000, CPUFreqMaxKHz: 800000,
 		ClockRequestedMHz: 800, ClockSet: "userspace 680000 kHz",
 		MemTotalKB: 61572, Reps: 5,

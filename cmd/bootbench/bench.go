@@ -159,7 +159,9 @@ func openBench(ctx context.Context, inv *boards.Inventory, proxy bool, note func
 	}
 	nic, err := benchnic.Open(ctx, inv.Bench.Interface, inv.Bench.Address, cache)
 	if err != nil {
-		return nil, nil, err
+		// The inventory names a NIC this host cannot serve from: a
+		// setup problem no run would get past.
+		return nil, nil, &exitError{code: 2, err: err}
 	}
 	if nic.Added() {
 		note(fmt.Sprintf("added %s to %s; it is removed afterwards", nic.Addr(), nic.Interface()))

@@ -118,3 +118,33 @@ boards:
 		})
 	}
 }
+
+// TestRunRefusesBoardWithoutKernel: a board whose profile names no kernel,
+// and whose inventory entry none either, is refused before anything is
+// built or the bench touched: no DHCP probe, no bench address, no store.
+func TestRunRefusesBoardWithoutKernel(t *testing.T) {
+	const inv = `bench:
+  interface: bbnokernel0
+  address: 198.18.5.1/24
+boards:
+  rb1:
+    profile: rb450g
+    mac: "52:54:00:bb:05:21"
+    address: 198.18.5.21
+    console: /dev/ttyUSB-bootbench-none
+    power: {driver: manual}
+`
+	path := filepath.Join(t.TempDir(), "bench.yaml")
+	if err := os.WriteFile(path, []byte(inv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "r.db")
+	r := bootbench(t, db, "run", "--inventory", path, "--board", "rb1", "--clock", "680,800", "--reps", "2")
+	oneLine(t, r, 2, "run: board rb1: no kernel (name one in the inventory, kernel: FILE, or with --kernel)")
+	if strings.Contains(r.stderr, "DHCP") || strings.Contains(r.stderr, "[   setup]") {
+		t.Errorf("the bench was touched before the refusal:\n%s", r.stderr)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused run created the results store")
+	}
+}

@@ -15,7 +15,7 @@ const compareSynopsis = "results compare --by clock|board [--board NAME] [--boar
 // each benchmark (and version) with itself. By clock the lowest clock is
 // the baseline; by board the first setting named (--baseline, --board,
 // then --boards) is, and with only one named every other board is a
-// candidate, alphabetically.
+// candidate, alphabetically, at each of its clock settings.
 func cmdCompare(ctx context.Context, args []string) error {
 	fs := newCommand("results compare", compareSynopsis, "")
 	board := fs.String("board", "", "by clock: the board; by board: the baseline board")

@@ -58,6 +58,8 @@ func TestCLIContract(t *testing.T) {
 		{"compare --baseline without a clock by clock", []string{"results", "compare", "--by", "clock", "--board", "b", "--baseline", "b"}, "--by clock --baseline names one of b's clock settings, e.g. --baseline @680"},
 		{"compare --boards bad clock", []string{"results", "compare", "--by", "board", "--boards", "a@fast,b"}, `--boards: setting "a@fast": the clock after @ is MHz`},
 		{"export -o into a missing directory", []string{"results", "export", "-o", "/nonexistent/dir/x"}, "cannot write /nonexistent/dir/x: directory /nonexistent/dir does not exist"},
+		{"export --with-setting, not openwrt", []string{"results", "export", "--format", "csv", "--with-setting"}, "results export: --with-setting goes with --format openwrt"},
+		{"export -o into /proc", []string{"results", "export", "-o", "/proc/version"}, "cannot write /proc/version: /proc is in the kernel's proc filesystem, which holds only the kernel's own files"},
 		{"export -o a directory", []string{"results", "export", "-o", os.TempDir()}, "cannot write " + os.TempDir() + ": it is a directory"},
 	}
 	for _, tt := range tests {
@@ -82,7 +84,7 @@ func TestCLIContract(t *testing.T) {
 // the same output gives alone.
 func TestImportTables(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "r.db")
-	r := bootbench(t, db, "import", "--board", "desktop", "--clock", "0", forumPost)
+	r := bootbench(t, db, "import", "--board", "desktop", "--new-board", "--clock", "0", forumPost)
 	oneLine(t, r, 2, forumPost+" holds 3 benchmark outputs: "+
 		"1 at line 3 (openssl 0.9.8k: md4, md5, hmac(md5), …); "+
 		"2 at line 99 (openssl 3.0.19: md5, sha1, sha256, …); "+
@@ -91,7 +93,7 @@ func TestImportTables(t *testing.T) {
 		t.Errorf("a refused import created the store")
 	}
 
-	r = bootbench(t, db, "import", "--board", "desktop", "--clock", "0", "--table", "2", forumPost)
+	r = bootbench(t, db, "import", "--board", "desktop", "--new-board", "--clock", "0", "--table", "2", forumPost)
 	lines := importedLines(t, r.stdout)
 	if r.code != 0 || len(lines) != 1 || lines[0].file != forumPost+" table 2" || lines[0].metrics != 58 {
 		t.Fatalf("import --table 2: exit %d %s\n%s", r.code, r.stdout, r.stderr)
@@ -107,23 +109,28 @@ func TestImportTables(t *testing.T) {
 	if show := bootbench(t, db, "results", "show", lines[0].id); !strings.Contains(show.stdout, "source   import:forum-three-tables.txt table 2 of 3") {
 		t.Errorf("show does not say where the run came from:\n%s", show.stdout)
 	}
-	row := bootbench(t, db, "results", "export", "--format", "openwrt")
+	row := bootbench(t, db, "results", "export", "--format", "openwrt", "--with-setting")
+	recipeRow := bootbench(t, db, "results", "export", "--format", "openwrt")
 
 	alone := filepath.Join(t.TempDir(), "alone.db")
-	if r := bootbench(t, alone, "import", "--board", "desktop", "--clock", "0", "../../results/parse/testdata/openssl-3.0.19-speed.txt"); r.code != 0 {
+	if r := bootbench(t, alone, "import", "--board", "desktop", "--new-board", "--clock", "0", "../../results/parse/testdata/openssl-3.0.19-speed.txt"); r.code != 0 {
 		t.Fatalf("import alone: %s", r.stderr)
 	}
-	rowAlone := bootbench(t, alone, "results", "export", "--format", "openwrt")
+	rowAlone := bootbench(t, alone, "results", "export", "--format", "openwrt", "--with-setting")
 	if row.code != 0 || row.stdout != rowAlone.stdout {
 		t.Errorf("OpenWrt row of table 2:\n%s\nof the output alone:\n%s", row.stdout, rowAlone.stdout)
+	}
+	recipeAlone := bootbench(t, alone, "results", "export", "--format", "openwrt")
+	if recipeRow.code != 0 || recipeRow.stdout == "" || recipeRow.stdout != recipeAlone.stdout {
+		t.Errorf("the wiki recipe's row of table 2:\n%s\nof the output alone:\n%s", recipeRow.stdout, recipeAlone.stdout)
 	}
 	golden(t, "forum-table-2.openwrt", []byte(row.stdout))
 
 	// The same table again is the same output.
-	r = bootbench(t, db, "import", "--board", "desktop", "--clock", "0", "--table", "2", forumPost)
+	r = bootbench(t, db, "import", "--board", "desktop", "--new-board", "--clock", "0", "--table", "2", forumPost)
 	oneLine(t, r, 2, forumPost+" table 2: already imported (same bytes as run "+lines[0].id+")")
 	// Another table of the same post is not.
-	if r := bootbench(t, db, "import", "--board", "desktop", "--clock", "0", "--table", "3", forumPost); r.code != 0 {
+	if r := bootbench(t, db, "import", "--board", "desktop", "--new-board", "--clock", "0", "--table", "3", forumPost); r.code != 0 {
 		t.Errorf("import --table 3: exit %d: %s", r.code, r.stderr)
 	}
 }
@@ -135,9 +142,9 @@ func TestImportRepeatedMetrics(t *testing.T) {
 	dd := filepath.Join(dir, "dd.txt")
 	os.WriteFile(dd, []byte("1048576 bytes (1.0 MB, 1.0 MiB) copied, 0.01 s, 100 MB/s\n1048576 bytes (1.0 MB, 1.0 MiB) copied, 0.02 s, 50 MB/s\n"), 0o644)
 	db := filepath.Join(dir, "r.db")
-	r := bootbench(t, db, "import", "--board", "b", "--clock", "0", dd)
+	r := bootbench(t, db, "import", "--board", "b", "--new-board", "--clock", "0", dd)
 	oneLine(t, r, 2, dd+" holds 2 benchmark outputs: 1 at line 1 (dd: dd-write); 2 at line 2 (dd: dd-write); import one with --table N")
-	r = bootbench(t, db, "import", "--board", "b", "--clock", "0", "--table", "2", dd)
+	r = bootbench(t, db, "import", "--board", "b", "--new-board", "--clock", "0", "--table", "2", dd)
 	if r.code != 0 {
 		t.Fatalf("import --table 2: %s", r.stderr)
 	}
@@ -167,7 +174,7 @@ func TestImportMREra(t *testing.T) {
 	if r := bootbench(t, db, "import", "--board", "rb450", "--clock", "300", mr); r.code != 0 {
 		t.Fatalf("import: %s", r.stderr)
 	}
-	row := bootbench(t, db, "results", "export", "--format", "openwrt").stdout
+	row := bootbench(t, db, "results", "export", "--format", "openwrt", "--with-setting").stdout
 	if !strings.Contains(row, "| rb450 | 300 | - | 16160430 | 5467140 | 3850580 | 1684140 | 2287620 | 829440 | 3849560 | 3344730 | 2956630 | 3.0 | 108.5 | 11.0 | 9.2 |") {
 		t.Errorf("OpenWrt row:\n%s", row)
 	}
@@ -271,5 +278,14 @@ func TestCompareSettingsCLI(t *testing.T) {
 		// Without a clock, RB450G's two settings are not mixed.
 		r := bootbench(t, db, "results", "compare", "--by", "board", "--boards", "rb450,rb450g")
 		oneLine(t, r, 2, "rb450g has runs at 680, 800 MHz; pick one clock setting, e.g. rb450g@680")
+		// One setting named: the boards not named are candidates at each
+		// of their clocks, never a complaint.
+		r = bootbench(t, db, "results", "compare", "--by", "board", "--boards", "rb450@300")
+		if r.code != 0 || !strings.Contains(r.stdout, "vs rb450g at 680 MHz") || !strings.Contains(r.stdout, "vs rb450g at 800 MHz") {
+			t.Errorf("--boards rb450@300: exit %d, stdout %q, stderr %q; want rb450g at 680 and 800 MHz as candidates", r.code, r.stdout, r.stderr)
+		}
+		// A setting is never compared with itself.
+		r = bootbench(t, db, "results", "compare", "--by", "board", "--board", "rb450", "--boards", "rb450@300")
+		oneLine(t, r, 2, "nothing to compare: only one setting, rb450@300 (1 run), and it is named twice; name a second setting to compare it with")
 	})
 }

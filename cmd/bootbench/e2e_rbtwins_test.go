@@ -70,7 +70,7 @@ func TestE2ERB450GClocks(t *testing.T) {
 	if n := len(assertDoubling(t, db, "qemu-rb450g", at1024)); n != 2 {
 		t.Errorf("%d @1024 metrics compared, want 2 (md5, aes-128-cbc)", n)
 	}
-	row := bootbench(t, db, "results", "export", "--format", "openwrt", "--board", "qemu-rb450g")
+	row := bootbench(t, db, "results", "export", "--format", "openwrt", "--with-setting", "--board", "qemu-rb450g")
 	lines := strings.Split(strings.TrimSpace(row.stdout), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[1], "| qemu-rb450g | 500 | 3.0.") || !strings.HasPrefix(lines[2], "| qemu-rb450g | 1000 | 3.0.") {
 		t.Errorf("openwrt export, want a row per clock:\n%s", row.stdout)

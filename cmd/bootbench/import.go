@@ -14,13 +14,13 @@ import (
 	"github.com/bootbench/bootbench/results/parse"
 )
 
-const importSynopsis = "import --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd] [--table N] [--tool-version V] [--rep N] [--force] [--db PATH] FILE..."
+const importSynopsis = "import --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd] [--table N] [--tool-version V] [--rep N] [--force] [--new-board] [--db PATH] FILE..."
 
 // importOptions are import's flags, checked.
 type importOptions struct {
 	board, format, toolVersion, dbPath string
 	clock, rep, table                  int // rep 0: after the highest stored
-	force                              bool
+	force, newBoard                    bool
 }
 
 // cmdImport stores benchmark output saved elsewhere (a board without
@@ -39,6 +39,11 @@ func cmdImport(ctx context.Context, args []string) error {
 	imports, err := readImports(files, o)
 	if err != nil {
 		return err
+	}
+	if !o.newBoard {
+		if err := refuseUnknownBoard(ctx, o); err != nil {
+			return err
+		}
 	}
 	s, path, err := openStoreChecked(o.dbPath)
 	if err != nil {
@@ -87,6 +92,7 @@ func importFlags(args []string) (*importOptions, []string, error) {
 	toolVersion := fs.String("tool-version", "", "version of what printed the output when it does not say (openssl speed -mr, iperf 2, dd)")
 	rep := fs.Int("rep", 0, "repetition number of the first file, counting up per file (default: after the highest stored)")
 	force := fs.Bool("force", false, "store output even if the same bytes were imported before")
+	newBoard := fs.Bool("new-board", false, "--board names a new board: store runs under it though it is neither a board profile nor in the store")
 	fs.storeFlag()
 	if err := fs.parseArgs(args); err != nil {
 		return nil, nil, err
@@ -110,8 +116,62 @@ func importFlags(args []string) (*importOptions, []string, error) {
 		return nil, nil, usageErr("import: name at least one FILE of benchmark output")
 	}
 	o := &importOptions{board: *board, format: *format, toolVersion: *toolVersion,
-		clock: *clock, rep: *rep, table: *table, force: *force, dbPath: *fs.db}
+		clock: *clock, rep: *rep, table: *table, force: *force, newBoard: *newBoard, dbPath: *fs.db}
 	return o, fs.Args(), nil
+}
+
+// refuseUnknownBoard refuses a board name that is neither a board profile
+// nor a board with runs in the store, so a typo does not start a board of
+// its own: it suggests the nearest known name, and --new-board says the
+// name is meant. It reads the store only, so a refusal creates nothing.
+func refuseUnknownBoard(ctx context.Context, o *importOptions) error {
+	profiles, err := boards.All()
+	if err != nil {
+		return err
+	}
+	var known []string
+	for _, p := range profiles {
+		if p.Name == o.board {
+			return nil
+		}
+		known = append(known, p.Name)
+	}
+	stored, path, err := storedBoards(ctx, o.dbPath)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(stored, o.board) {
+		return nil
+	}
+	hint := ""
+	if near := boards.Closest(o.board, append(stored, known...)); near != "" {
+		hint = fmt.Sprintf(" (did you mean %s?)", near)
+	}
+	return usageErr("import: board %q is neither a board profile nor in results store %s%s; nothing imported (add --new-board to store runs under a new board name)", o.board, path, hint)
+}
+
+// storedBoards are the boards the store at path holds runs of, none when
+// there is no store yet.
+func storedBoards(ctx context.Context, dbPath string) ([]string, string, error) {
+	s, path, err := openStoreReadOnly(dbPath)
+	if errors.Is(err, results.ErrNoStore) {
+		return nil, path, nil
+	}
+	if err != nil {
+		return nil, path, err
+	}
+	defer s.Close()
+	runs, err := s.Runs(ctx, results.Filter{})
+	if err != nil {
+		return nil, path, storeFailure(path, err)
+	}
+	var names []string
+	for _, r := range runs {
+		if !slices.Contains(names, r.Board) {
+			names = append(names, r.Board)
+		}
+	}
+	return names, path, nil
 }
 
 // readImports reads and parses every file.

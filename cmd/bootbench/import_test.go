@@ -244,6 +244,16 @@ func TestImportThenCompare(t *testing.T) {
 		if r.code != 0 || !strings.Contains(r.stdout, "rb450g: 680 MHz (baseline, 1 run) vs 800 MHz (1 run), clock ratio 1.1765") {
 			t.Errorf("compare text: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
+		// The headline comes first, in text and in JSON: 10272.09/8730.28
+		// is ×1.177 for a clock ×1.176 (800/680).
+		const headline = "rb450g 800 vs 680 MHz: clock ×1.176, throughput ×1.177 (median of 1 metric, efficiency 1.000, 1.000–1.000): scales with the clock"
+		if first, _, _ := strings.Cut(r.stdout, "\n"); first != headline {
+			t.Errorf("compare text starts %q, want %q", first, headline)
+		}
+		j := bootbench(t, db, "results", "compare", "--board", "rb450g", "--by", "clock", "--format", "json")
+		if !strings.Contains(j.stdout, `"headline": "`+headline+`"`) {
+			t.Errorf("compare JSON has no headline %q:\n%s", headline, j.stdout)
+		}
 	})
 }
 
@@ -383,5 +393,44 @@ func TestImportSurvivesKill(t *testing.T) {
 	}
 	if after, err := s.Runs(ctx, results.Filter{}); err != nil || len(after) != len(runs)+1 {
 		t.Errorf("after one more import: %d runs, %v; want %d", len(after), err, len(runs)+1)
+	}
+}
+
+// TestImportUnknownBoard: a board name that is neither a profile nor in
+// the store (a typo) is refused in one line with the nearest name, and
+// stores nothing; --new-board takes it, and from then on it is known.
+func TestImportUnknownBoard(t *testing.T) {
+	const g680 = "testdata/openssl-0.9.8k-rb450g-680mhz.txt"
+	db := filepath.Join(t.TempDir(), "r.db")
+	r := bootbench(t, db, "import", "--board", "rb450gg", "--clock", "680", g680)
+	oneLine(t, r, 2, `import: board "rb450gg" is neither a board profile nor in results store `+db+` (did you mean rb450g?); nothing imported (add --new-board`)
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused import created the store")
+	}
+	steps := []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"--board", "rb450g", "--clock", "680", g680}, 0, ""}, // a profile
+		{[]string{"--board", "desktop", "--clock", "0", rb450Fixture}, 2, `board "desktop" is neither`},
+		{[]string{"--board", "desktop", "--clock", "0", "--new-board", rb450Fixture}, 0, ""},
+		{[]string{"--board", "desktop", "--clock", "0", "--force", rb450Fixture}, 0, ""}, // in the store now
+		{[]string{"--board", "deskop", "--clock", "0", "--force", rb450Fixture}, 2, "(did you mean desktop?)"},
+	}
+	for _, st := range steps {
+		r := bootbench(t, db, append([]string{"import"}, st.args...)...)
+		if st.code != 0 {
+			oneLine(t, r, st.code, st.says)
+		} else if r.code != 0 {
+			t.Errorf("import %v: exit %d: %s", st.args, r.code, r.stderr)
+		}
+	}
+	runs, err := openTestStore(t, db).Runs(context.Background(), results.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 3 {
+		t.Errorf("%d runs stored, want 3", len(runs))
 	}
 }

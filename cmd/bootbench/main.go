@@ -24,11 +24,11 @@ Usage:
   bootbench ci      --board NAME --baseline FILE.json|board=B,clock=MHZ --max-regression PCT [--reps N] [--junit FILE]
   bootbench console BOARD [--inventory FILE] [--write]   # a board's serial console, live
   bootbench import  --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd]
-                    [--table N] [--tool-version V] [--rep N] [--force] FILE...
+                    [--table N] [--tool-version V] [--rep N] [--force] [--new-board] FILE...
   bootbench results list [--board NAME] | show RUN [--transcript | --raw] | check
   bootbench results compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...]
                     [--baseline [BOARD]@MHZ] [--clock MHZ] [--format text|json]
-  bootbench results export --format openwrt|csv|json|gobench|html [--board NAME] [--clock MHZ] [-o OUT]
+  bootbench results export --format openwrt|csv|json|gobench|html [--with-setting] [--board NAME] [--clock MHZ] [-o OUT]
   bootbench results push --to postgres://USER@HOST/DATABASE [--board NAME]   # copy runs to a shared store
   bootbench boards  list | show NAME
   bootbench image   build --arch GOARCH [--bench ` + benchNames + `|NAME] [--bench-cmd "..."] [--add HOST:IMG]...

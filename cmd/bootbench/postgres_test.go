@@ -187,8 +187,8 @@ func TestExportOpenWrtSame(t *testing.T) {
 		{"--board", "rb450", "--clock", "300", rb450Fixture},
 		{"--board", "rb450g", "--clock", "680", "testdata/openssl-0.9.8k-rb450g-680mhz.txt"},
 		{"--board", "rb450g", "--clock", "800", "testdata/openssl-0.9.8k-rb450g-800mhz.txt"},
-		{"--board", "desktop", "--clock", "0", "--table", "2", forumPost},
-		{"--board", "Desktop", "--clock", "0", "--table", "3", forumPost},
+		{"--board", "desktop", "--new-board", "--clock", "0", "--table", "2", forumPost},
+		{"--board", "Desktop", "--new-board", "--clock", "0", "--table", "3", forumPost},
 	}
 	var exports []string
 	for _, db := range []string{filepath.Join(t.TempDir(), "r.db"), newPostgresStore(t)} {
@@ -197,7 +197,7 @@ func TestExportOpenWrtSame(t *testing.T) {
 				t.Fatalf("import %v into %s: %s", args, db, r.stderr)
 			}
 		}
-		r := bootbench(t, db, "results", "export", "--format", "openwrt")
+		r := bootbench(t, db, "results", "export", "--format", "openwrt", "--with-setting")
 		if r.code != 0 || strings.Count(r.stdout, "\n") != 6 {
 			t.Fatalf("export from %s: exit %d\n%s%s", db, r.code, r.stdout, r.stderr)
 		}
@@ -222,7 +222,7 @@ func TestStoresAgree(t *testing.T) {
 		{"--board", "rb450", "--clock", "300", noisy},
 		{"--board", "rb450g", "--clock", "680", "testdata/openssl-0.9.8k-rb450g-680mhz.txt"},
 		{"--board", "rb450g", "--clock", "800", "testdata/openssl-0.9.8k-rb450g-800mhz.txt"},
-		{"--board", "desktop", "--clock", "0", "--table", "2", forumPost},
+		{"--board", "desktop", "--new-board", "--clock", "0", "--table", "2", forumPost},
 		{"--board", "rb450g", "--clock", "800", "--force", "testdata/openssl-0.9.8k-rb450g-800mhz.txt"},
 	} {
 		if r := bootbench(t, local, append([]string{"import"}, args...)...); r.code != 0 {
@@ -245,6 +245,7 @@ func TestStoresAgree(t *testing.T) {
 		{"results", "export", "--format", "json"},
 		{"results", "export", "--format", "csv"},
 		{"results", "export", "--format", "openwrt"},
+		{"results", "export", "--format", "openwrt", "--with-setting"},
 		{"results", "export", "--format", "gobench"},
 		{"results", "export", "--format", "html"},
 		{"results", "export", "--format", "json", "--board", "rb450g", "--clock", "800"},

@@ -147,9 +147,13 @@ func exportFormats(sep string) string {
 }
 
 func cmdResultsExport(ctx context.Context, args []string) error {
-	synopsis := "results export --format " + exportFormats("|") + " [--board NAME] [--clock MHZ] [-o OUT] [--db PATH]"
-	fs := newCommand("results export", synopsis, "")
+	synopsis := "results export --format " + exportFormats("|") + " [--with-setting] [--board NAME] [--clock MHZ] [-o OUT] [--db PATH]"
+	fs := newCommand("results export", synopsis, "--format openwrt prints, per run, what the OpenWrt wiki's OpenSSL benchmark recipe\n"+
+		"prints on the board: its /proc/cpuinfo line (system type, machine, cpu model, BogoMIPS)\n"+
+		"and the openssl version and figures, no header. --with-setting gives one row per board\n"+
+		"and clock instead, board and clock first, under a header.")
 	format := fs.String("format", "json", "output format: "+exportFormats(", "))
+	withSetting := fs.Bool("with-setting", false, "openwrt: one row per board and clock setting (medians of its runs), with board and clock columns and a header")
 	board := fs.String("board", "", "only this board")
 	clock := fs.Int("clock", 0, "only this clock setting (MHz)")
 	out := fs.String("o", "", "write to this file (default standard output)")
@@ -166,6 +170,12 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 	if write == nil {
 		return usageErr("results export: unknown format %q (formats: %s)", *format, exportFormats(", "))
 	}
+	switch {
+	case *withSetting && *format != "openwrt":
+		return usageErr("results export: --with-setting goes with --format openwrt")
+	case *withSetting:
+		write = export.WriteOpenWrtSettings
+	}
 	if *clock < 0 {
 		return usageErr("results export: --clock %d: give a clock in MHz, e.g. --clock 680", *clock)
 	}
@@ -177,7 +187,10 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
-	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: boards.MHz(*clock)})
+	// The wiki's own row is made from each run's output, as the recipe
+	// makes it.
+	raw := *format == "openwrt" && !*withSetting
+	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: boards.MHz(*clock), WithTranscript: raw})
 	if err != nil {
 		return storeFailure(path, err)
 	}
@@ -235,7 +248,7 @@ func checkOutPath(path string) error {
 	case !fi.IsDir():
 		return usageErr("cannot write %s: %s is not a directory", path, dir)
 	}
-	return nil
+	return refuseKernelFS(path, dir)
 }
 
 // writeOut writes to path through a temporary file beside it, so a failed

@@ -158,7 +158,13 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 // minute or more when the cache lacks it), so it comes after every cheap
 // check.
 func (j *runJob) check(ctx context.Context, cmd string) error {
-	return checkBoard(ctx, plan.Job{Board: j.board, Benchmark: *j.rf.bench, Kernel: *j.rf.kernel, Source: j.src})
+	job := plan.Job{Board: j.board, Benchmark: *j.rf.bench, Kernel: *j.rf.kernel, Source: j.src}
+	// A board with no kernel at all would fail every run at its first
+	// step: refuse it before building anything or touching the bench.
+	if err := plan.New(job).CheckKernel(); err != nil {
+		return usageErr("%s: board %s: %v", cmd, j.board.Name, err)
+	}
+	return checkBoard(ctx, job)
 }
 
 // routable is a board the route benchmark can run on: a virtual PC,
@@ -293,8 +299,9 @@ func runSettings(ctx context.Context, job plan.Job, rg harness.Rig, settings []b
 
 // runPlan runs every clock setting reps times, interleaved (A B A B ...)
 // so drift does not look like a difference, and hands each stored run to
-// done. It stops at the first error done returns, on an interruption, or
-// when a run could not be stored at all.
+// done. It stops at the first error done returns, on an interruption, at
+// a setup failure (exit status 2: nothing ran, nothing is stored), or when
+// a run could not be stored at all.
 func runPlan(ctx context.Context, job plan.Job, rg harness.Rig, settings []boards.MHz, reps int, done func(rec *results.Run, rep int, err error) error) error {
 	for rep := 1; rep <= reps; rep++ {
 		for _, mhz := range settings {
@@ -303,6 +310,10 @@ func runPlan(ctx context.Context, job plan.Job, rg harness.Rig, settings []board
 			rec, err := harness.Run(ctx, j, rg)
 			if errors.Is(err, harness.ErrInterrupted) {
 				return err
+			}
+			if rec == nil && harness.Kind(err) == harness.FailSetup {
+				// Every setting would fail alike, and nothing ran.
+				return &exitError{code: 2, err: fmt.Errorf("%w; nothing was run or stored", err)}
 			}
 			if rec == nil {
 				return err

@@ -135,6 +135,7 @@ func storeCommands(db string) [][]string {
 		{"results", "show", "r1", "--raw", "--db", db},
 		{"results", "export", "--format", "json", "--db", db},
 		{"results", "export", "--format", "openwrt", "--db", db},
+		{"results", "export", "--format", "openwrt", "--with-setting", "--db", db},
 		{"results", "export", "--format", "html", "--db", db},
 		{"results", "compare", "--by", "clock", "--board", "rb450", "--db", db},
 		{"results", "compare", "--by", "board", "--boards", "rb450@300,rb450g@680", "--db", db},
@@ -345,7 +346,8 @@ func TestStoreReadOnly(t *testing.T) {
 		{[]string{"results", "show", runID}, "board    rb450"},
 		{[]string{"results", "show", runID, "--raw"}, string(raw)},
 		{[]string{"results", "export", "--format", "json"}, `"board": "rb450"`},
-		{[]string{"results", "export", "--format", "openwrt"}, "| rb450 | 300 | 0.9.8k |"},
+		{[]string{"results", "export", "--format", "openwrt"}, "| 0.9.8k |  16160430 |"},
+		{[]string{"results", "export", "--format", "openwrt", "--with-setting"}, "| rb450 | 300 | 0.9.8k |"},
 		{[]string{"results", "export", "--format", "csv"}, "rb450"},
 		{[]string{"results", "export", "--format", "gobench"}, "Benchmark"},
 		{[]string{"results", "export", "--format", "html"}, "<!DOCTYPE html>"},
@@ -376,7 +378,7 @@ func TestStoreReadOnly(t *testing.T) {
 				sameFiles(t, strings.Join(rd.args, " "), before, fileStates(t, dir))
 			}
 			abs, _ := filepath.Abs("testdata/openssl-0.9.8k-rb450g-680mhz.txt")
-			r := invocation{args: []string{"import", "--board", "x", "--clock", "1", "--db", db, abs}, cred: w.cred, prefix: w.prefix, env: env, dir: top}.run(t)
+			r := invocation{args: []string{"import", "--board", "rb450", "--clock", "1", "--db", db, abs}, cred: w.cred, prefix: w.prefix, env: env, dir: top}.run(t)
 			oneLine(t, r, 2, "results store "+db+" is read-only (")
 			if !strings.Contains(r.stderr, w.why) {
 				t.Errorf("import: %q does not say %q", r.stderr, w.why)

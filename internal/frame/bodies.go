@@ -12,6 +12,11 @@ type HelloBody struct {
 	// Machine is the board or SoC as /proc/cpuinfo names it ("machine",
 	// else "system type" on MIPS, "Hardware" on older ARM).
 	Machine string `json:"machine,omitempty"`
+	// CPUInfo are the lines of /proc/cpuinfo the OpenWrt wiki's OpenSSL
+	// benchmark recipe reads (those with "system type", "machine", "cpu
+	// model" or "BogoMIPS"), verbatim and in order, so the host can print
+	// the row the recipe prints.
+	CPUInfo []string `json:"cpuinfo,omitempty"`
 	// Cpufreq's view of CPU 0 once the clock was set: the current clock
 	// and the policy's limits.
 	CPUFreqCurKHz int `json:"cpufreq_cur_khz,omitempty"`

@@ -167,6 +167,8 @@ type Candidate struct {
 	// when a clock is unknown (0).
 	ClockRatio *number         `json:"clock_ratio"`
 	Metrics    []MetricCompare `json:"metrics"`
+	// Summary is the comparison in one line, its headline.
+	Summary *Summary `json:"summary"`
 }
 
 // MetricCompare is one metric's comparison. Baseline and Candidate are the
@@ -318,6 +320,7 @@ func compareClocks(o Options, runs []results.Run) (*Comparison, error) {
 				return nil, fmt.Errorf("results: compare %s at %d MHz with %d MHz: %w", board, clk, base, err)
 			}
 			cand.Baseline, cand.Candidate, cand.ClockRatio = pool("", base, byClock[base]), pool("", clk, byClock[clk]), cr
+			cand.Summary = summarize(board, ByClock, cand)
 			c.Comparisons = append(c.Comparisons, *cand)
 		}
 	}
@@ -377,8 +380,9 @@ func compareBoards(o Options, runs []results.Run) (*Comparison, error) {
 	for _, r := range runs {
 		byBoard[r.Board] = append(byBoard[r.Board], r)
 	}
-	if len(picks) == 1 {
-		picks = append(picks, otherBoards(picks[0].Board, byBoard)...)
+	named := len(picks)
+	if named == 1 {
+		picks = append(picks, otherBoards(picks[0].Board, o.ClockMHz, byBoard)...)
 	}
 	at := "at any clock"
 	if o.ClockMHz != 0 {
@@ -387,15 +391,38 @@ func compareBoards(o Options, runs []results.Run) (*Comparison, error) {
 	if len(picks) < 2 {
 		return nil, fmt.Errorf("results: compare %s by board: %w: no other board has ok runs %s", picks[0].Board, ErrNothingToCompare, at)
 	}
-	sides := make([]side, len(picks))
+	var sides []side
+	var unnamed []string // boards not named that could not be a candidate
 	for i, p := range picks {
 		sd, err := settle(p, o.ClockMHz, byBoard[p.Board])
+		if err != nil && i >= named && errors.Is(err, ErrNothingToCompare) {
+			// A board nobody named is only a candidate where it can be.
+			unnamed = append(unnamed, fmt.Sprintf("%s has no ok runs %s", p.Board, at))
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
-		sides[i] = sd
+		if i > 0 && sd.pick == sides[0].pick {
+			// Named twice (--board rb450 is rb450@300 when that is its
+			// only clock): a setting compared with itself says nothing.
+			continue
+		}
+		sides = append(sides, sd)
+	}
+	if len(sides) < 2 {
+		missing := "no other board has ok runs " + at
+		if named > 1 {
+			missing = "it is named twice"
+		}
+		if len(unnamed) > 0 {
+			missing += " (" + strings.Join(unnamed, "; ") + ")"
+		}
+		return nil, fmt.Errorf("results: compare by board: %w: only one setting, %s (%s), and %s; name a second setting to compare it with, as BOARD@MHZ",
+			ErrNothingToCompare, sides[0].pick, runsText(len(sides[0].runs)), missing)
 	}
 	c := &Comparison{Board: sides[0].pick.Board, By: ByBoard}
+	c.Skipped = append(c.Skipped, unnamed...)
 	base := sides[0]
 	for _, cand := range sides[1:] {
 		pairs, skipped := pairBenches(base, cand)
@@ -408,6 +435,7 @@ func compareBoards(o Options, runs []results.Run) (*Comparison, error) {
 			}
 			mc.Baseline = pool(base.pick.Board, base.pick.ClockMHz, bRuns)
 			mc.Candidate = pool(cand.pick.Board, cand.pick.ClockMHz, cRuns)
+			mc.Summary = summarize("", ByBoard, mc)
 			c.Comparisons = append(c.Comparisons, *mc)
 		}
 	}
@@ -445,8 +473,11 @@ func namedPicks(o Options) ([]Pick, error) {
 	return picks, nil
 }
 
-// otherBoards are the boards with runs other than board, alphabetically.
-func otherBoards(board string, byBoard map[string][]results.Run) []Pick {
+// otherBoards are the candidates when one setting is named: every other
+// board with runs, alphabetically, at each of its clock settings (at
+// clock alone when that is given), so a board is never compared on a mix
+// of clocks and no board nobody named needs its clock said.
+func otherBoards(board string, clock boards.MHz, byBoard map[string][]results.Run) []Pick {
 	var others []string
 	for b := range byBoard {
 		if b != board {
@@ -454,9 +485,19 @@ func otherBoards(board string, byBoard map[string][]results.Run) []Pick {
 		}
 	}
 	sort.Strings(others)
-	picks := make([]Pick, len(others))
-	for i, b := range others {
-		picks[i] = Pick{Board: b}
+	var picks []Pick
+	for _, b := range others {
+		if clock != 0 {
+			picks = append(picks, Pick{Board: b})
+			continue
+		}
+		clocks := map[boards.MHz][]results.Run{}
+		for _, r := range byBoard[b] {
+			clocks[r.ClockMHz] = append(clocks[r.ClockMHz], r)
+		}
+		for _, c := range sortedClocks(clocks) {
+			picks = append(picks, Pick{Board: b, ClockMHz: c, HasClock: true})
+		}
 	}
 	return picks
 }
@@ -741,8 +782,8 @@ func WriteJSON(w io.Writer, c *Comparison) error {
 	return enc.Encode(c)
 }
 
-// WriteText writes c for people: per candidate, a line saying what
-// is compared with what, a line saying what was pooled on each side, then
+// WriteText writes c for people: per candidate, its headline, a line
+// saying what is compared with what, a line saying what was pooled on each side, then
 // a table of metrics; last, what was not compared.
 func WriteText(w io.Writer, c *Comparison) error {
 	for i, cand := range c.Comparisons {
@@ -761,6 +802,11 @@ func WriteText(w io.Writer, c *Comparison) error {
 			head = fmt.Sprintf("%s at %s (baseline, %s) vs %s at %s (%s)",
 				b.Board, b.ClockMHz.Phrase(), runsText(b.Runs),
 				k.Board, k.ClockMHz.Phrase(), runsText(k.Runs))
+		}
+		if cand.Summary != nil {
+			if _, err := fmt.Fprintln(w, cand.Summary.Headline); err != nil {
+				return err
+			}
 		}
 		if _, err := fmt.Fprintf(w, "%s\n%s\n", head, pooledText(b, k)); err != nil {
 			return err

@@ -214,11 +214,12 @@ func TestHTMLCompact(t *testing.T) {
 // nothing, as `results export --board typo` gives.
 func TestExportWritersEmpty(t *testing.T) {
 	for name, write := range map[string]func(*bytes.Buffer, []results.Run) error{
-		"openwrt": func(b *bytes.Buffer, r []results.Run) error { return WriteOpenWrt(b, r) },
-		"csv":     func(b *bytes.Buffer, r []results.Run) error { return WriteCSV(b, r) },
-		"json":    func(b *bytes.Buffer, r []results.Run) error { return WriteJSON(b, r) },
-		"gobench": func(b *bytes.Buffer, r []results.Run) error { return WriteGobench(b, r) },
-		"html":    func(b *bytes.Buffer, r []results.Run) error { return WriteHTML(b, r) },
+		"openwrt":              func(b *bytes.Buffer, r []results.Run) error { return WriteOpenWrt(b, r) },
+		"openwrt with setting": func(b *bytes.Buffer, r []results.Run) error { return WriteOpenWrtSettings(b, r) },
+		"csv":                  func(b *bytes.Buffer, r []results.Run) error { return WriteCSV(b, r) },
+		"json":                 func(b *bytes.Buffer, r []results.Run) error { return WriteJSON(b, r) },
+		"gobench":              func(b *bytes.Buffer, r []results.Run) error { return WriteGobench(b, r) },
+		"html":                 func(b *bytes.Buffer, r []results.Run) error { return WriteHTML(b, r) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer

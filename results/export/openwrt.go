@@ -42,9 +42,10 @@ var openwrtColumns = []openwrtColumn{
 	{"dsa2048 verify/s", "dsa2048-verify", true},
 }
 
-// WriteOpenWrt writes runs as rows for the OpenWrt wiki's OpenSSL
-// benchmark table: a header, then one row per board × clock setting with
-// board and clock first, then the openssl version and the figures of
+// WriteOpenWrtSettings writes runs as rows for the OpenWrt wiki's OpenSSL
+// benchmark table with the setting they were measured at (`results export
+// --format openwrt --with-setting`): a header, then one row per board ×
+// clock setting with board and clock first, then the openssl version and the figures of
 // openwrtColumns. A missing figure is "-".
 //
 // Only ok runs count, and only those with at least one of the table's
@@ -54,7 +55,7 @@ var openwrtColumns = []openwrtColumn{
 // of different openssl versions are never merged: a median across versions
 // describes no real build, so such a setting gets one row per version.
 // Rows are ordered by board, clock, then version.
-func WriteOpenWrt(w io.Writer, runs []results.Run) error {
+func WriteOpenWrtSettings(w io.Writer, runs []results.Run) error {
 	type key struct {
 		board   string
 		clock   boards.MHz

@@ -19,7 +19,8 @@ const openwrtHeader = "| board | clock MHz | openssl | md5 | sha1 | sha256 | sha
 
 // TestOpenWrtFixtureRow goes the whole way a bench result does: real
 // openssl 0.9.8k output from an RB450 at 300 MHz, parsed, stored, loaded
-// and exported, must give the row the wiki recipe would have printed.
+// and exported with its setting, must give the figures the wiki recipe
+// would have printed, board and clock first.
 func TestOpenWrtFixtureRow(t *testing.T) {
 	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		data, err := os.ReadFile(filepath.Join("testdata", "openssl-0.9.8k-rb450-300mhz.txt"))
@@ -48,7 +49,7 @@ func TestOpenWrtFixtureRow(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		if err := WriteOpenWrt(&buf, runs); err != nil {
+		if err := WriteOpenWrtSettings(&buf, runs); err != nil {
 			t.Fatal(err)
 		}
 		want := openwrtHeader + "\n" +
@@ -134,7 +135,7 @@ func TestOpenWrtRows(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := WriteOpenWrt(&buf, tt.runs); err != nil {
+			if err := WriteOpenWrtSettings(&buf, tt.runs); err != nil {
 				t.Fatal(err)
 			}
 			want := strings.Join(append([]string{openwrtHeader}, tt.want...), "\n") + "\n"

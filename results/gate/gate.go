@@ -86,6 +86,12 @@ func Judge(baseline, candidate []results.Run, o Options) (*Report, error) {
 		return nil, err
 	}
 	if len(cand) == 0 {
+		if len(failed) > 0 {
+			// No result, but the setting the runs were asked for
+			// still is theirs: the report names it, not a default.
+			f := failed[0]
+			rep.Board, rep.Candidate = f.Board, Side{ClockMHz: f.ClockMHz, Bench: f.Bench}
+		}
 		return rep, nil
 	}
 	rep.Candidate = sideOf(cand)

@@ -117,6 +117,33 @@ func TestFailedRunsFail(t *testing.T) {
 	}
 }
 
+// TestFailedRunsKeepTheirClock: when no run gave a result, the report
+// still names the clock they were asked at (ci --clock 680), never "the
+// default clock" or 0.
+func TestFailedRunsKeepTheirClock(t *testing.T) {
+	failed := []results.Run{
+		{ID: "f1", Board: "rb450g", ClockMHz: 680, Bench: "openssl", Status: results.StatusFailed, Reason: "boot-timeout: no hello"},
+		{ID: "f2", Board: "rb450g", ClockMHz: 680, Bench: "openssl", Status: results.StatusFailed, Reason: "boot-timeout: no hello"},
+	}
+	rep, err := Judge(runs("rb450g", 680, 4, 1, "a"), failed, Options{MaxRegression: 0.03, BaselineName: "base.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md, junit bytes.Buffer
+	if err := WriteMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJUnit(&junit, rep); err != nil {
+		t.Fatal(err)
+	}
+	if s := md.String(); strings.Contains(s, "default clock") || !strings.Contains(s, "openssl at 680 MHz, 0 new run(s)") {
+		t.Errorf("summary does not name 680 MHz:\n%s", s)
+	}
+	if s := junit.String(); !strings.Contains(s, `name="candidate_clock_mhz" value="680"`) {
+		t.Errorf("JUnit does not say candidate_clock_mhz=680:\n%s", s)
+	}
+}
+
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
