@@ -48,10 +48,16 @@ func TestE2ERB450OpenSSL(t *testing.T) {
 	if !strings.Contains(raw.stdout, "version: 3.0.") {
 		t.Errorf("raw output has no openssl 3.0 version line:\n%s", raw.stdout)
 	}
-	row := bootbench(t, db, "results", "export", "--format", "openwrt", "--board", board)
+	row := bootbench(t, db, "results", "export", "--format", "openwrt", "--with-setting", "--board", board)
 	if lines := strings.Split(strings.TrimSpace(row.stdout), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], "| "+board+" | 250 | 3.0.") {
-		t.Errorf("openwrt export:\n%s", row.stdout)
+		t.Errorf("openwrt export with the setting:\n%s", row.stdout)
 	}
+	// The wiki's own row starts with the board's /proc/cpuinfo fields.
+	wiki := bootbench(t, db, "results", "export", "--format", "openwrt", "--board", board)
+	if !strings.Contains(wiki.stdout, "24Kc") || !strings.Contains(wiki.stdout, "BogoMIPS") && !strings.Contains(wiki.stdout, "249.") {
+		t.Errorf("openwrt export, the wiki's row:\n%s", wiki.stdout)
+	}
+	t.Logf("wiki row:\n%s", wiki.stdout)
 	assertNothingLeft(t, r.stderr)
 }
 
