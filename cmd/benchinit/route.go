@@ -75,6 +75,11 @@ func runRoute(out *frame.Writer, p bootparam.Params, root string, in io.Reader) 
 	}
 	cur, before := "", counters{}
 	cpu := newCPUWatch(root)
+	// The conntrack table's size as each test ends, while its
+	// connections are in it: an idle board's clock may run fast (QEMU's
+	// -icount skips idle time), and the entries of closed connections
+	// expire with it before the configuration's end.
+	var ctPeak uint64
 	lines := bufio.NewScanner(in)
 	for lines.Scan() {
 		cmd, ok := strings.CutPrefix(strings.TrimSpace(lines.Text()), routeCommand)
@@ -85,10 +90,13 @@ func runRoute(out *frame.Writer, p bootparam.Params, root string, in io.Reader) 
 			if err := cpu.command(c); err != nil {
 				return err
 			}
+			if strings.HasPrefix(c, "end ") {
+				ctPeak = max(ctPeak, readUint(filepath.Join(root, ctCountPath)))
+			}
 			continue
 		}
 		if cur != "" {
-			if err := reportCounters(out, nft, root, pp, cur, before, cpu.take()); err != nil {
+			if err := reportCounters(out, nft, root, pp, cur, before, cpu.take(), ctPeak); err != nil {
 				return err
 			}
 		}
@@ -106,7 +114,7 @@ func runRoute(out *frame.Writer, p bootparam.Params, root string, in io.Reader) 
 		if err != nil {
 			return err
 		}
-		cur, before = cmd, readCounters(root, pp)
+		cur, before, ctPeak = cmd, readCounters(root, pp), 0
 		out.Send(frame.Ready, frame.ReadyBody{Config: cmd, Rules: nonNil(rs.lines), Conntrack: rs.conntrack})
 	}
 	if err := lines.Err(); err != nil {
@@ -123,7 +131,7 @@ func nonNil(s []string) []string {
 }
 
 // reportCounters sends what the kernel counted in config since before.
-func reportCounters(out *frame.Writer, nft *nftables.Conn, root string, pp ports, config string, before counters, cpu []frame.CPUSample) error {
+func reportCounters(out *frame.Writer, nft *nftables.Conn, root string, pp ports, config string, before counters, cpu []frame.CPUSample, ctPeak uint64) error {
 	after := readCounters(root, pp)
 	rs, err := listRules(nft)
 	if err != nil {
@@ -133,7 +141,7 @@ func reportCounters(out *frame.Writer, nft *nftables.Conn, root string, pp ports
 		Config:           config,
 		Forwarded:        after.forwarded - before.forwarded,
 		Dropped:          after.discarded - before.discarded + rs.dropped,
-		ConntrackEntries: after.ctEntries,
+		ConntrackEntries: max(after.ctEntries, ctPeak),
 		CPU:              cpu,
 	}
 	out.Send(frame.Counters, c)
@@ -281,9 +289,12 @@ func readCounters(root string, pp ports) counters {
 			c.discarded += readUint(filepath.Join(root, "sys/class/net", ifc, "statistics", f))
 		}
 	}
-	c.ctEntries = readUint(filepath.Join(root, "proc/sys/net/netfilter/nf_conntrack_count"))
+	c.ctEntries = readUint(filepath.Join(root, ctCountPath))
 	return c
 }
+
+// ctCountPath is the conntrack table's size.
+const ctCountPath = "proc/sys/net/netfilter/nf_conntrack_count"
 
 func readUint(path string) uint64 {
 	b, _ := os.ReadFile(path)

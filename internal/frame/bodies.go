@@ -79,9 +79,10 @@ type CountersBody struct {
 	// Dropped is datagrams the IP layer discarded plus packets the rules
 	// dropped.
 	Dropped uint64 `json:"dropped"`
-	// ConntrackEntries is the connection tracking table's size at the
-	// end: the board empties the table when it applies a configuration,
-	// so these are the connections tracked in this one.
+	// ConntrackEntries is the most the connection tracking table held at
+	// the end of one of the host's tests or of the configuration: the
+	// board empties the table when it applies a configuration, so these
+	// are the connections tracked in this one.
 	ConntrackEntries uint64 `json:"conntrack_entries"`
 	// CPU is the board's CPU over each of the host's tests, in the order
 	// the tests ran.
