@@ -2,7 +2,7 @@
 // their names, what each puts in the image, and what it needs of the
 // bench. run, the inventory, image build and --help all read it, so a
 // name is spelled once. Each benchmark is one file that registers itself
-// (speed.go, openssl.go, route.go); the board's side of each is
+// (speed.go, dd.go, openssl.go, route.go); the board's side of each is
 // cmd/benchinit's.
 //
 //	benchmark.Register(benchmark.Benchmark{Name: "dd", Help: "...", Image: benchmark.Image{Command: true}})

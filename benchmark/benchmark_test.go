@@ -9,13 +9,13 @@ import (
 // TestRegistry: the built-in benchmarks are there, speed first; those the
 // host drives are not served; an unknown name's error lists the known ones.
 func TestRegistry(t *testing.T) {
-	if got, want := Names(), []string{Speed, OpenSSL, Route}; !slices.Equal(got, want) {
+	if got, want := Names(), []string{Speed, DD, OpenSSL, Route}; !slices.Equal(got, want) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}
-	if got, want := Served(), []string{Speed, OpenSSL}; !slices.Equal(got, want) {
+	if got, want := Served(), []string{Speed, DD, OpenSSL}; !slices.Equal(got, want) {
 		t.Errorf("Served() = %v, want %v", got, want)
 	}
-	if _, err := Lookup("nosuch"); err == nil || !strings.Contains(err.Error(), "speed, openssl, route") {
+	if _, err := Lookup("nosuch"); err == nil || !strings.Contains(err.Error(), "speed, dd, openssl, route") {
 		t.Errorf("Lookup(nosuch) = %v", err)
 	}
 	Register(Benchmark{Name: "aaa", Help: "first by name"})

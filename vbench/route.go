@@ -164,13 +164,13 @@ func (r *RouteNet) BoardPorts() []Port {
 }
 
 // Sweep sends the plan's traffic through the board, or with direct past
-// it over the veth pair.
-func (r *RouteNet) Sweep(ctx context.Context, direct bool) ([]route.Figure, error) {
+// it over the veth pair, telling mark as each test begins and ends.
+func (r *RouteNet) Sweep(ctx context.Context, direct bool, mark route.Mark) ([]route.Figure, error) {
 	client := route.Side{Netns: r.Client, Iface: routeTapClient, Addr: routeClientAddr}
 	server := route.Side{Netns: r.Server, Iface: routeTapServer, Addr: routeServerAddr}
 	if direct {
 		client = route.Side{Netns: r.Client, Iface: directClient, Addr: directClientAddr}
 		server = route.Side{Netns: r.Server, Iface: directServer, Addr: directServerAddr}
 	}
-	return route.Run(ctx, r.Plan, client, server)
+	return route.Run(ctx, r.Plan, client, server, mark)
 }

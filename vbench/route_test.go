@@ -53,11 +53,11 @@ func TestRouteNet(t *testing.T) {
 	if got := rn.Ports(); len(got) != 2 || got[0].Addr != "198.18.1.1/24" || got[1].MAC != "52:54:00:bb:01:02" {
 		t.Errorf("ports %+v", got)
 	}
-	figs, err := rn.Sweep(ctx, true)
+	figs, err := rn.Sweep(ctx, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(figs) != 2 || !(figs[0].Test.Received > 0) || figs[1].Proto != "udp" {
+	if len(figs) != 4 || !(figs[0].Test.Received > 0) || !figs[1].Reverse || figs[2].Proto != "udp" {
 		t.Errorf("direct sweep: %+v", figs)
 	}
 	// Offloads off: the veth pair carries packets of the size under test.

@@ -22,8 +22,10 @@ import (
 // external command the image describes.
 type bench struct {
 	p     bootparam.Params
+	root  string   // where the board's file systems are ("/" on the board)
 	argv  []string // nil for the built-in suite
 	route bool     // the route benchmark, driven by the host
+	dd    bool     // the dd benchmark, built in
 }
 
 // loadBench works out what bootbench.bench names. Anything but the
@@ -36,9 +38,12 @@ func loadBench(root string, p bootparam.Params) (*bench, error) {
 	if p.Bench == benchmark.Route {
 		return &bench{p: p, route: true}, nil
 	}
+	if p.Bench == benchmark.DD {
+		return &bench{p: p, root: root, dd: true}, nil
+	}
 	data, err := os.ReadFile(filepath.Join(root, bootparam.BenchSpecPath))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("benchmark %q is not in this image: it has no %s (built in: speed)", p.Bench, bootparam.BenchSpecPath)
+		return nil, fmt.Errorf("benchmark %q is not in this image: it has no %s (built in: speed, dd, route)", p.Bench, bootparam.BenchSpecPath)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("benchmark %q: %v", p.Bench, err)
@@ -75,6 +80,9 @@ func (b *bench) runOnce(w io.Writer) (int, error) {
 		ctx, cancel = context.WithTimeout(ctx, b.p.Timeout)
 	}
 	defer cancel()
+	if b.dd {
+		return b.runDD(ctx, w)
+	}
 	if b.argv == nil {
 		return b.runSpeed(ctx, w)
 	}

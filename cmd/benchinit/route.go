@@ -36,6 +36,13 @@ import (
 //	host: bootbench route <next>     board: sends "counters", applies next
 //	host: bootbench route done       board: sends "counters", then "done"
 //
+// and around each of its tests, while the board routes in a
+// configuration, the host has the board sample its CPU (/proc/stat), which
+// the counters then carry:
+//
+//	host: bootbench route cpu begin 1460/tcp-reverse
+//	host: bootbench route cpu end 1460/tcp-reverse
+//
 // The board's own output (the raw frames) is a line per configuration
 // with what its kernel counted, for the record.
 
@@ -67,14 +74,29 @@ func runRoute(out *frame.Writer, p bootparam.Params, root string, in io.Reader) 
 		return fmt.Errorf("netlink to nf_tables: %w", err)
 	}
 	cur, before := "", counters{}
+	cpu := newCPUWatch(root)
+	// The conntrack table's size as each test ends, while its
+	// connections are in it: an idle board's clock may run fast (QEMU's
+	// -icount skips idle time), and the entries of closed connections
+	// expire with it before the configuration's end.
+	var ctPeak uint64
 	lines := bufio.NewScanner(in)
 	for lines.Scan() {
 		cmd, ok := strings.CutPrefix(strings.TrimSpace(lines.Text()), routeCommand)
 		if !ok {
 			continue // not for us: the console may echo anything
 		}
+		if c, ok := strings.CutPrefix(cmd, "cpu "); ok {
+			if err := cpu.command(c); err != nil {
+				return err
+			}
+			if strings.HasPrefix(c, "end ") {
+				ctPeak = max(ctPeak, readUint(filepath.Join(root, ctCountPath)))
+			}
+			continue
+		}
 		if cur != "" {
-			if err := reportCounters(out, nft, root, pp, cur, before); err != nil {
+			if err := reportCounters(out, nft, root, pp, cur, before, cpu.take(), ctPeak); err != nil {
 				return err
 			}
 		}
@@ -92,7 +114,7 @@ func runRoute(out *frame.Writer, p bootparam.Params, root string, in io.Reader) 
 		if err != nil {
 			return err
 		}
-		cur, before = cmd, readCounters(root, pp)
+		cur, before, ctPeak = cmd, readCounters(root, pp), 0
 		out.Send(frame.Ready, frame.ReadyBody{Config: cmd, Rules: nonNil(rs.lines), Conntrack: rs.conntrack})
 	}
 	if err := lines.Err(); err != nil {
@@ -109,7 +131,7 @@ func nonNil(s []string) []string {
 }
 
 // reportCounters sends what the kernel counted in config since before.
-func reportCounters(out *frame.Writer, nft *nftables.Conn, root string, pp ports, config string, before counters) error {
+func reportCounters(out *frame.Writer, nft *nftables.Conn, root string, pp ports, config string, before counters, cpu []frame.CPUSample, ctPeak uint64) error {
 	after := readCounters(root, pp)
 	rs, err := listRules(nft)
 	if err != nil {
@@ -119,13 +141,17 @@ func reportCounters(out *frame.Writer, nft *nftables.Conn, root string, pp ports
 		Config:           config,
 		Forwarded:        after.forwarded - before.forwarded,
 		Dropped:          after.discarded - before.discarded + rs.dropped,
-		ConntrackEntries: after.ctEntries,
+		ConntrackEntries: max(after.ctEntries, ctPeak),
+		CPU:              cpu,
 	}
 	out.Send(frame.Counters, c)
 	fmt.Fprintf(out, "%s: forwarded %d, dropped %d, conntrack entries %d; %d rules\n",
 		config, c.Forwarded, c.Dropped, c.ConntrackEntries, len(rs.lines))
 	for _, l := range rs.lines {
 		fmt.Fprintf(out, "  %s\n", l)
+	}
+	for _, s := range cpu {
+		fmt.Fprintf(out, "  cpu over %s: %.2f busy (%d of %d clock ticks)\n", s.Test, float64(s.Busy)/float64(max(1, s.Total)), s.Busy, s.Total)
 	}
 	return nil
 }
@@ -263,9 +289,12 @@ func readCounters(root string, pp ports) counters {
 			c.discarded += readUint(filepath.Join(root, "sys/class/net", ifc, "statistics", f))
 		}
 	}
-	c.ctEntries = readUint(filepath.Join(root, "proc/sys/net/netfilter/nf_conntrack_count"))
+	c.ctEntries = readUint(filepath.Join(root, ctCountPath))
 	return c
 }
+
+// ctCountPath is the conntrack table's size.
+const ctCountPath = "proc/sys/net/netfilter/nf_conntrack_count"
 
 func readUint(path string) uint64 {
 	b, _ := os.ReadFile(path)

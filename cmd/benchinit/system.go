@@ -133,9 +133,12 @@ func isDigits(s string) bool {
 }
 
 // memTotalKB reads MemTotal out of /proc/meminfo; 0 if it is not there.
-func memTotalKB(meminfo string) int64 {
+func memTotalKB(meminfo string) int64 { return meminfoKB(meminfo, "MemTotal") }
+
+// meminfoKB reads one field of /proc/meminfo in kB, 0 if it is not there.
+func meminfoKB(meminfo, field string) int64 {
 	for _, line := range strings.Split(meminfo, "\n") {
-		v, ok := strings.CutPrefix(line, "MemTotal:")
+		v, ok := strings.CutPrefix(line, field+":")
 		if !ok {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/initramfs"
 )
@@ -84,9 +85,9 @@ func showBoard(w io.Writer, p boards.Profile) {
 		printStandIns(w, p)
 		return
 	}
-	spec := initramfs.Spec{Arch: p.Arch, GOARM: p.GOARM, GOMIPS: p.GOMIPS}
-	fmt.Fprintf(w, "bench speed   supported: the built-in suite, in the image's benchinit\n")
-	fmt.Fprintf(w, "bench openssl %s\n", opensslLine(spec))
+	for _, name := range benchmark.Names() {
+		fmt.Fprintf(w, "%-13s %s\n", "bench "+name, benchLine(p, name))
+	}
 	if p.RAMMB > 0 {
 		fmt.Fprintf(w, "ram check     run refuses, before power-on, an image that cannot boot in %d MiB (the numbers say why)\n", p.RAMMB)
 	}
@@ -101,6 +102,27 @@ func showBoard(w io.Writer, p boards.Profile) {
 		fmt.Fprintf(w, "tested        ONLY ON VIRTUAL BOARDS: no run on a real %s yet; what stands in for it:\n", p.Name)
 	}
 	printStandIns(w, p)
+}
+
+// benchLine says whether benchmark name runs on p, and how.
+func benchLine(p boards.Profile, name string) string {
+	switch name {
+	case benchmark.Speed:
+		return "supported: the built-in suite, in the image's benchinit"
+	case benchmark.OpenSSL:
+		return opensslLine(initramfs.Spec{Arch: p.Arch, GOARM: p.GOARM, GOMIPS: p.GOMIPS})
+	case benchmark.DD:
+		return "supported: in the image's benchinit, a file written to and read back from a tmpfs in 16 KiB blocks (64 MiB, or a quarter of the free RAM)"
+	case benchmark.Route:
+		if routable(boards.Board{Profile: p}) {
+			return "supported: the board routes between the virtual bench's two host networks, on its two extra virtio NICs"
+		}
+		return "not yet on this board: the route benchmark runs on the virtual PCs (qemu-x86_64, qemu-x86_64-uefi)"
+	}
+	if bm, _ := benchmark.Lookup(name); bm.Image.BuiltIn {
+		return "supported: in the image's benchinit"
+	}
+	return "with a command of its own (image build --bench-cmd)"
 }
 
 // opensslLine says where bench openssl's openssl comes from for spec's

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,8 +41,9 @@ func requireRoute(t *testing.T) {
 var routeArgs = []string{"run", "--board", "qemu-x86_64", "--bench", "route", "--route-sizes", "64,1460", "--seconds", "1", "--retries", "0"}
 
 // TestE2ERoute runs the route benchmark on the virtual PC: a throughput for
-// every size and configuration and the direct baseline in the store and
-// its CSV export; the four configurations as the board's kernel holds them
+// every size, configuration and direction and the direct baseline in the
+// store and its CSV export, and the board's CPU busy fraction over each
+// routed test; the four configurations as the board's kernel holds them
 // (rules read back through netlink, conntrack only where enabled); and
 // nothing left of the networks or iperf3 afterwards.
 func TestE2ERoute(t *testing.T) {
@@ -76,15 +78,37 @@ func TestE2ERoute(t *testing.T) {
 	}
 	for _, config := range append([]string{"direct"}, bootparam.RouteConfigs...) {
 		for _, size := range []string{"64", "1460"} {
-			for _, name := range []string{"tcp-throughput", "udp-throughput"} {
-				if k := name + "@" + size + "/" + config; !(got[k] > 0) {
-					t.Errorf("%s = %v in the CSV export, want a rate", k, got[k])
+			for _, dir := range []string{"", "-reverse"} {
+				for _, name := range []string{"tcp-throughput", "udp-throughput"} {
+					if k := name + dir + "@" + size + "/" + config; !(got[k] > 0) {
+						t.Errorf("%s = %v in the CSV export, want a rate", k, got[k])
+					}
+				}
+				if _, ok := got["udp-loss"+dir+"@"+size+"/"+config]; !ok {
+					t.Errorf("no udp-loss%s@%s/%s in the CSV export", dir, size, config)
+				}
+				// The board's CPU over each test it routed.
+				for _, name := range []string{"cpu-busy", "udp-cpu-busy"} {
+					k := name + dir + "@" + size + "/" + config
+					v, ok := got[k]
+					switch {
+					case config == "direct" && ok:
+						t.Errorf("%s = %v: the board is bypassed", k, v)
+					case config != "direct" && (!ok || v < 0 || v > 1):
+						t.Errorf("%s = %v (stored %v), want a fraction of the time busy", k, v, ok)
+					}
 				}
 			}
-			if _, ok := got["udp-loss@"+size+"/"+config]; !ok {
-				t.Errorf("no udp-loss@%s/%s in the CSV export", size, config)
-			}
 		}
+	}
+	for _, size := range []string{"64", "1460"} {
+		var line []string
+		for _, config := range bootparam.RouteConfigs {
+			line = append(line, fmt.Sprintf("%s tcp %.3f/%.3f udp %.3f/%.3f", config,
+				got["cpu-busy@"+size+"/"+config], got["cpu-busy-reverse@"+size+"/"+config],
+				got["udp-cpu-busy@"+size+"/"+config], got["udp-cpu-busy-reverse@"+size+"/"+config]))
+		}
+		t.Logf("cpu busy at %s B (forward/reverse): %s", size, strings.Join(line, ", "))
 	}
 	// The board is slower than a veth pair: routed TCP is below the
 	// direct baseline.
@@ -121,6 +145,15 @@ func TestE2ERoute(t *testing.T) {
 		}
 		if (cb.ConntrackEntries > 0) != w.conntrack {
 			t.Errorf("%s: %d conntrack entries, want tracking %v", config, cb.ConntrackEntries, w.conntrack)
+		}
+		// A CPU sample a test (2 sizes, TCP and UDP, both directions),
+		// and routing kept the CPU busy some of the time.
+		var busy uint64
+		for _, c := range cb.CPU {
+			busy += c.Busy
+		}
+		if len(cb.CPU) != 8 || busy == 0 {
+			t.Errorf("%s: the board's CPU samples %+v: want 8, busy some of the time", config, cb.CPU)
 		}
 	}
 	if strings.Join(ready[bootparam.ConfigFirewall].Rules, "\n") == strings.Join(ready[bootparam.ConfigStateful].Rules, "\n") {

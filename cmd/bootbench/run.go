@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,9 +62,9 @@ func cmdRun(ctx context.Context, args []string) error {
 // runFlags are the flags of the commands that run boards (run, ci).
 type runFlags struct {
 	board, inventory, clocks, bench, algs, kernel, transport, appendArgs, db *string
-	routeSizes, routeConfigs, routeRate                                      *string
+	routeSizes, routeConfigs, routeRate, routeWindow                         *string
 	proxy                                                                    *bool
-	reps, retries                                                            *int
+	reps, retries, routeStreams                                              *int
 	seconds                                                                  *float64
 	bootTimeout, runTimeout                                                  *time.Duration
 }
@@ -78,7 +79,9 @@ func addRunFlags(fs *flag.FlagSet, reps int) *runFlags {
 		bench:        fs.String("bench", benchmark.Speed, "benchmark: "+benchmark.Help()),
 		routeSizes:   fs.String("route-sizes", "64,128,256,512,1024,1460", "route: packet sizes in bytes of payload, comma separated"),
 		routeConfigs: fs.String("route-configs", strings.Join(bootparam.RouteConfigs, ","), "route: configurations, in order"),
-		routeRate:    fs.String("route-udp-rate", "50M", "route: the UDP tests' offered rate in bit/s (K, M, G suffixes)"),
+		routeRate:    fs.String("route-udp-rate", "50M", "route: the UDP tests' offered rate in bit/s (K, M, G suffixes), all streams together"),
+		routeWindow:  fs.String("route-window", "", "route: the TCP tests' window, iperf3 -w SIZE in bytes (K, M, G suffixes: 256K); default the kernel's"),
+		routeStreams: fs.Int("route-streams", 1, "route: parallel streams in each test (iperf3 -P)"),
 		seconds:      fs.Float64("seconds", 0.3, "seconds per algorithm and block size"),
 		algs:         fs.String("algs", "", "algorithms, comma separated, as the benchmark names them (default: its default set; openssl: the OpenWrt table's)"),
 		kernel:       fs.String("kernel", "", "kernel image (default: the inventory's, else the board's Debian kernel, fetched into the cache)"),
@@ -193,6 +196,14 @@ func (rf *runFlags) routePlan(cmd string) (route.Plan, []string, error) {
 		return plan, nil, usageErr("%s: --route-udp-rate: %v", cmd, err)
 	}
 	plan.UDPRate = rate
+	if w := *rf.routeWindow; w != "" && !windowRE.MatchString(w) {
+		return plan, nil, usageErr("%s: --route-window: %q is not a size in bytes with an optional K, M or G (like 256K)", cmd, w)
+	}
+	plan.Window = *rf.routeWindow
+	if n := *rf.routeStreams; n < 1 || n > maxStreams {
+		return plan, nil, usageErr("%s: --route-streams: %d is not from 1 to %d", cmd, n, maxStreams)
+	}
+	plan.Streams = *rf.routeStreams
 	configs := splitList(*rf.routeConfigs)
 	for _, c := range configs {
 		if !slices.Contains(bootparam.RouteConfigs, c) {
@@ -204,6 +215,13 @@ func (rf *runFlags) routePlan(cmd string) (route.Plan, []string, error) {
 	}
 	return plan, configs, nil
 }
+
+// windowRE is a window iperf3 -w takes: bytes, or K, M or G of them
+// (binary), not 0.
+var windowRE = regexp.MustCompile(`^[1-9][0-9]*[KMGkmg]?$`)
+
+// maxStreams is iperf3's limit on -P.
+const maxStreams = 128
 
 // parseRate reads a rate in bit/s with an optional K, M or G (decimal).
 func parseRate(s string) (float64, error) {

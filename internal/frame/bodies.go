@@ -90,8 +90,23 @@ type CountersBody struct {
 	// Dropped is datagrams the IP layer discarded plus packets the rules
 	// dropped.
 	Dropped uint64 `json:"dropped"`
-	// ConntrackEntries is the connection tracking table's size at the
-	// end: the board empties the table when it applies a configuration,
-	// so these are the connections tracked in this one.
+	// ConntrackEntries is the most the connection tracking table held at
+	// the end of one of the host's tests or of the configuration: the
+	// board empties the table when it applies a configuration, so these
+	// are the connections tracked in this one.
 	ConntrackEntries uint64 `json:"conntrack_entries"`
+	// CPU is the board's CPU over each of the host's tests, in the order
+	// the tests ran.
+	CPU []CPUSample `json:"cpu,omitempty"`
+}
+
+// CPUSample is the board's CPU time over one test of the host's, between
+// its "cpu begin" and "cpu end" commands, from /proc/stat's first line
+// (every CPU's, in clock ticks): Busy is user, nice, system, irq, softirq
+// and steal; Total adds idle and iowait. Busy/Total is the fraction of
+// the time the CPUs were busy.
+type CPUSample struct {
+	Test  string `json:"test"` // the host's name for it: "1460/tcp-reverse"
+	Busy  uint64 `json:"busy"`
+	Total uint64 `json:"total"`
 }

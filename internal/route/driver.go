@@ -19,8 +19,8 @@ type Router interface {
 	// Ports are the board's two routed ports, client side first.
 	Ports() []bootparam.Port
 	// Sweep sends the traffic of every packet size through the board,
-	// or with direct past it.
-	Sweep(ctx context.Context, direct bool) ([]Figure, error)
+	// or with direct past it, telling mark as each test begins and ends.
+	Sweep(ctx context.Context, direct bool, mark Mark) ([]Figure, error)
 	String() string
 }
 
@@ -75,9 +75,28 @@ func (d *drive) measure(ctx context.Context, config string) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		figs, err := d.router.Sweep(mctx, config == Direct)
+		var mark Mark
+		if config != Direct {
+			mark = d.markCPU
+		}
+		figs, err := d.router.Sweep(mctx, config == Direct, mark)
 		d.steps <- func() error { return d.done(config, figs, err) }
 	}()
+}
+
+// markCPU tells the board a test begins or has ended, so that it samples
+// its CPU over the test (benchinit's "bootbench route cpu begin|end
+// <label>"). Only the sweep's goroutine writes to the console meanwhile:
+// the next configuration is asked for once it is done.
+func (d *drive) markCPU(label string, begin bool) error {
+	what := "end"
+	if begin {
+		what = "begin"
+	}
+	if _, err := fmt.Fprintf(d.con, "bootbench route cpu %s %s\n", what, label); err != nil {
+		return &harness.Failure{Kind: harness.FailSetup, Err: fmt.Errorf("route: tell the board test %s %ss over the console: %w", label, what, err)}
+	}
+	return nil
 }
 
 // Stop ends a sweep still running and waits for it.
@@ -161,6 +180,28 @@ func (d *drive) Result(res frame.Result) ([]results.Metric, string, string, erro
 			results.Metric{Name: "route-forwarded/" + c, Unit: "count", Value: float64(b.Forwarded)},
 			results.Metric{Name: "route-dropped/" + c, Unit: "count", Value: float64(b.Dropped)},
 			results.Metric{Name: "conntrack-entries/" + c, Unit: "count", Value: float64(b.ConntrackEntries)})
+		cpu, err := cpuMetrics(b)
+		if err != nil {
+			return nil, "", "", err
+		}
+		ms = append(ms, cpu...)
 	}
 	return ms, "iperf3", d.version, nil
+}
+
+// cpuMetrics are the board's CPU busy fractions over the tests of one
+// configuration, from the clock ticks it counted over each.
+func cpuMetrics(b frame.CountersBody) ([]results.Metric, error) {
+	var ms []results.Metric
+	for _, c := range b.CPU {
+		name, ok := CPUMetric(c.Test, b.Config)
+		if !ok {
+			return nil, fmt.Errorf("the board sampled its CPU over test %q of %s, which no test is", c.Test, b.Config)
+		}
+		if c.Total == 0 || c.Busy > c.Total {
+			return nil, fmt.Errorf("the board's CPU over test %s of %s: %d busy of %d clock ticks", c.Test, b.Config, c.Busy, c.Total)
+		}
+		ms = append(ms, results.Metric{Name: name, Unit: "fraction", Value: float64(c.Busy) / float64(c.Total)})
+	}
+	return ms, nil
 }

@@ -67,6 +67,7 @@ type routeBoard struct {
 	run       string
 	cmdline   string
 	commands  []string
+	marks     []string // the cpu begin/end commands, in order
 	ons       int
 	off       atomic.Bool
 	mu        sync.Mutex
@@ -121,10 +122,21 @@ func (b *routeBoard) On(ctx context.Context) error {
 		}
 		send(frame.Hello, frame.HelloBody{Arch: "amd64", Kernel: "6.1.0", Bench: "route"})
 		cur := ""
+		var cpu []frame.CPUSample
 		sc := bufio.NewScanner(b.fromHost)
 		for sc.Scan() {
 			cmd, ok := strings.CutPrefix(sc.Text(), "bootbench route ")
 			if !ok {
+				continue
+			}
+			if mark, ok := strings.CutPrefix(cmd, "cpu "); ok {
+				b.mu.Lock()
+				b.marks = append(b.marks, mark)
+				b.mu.Unlock()
+				// Busier with the firewall's work, as a board is.
+				if label, ok := strings.CutPrefix(mark, "end "); ok {
+					cpu = append(cpu, frame.CPUSample{Test: label, Busy: 50 + 10*uint64(slices.Index(bootparam.RouteConfigs, cur)), Total: 100})
+				}
 				continue
 			}
 			b.mu.Lock()
@@ -135,7 +147,8 @@ func (b *routeBoard) On(ctx context.Context) error {
 				if cur == bootparam.ConfigConntrack || cur == bootparam.ConfigStateful {
 					ct = 4
 				}
-				send(frame.Counters, frame.CountersBody{Config: cur, Forwarded: 1000, ConntrackEntries: ct})
+				send(frame.Counters, frame.CountersBody{Config: cur, Forwarded: 1000, ConntrackEntries: ct, CPU: cpu})
+				cpu = nil
 			}
 			if cmd == "done" {
 				sum := sha256.Sum256(nil)
@@ -162,8 +175,11 @@ func (f *fakeRouter) Ports() []bootparam.Port {
 
 func (f *fakeRouter) String() string { return "two fake networks" }
 
-func (f *fakeRouter) Sweep(ctx context.Context, direct bool) ([]Figure, error) {
+func (f *fakeRouter) Sweep(ctx context.Context, direct bool, mark Mark) ([]Figure, error) {
 	f.sweeps = append(f.sweeps, direct)
+	if direct != (mark == nil) {
+		return nil, fmt.Errorf("a sweep with direct %v has mark %v: the board's CPU is sampled when it routes", direct, mark != nil)
+	}
 	if f.fail != nil && len(f.sweeps) == 2 {
 		return nil, f.fail
 	}
@@ -173,9 +189,22 @@ func (f *fakeRouter) Sweep(ctx context.Context, direct bool) ([]Figure, error) {
 	}
 	var figs []Figure
 	for _, size := range []int{64, 1460} {
-		figs = append(figs,
-			Figure{Size: size, Proto: "tcp", Test: parse.IPerf3Test{Version: "3.12", Protocol: "TCP", Received: rate * float64(size) / 1460, Retransmits: 0}},
-			Figure{Size: size, Proto: "udp", Test: parse.IPerf3Test{Version: "3.12", Protocol: "UDP", Received: 10e6, Retransmits: -1, LostPercent: 0.5}})
+		for _, reverse := range []bool{false, true} {
+			figs = append(figs,
+				Figure{Size: size, Proto: "tcp", Reverse: reverse, Test: parse.IPerf3Test{Version: "3.12", Protocol: "TCP", Received: rate * float64(size) / 1460, Retransmits: 0}},
+				Figure{Size: size, Proto: "udp", Reverse: reverse, Test: parse.IPerf3Test{Version: "3.12", Protocol: "UDP", Received: 10e6, Retransmits: -1, LostPercent: 0.5}})
+		}
+	}
+	for _, f := range figs {
+		if mark == nil {
+			break
+		}
+		if err := mark(f.Label(), true); err != nil {
+			return nil, err
+		}
+		if err := mark(f.Label(), false); err != nil {
+			return nil, err
+		}
 	}
 	return figs, nil
 }
@@ -225,14 +254,40 @@ func TestRouteRun(t *testing.T) {
 				got[m.Name] = m.Value
 			}
 			for _, c := range append([]string{Direct}, configs...) {
-				for _, name := range []string{"tcp-throughput@64/", "tcp-throughput@1460/", "udp-throughput@64/", "udp-loss@1460/", "tcp-retransmits@64/"} {
+				for _, name := range []string{"tcp-throughput@64/", "tcp-throughput@1460/", "udp-throughput@64/", "udp-loss@1460/", "tcp-retransmits@64/",
+					"tcp-throughput-reverse@64/", "tcp-throughput-reverse@1460/", "udp-throughput-reverse@64/", "udp-loss-reverse@1460/", "tcp-retransmits-reverse@64/"} {
 					if _, ok := got[name+c]; !ok {
 						t.Errorf("no %s%s", name, c)
 					}
 				}
-				if c != Direct && got["route-forwarded/"+c] != 1000 {
+				if c == Direct {
+					if _, ok := got["cpu-busy@64/"+c]; ok {
+						t.Errorf("cpu-busy@64/%s: the board's CPU sampled when bypassed", c)
+					}
+					continue
+				}
+				if got["route-forwarded/"+c] != 1000 {
 					t.Errorf("route-forwarded/%s = %v", c, got["route-forwarded/"+c])
 				}
+				want := float64(50+10*slices.Index(bootparam.RouteConfigs, c)) / 100
+				for _, name := range []string{"cpu-busy@64/", "cpu-busy-reverse@1460/", "udp-cpu-busy@64/", "udp-cpu-busy-reverse@1460/"} {
+					if got[name+c] != want {
+						t.Errorf("%s%s = %v, want %v", name, c, got[name+c], want)
+					}
+				}
+			}
+			// Each test of each configuration marked as it begins and
+			// ends, the board routing meanwhile.
+			var wantMarks []string
+			for range configs {
+				for _, size := range []string{"64", "1460"} {
+					for _, test := range []string{"tcp", "udp", "tcp-reverse", "udp-reverse"} {
+						wantMarks = append(wantMarks, "begin "+size+"/"+test, "end "+size+"/"+test)
+					}
+				}
+			}
+			if slices.Sort(wantMarks); !slices.Equal(slices.Sorted(slices.Values(b.marks)), wantMarks) {
+				t.Errorf("cpu marks %q, want %q", b.marks, wantMarks)
 			}
 			if got["conntrack-entries/"+bootparam.ConfigStateful] != 4 || got["conntrack-entries/"+bootparam.ConfigPlain] != 0 {
 				t.Errorf("conntrack-entries: %v", got)

@@ -1,14 +1,19 @@
 // Package route is the host's side of the route benchmark: iperf3 (Debian's
 // iperf3, -J) sends traffic from a client network through the board to a
 // server network, at each packet size, TCP and UDP at a fixed offered rate,
-// and the figures become metrics named by size and configuration:
+// each test forward (client to server: LAN to WAN) and reverse (iperf3 -R,
+// the server sends: WAN to LAN), and the figures become metrics named by
+// size and configuration:
 //
 //	tcp-throughput@<size>/<config>   bit/s that arrived
 //	tcp-retransmits@<size>/<config>  segments sent again
 //	udp-throughput@<size>/<config>   bit/s that arrived of the offered rate
 //	udp-loss@<size>/<config>         % of the datagrams lost
 //
-// The configuration "direct" is the baseline with the board bypassed.
+// and the same with "-reverse" after the measure for the reverse tests
+// (tcp-throughput-reverse@1460/plain): the forward names are the ones
+// metrics stored before the reverse tests existed carry. The
+// configuration "direct" is the baseline with the board bypassed.
 //
 // A packet size is the payload each packet carries: UDP datagrams of that
 // many bytes (iperf3 -l), and TCP segments of that many bytes, made by an
@@ -48,21 +53,42 @@ const HeaderBytes = 52
 type Plan struct {
 	Sizes   []int
 	Seconds int     // per test, whole (iperf3 -t)
-	UDPRate float64 // offered rate of the UDP tests, bit/s
+	UDPRate float64 // offered rate of the UDP tests, bit/s, all streams together
+	// Window is the TCP tests' window (socket buffer, iperf3 -w: "256K");
+	// "" leaves the kernel's.
+	Window string
+	// Streams is how many parallel streams a test sends (iperf3 -P);
+	// 0 is one.
+	Streams int
 }
 
 // Figure is one test's result.
 type Figure struct {
-	Size  int
-	Test  parse.IPerf3Test
-	Proto string // "tcp" or "udp"
+	Size    int
+	Test    parse.IPerf3Test
+	Proto   string // "tcp" or "udp"
+	Reverse bool   // the server sent (iperf3 -R)
+}
+
+// Label names the test a figure is of, the way the board's CPU samples
+// name it: "1460/tcp", "64/udp-reverse".
+func (f Figure) Label() string {
+	return strconv.Itoa(f.Size) + "/" + f.Proto + f.suffix()
+}
+
+// suffix is what the reverse tests' metric names add to the measure.
+func (f Figure) suffix() string {
+	if f.Reverse {
+		return "-reverse"
+	}
+	return ""
 }
 
 // Metrics names a sweep's figures for config.
 func Metrics(config string, figs []Figure) []results.Metric {
 	var ms []results.Metric
 	for _, f := range figs {
-		at := fmt.Sprintf("@%d/%s", f.Size, config)
+		at := fmt.Sprintf("%s@%d/%s", f.suffix(), f.Size, config)
 		switch f.Proto {
 		case "tcp":
 			ms = append(ms, results.Metric{Name: "tcp-throughput" + at, Unit: parse.UnitBitsPerSec, Value: f.Test.Received})
@@ -77,6 +103,36 @@ func Metrics(config string, figs []Figure) []results.Metric {
 	}
 	return ms
 }
+
+// CPUMetric names the board's CPU busy fraction over the test labelled
+// label (Figure.Label) in config: cpu-busy@<size>/<config> for the TCP
+// test (the one that loads the board as much as it can carry),
+// udp-cpu-busy@... for the UDP test at its fixed offered rate, each with
+// "-reverse" after it for the reverse test. ok is false for a label no
+// test has.
+func CPUMetric(label, config string) (name string, ok bool) {
+	size, test, ok := strings.Cut(label, "/")
+	if _, err := strconv.Atoi(size); !ok || err != nil {
+		return "", false
+	}
+	proto, reverse := strings.CutSuffix(test, "-reverse")
+	suffix := ""
+	if reverse {
+		suffix = "-reverse"
+	}
+	switch proto {
+	case "tcp":
+		return "cpu-busy" + suffix + "@" + size + "/" + config, true
+	case "udp":
+		return "udp-cpu-busy" + suffix + "@" + size + "/" + config, true
+	}
+	return "", false
+}
+
+// Mark is told, by a test's label (Figure.Label), when each test of a
+// sweep begins and when it has ended: the driver has the board sample its
+// CPU over the test. nil marks nothing.
+type Mark func(label string, begin bool) error
 
 // Side is one host network of the bench: where a command runs (the
 // network namespace's name, "" for this one), its interface toward the
@@ -99,9 +155,10 @@ func (s Side) command(ctx context.Context, name string, args ...string) *exec.Cm
 	return cmd
 }
 
-// Run sends plan's traffic from client to server: per size, a TCP test
-// and a UDP test. The iperf3 server runs for this call only.
-func Run(ctx context.Context, plan Plan, client, server Side) ([]Figure, error) {
+// Run sends plan's traffic between client and server: per size, a TCP
+// test and a UDP test, each forward and reverse, told to mark as each
+// begins and ends. The iperf3 server runs for this call only.
+func Run(ctx context.Context, plan Plan, client, server Side, mark Mark) ([]Figure, error) {
 	if _, err := exec.LookPath("iperf3"); err != nil {
 		return nil, fmt.Errorf("the route benchmark needs iperf3 on this host (Debian package iperf3): %w", err)
 	}
@@ -123,14 +180,34 @@ func Run(ctx context.Context, plan Plan, client, server Side) ([]Figure, error) 
 			}
 		}
 		for _, proto := range []string{"tcp", "udp"} {
-			t, err := iperf(ctx, plan, client, server, size, proto)
-			if err != nil {
-				return nil, err
+			for _, reverse := range []bool{false, true} {
+				f := Figure{Size: size, Proto: proto, Reverse: reverse}
+				var err error
+				if f.Test, err = marked(mark, f.Label(), func() (parse.IPerf3Test, error) {
+					return iperf(ctx, plan, client, server, f)
+				}); err != nil {
+					return nil, err
+				}
+				figs = append(figs, f)
 			}
-			figs = append(figs, Figure{Size: size, Test: t, Proto: proto})
 		}
 	}
 	return figs, nil
+}
+
+// marked runs one test between its two marks.
+func marked(mark Mark, label string, test func() (parse.IPerf3Test, error)) (parse.IPerf3Test, error) {
+	if mark == nil {
+		return test()
+	}
+	if err := mark(label, true); err != nil {
+		return parse.IPerf3Test{}, err
+	}
+	t, err := test()
+	if err != nil {
+		return t, err
+	}
+	return t, mark(label, false)
 }
 
 // setMTU sets an interface's MTU, so TCP sends segments of the size under
@@ -145,11 +222,8 @@ func setMTU(ctx context.Context, s Side, mtu int) error {
 
 // iperf runs one test and reads its figures. A server not yet listening
 // refuses the first connection: the test is tried again for a moment.
-func iperf(ctx context.Context, plan Plan, client, server Side, size int, proto string) (parse.IPerf3Test, error) {
-	args := []string{"-c", server.Addr, "-J", "-t", strconv.Itoa(max(1, plan.Seconds))}
-	if proto == "udp" {
-		args = append(args, "-u", "-l", strconv.Itoa(size), "-b", strconv.FormatFloat(plan.UDPRate, 'f', 0, 64))
-	}
+func iperf(ctx context.Context, plan Plan, client, server Side, f Figure) (parse.IPerf3Test, error) {
+	args := iperfArgs(plan, server.Addr, f)
 	var lastErr error
 	for try := 0; try < 10; try++ {
 		// A test that does not end (its control connection stuck) is
@@ -168,12 +242,46 @@ func iperf(ctx context.Context, plan Plan, client, server Side, size int, proto 
 		if lastErr == nil {
 			lastErr = err
 		}
-		if !strings.Contains(lastErr.Error(), "Connection refused") && !strings.Contains(lastErr.Error(), "busy") {
+		if !retryable(lastErr) {
 			break
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
-	return parse.IPerf3Test{}, fmt.Errorf("iperf3 %s at %d bytes to %s: %w", strings.ToUpper(proto), size, server.Addr, lastErr)
+	dir := ""
+	if f.Reverse {
+		dir = " reverse"
+	}
+	return parse.IPerf3Test{}, fmt.Errorf("iperf3 %s%s at %d bytes to %s: %w", strings.ToUpper(f.Proto), dir, f.Size, server.Addr, lastErr)
+}
+
+// retryable is a test that failed before it measured anything: a server
+// not yet listening refuses the connection, one still ending the last test
+// says it is busy, or resets the new test's control connection (seen after
+// a reverse test, through the stateful firewall).
+func retryable(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Connection refused") || strings.Contains(msg, "busy") ||
+		strings.Contains(msg, "control message")
+}
+
+// iperfArgs is the client's command line for the test f is to hold. UDP's
+// offered rate is per stream in iperf3 (-b), so it is split among them.
+func iperfArgs(plan Plan, server string, f Figure) []string {
+	args := []string{"-c", server, "-J", "-t", strconv.Itoa(max(1, plan.Seconds))}
+	streams := max(1, plan.Streams)
+	if streams > 1 {
+		args = append(args, "-P", strconv.Itoa(streams))
+	}
+	if f.Reverse {
+		args = append(args, "-R")
+	}
+	switch {
+	case f.Proto == "udp":
+		args = append(args, "-u", "-l", strconv.Itoa(f.Size), "-b", strconv.FormatFloat(plan.UDPRate/float64(streams), 'f', 0, 64))
+	case plan.Window != "":
+		args = append(args, "-w", plan.Window)
+	}
+	return args
 }
 
 // startServer starts iperf3's server on s and returns what stops it.
