@@ -76,8 +76,8 @@ func openRig(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy b
 		return nil, fmt.Errorf("cache: %w", err)
 	}
 	if b.Virtual() {
-		if proxy {
-			return nil, usageErr("--proxy is for a real bench that has a DHCP server of its own; virtual board %s has its own network", b.Name)
+		if err := checkProxy(b, proxy); err != nil {
+			return nil, err
 		}
 		return openVirtual(ctx, b, routes, progress)
 	}
@@ -229,4 +229,13 @@ const benchinitModulesDir = "lib/modules/bootbench"
 // setupNote is a progress line about the bench rather than one run.
 func setupNote(w io.Writer, stage, format string, args ...any) {
 	fmt.Fprintf(w, "[   setup] %-8s %s\n", stage, fmt.Sprintf(format, args...))
+}
+
+// checkProxy refuses --proxy for a virtual board, whose network has no
+// other DHCP server to leave the addresses to.
+func checkProxy(b boards.Board, proxy bool) error {
+	if proxy && b.Virtual() {
+		return usageErr("--proxy is for a real bench that has a DHCP server of its own; virtual board %s has its own network", b.Name)
+	}
+	return nil
 }

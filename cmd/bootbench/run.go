@@ -114,6 +114,13 @@ func (rf *runFlags) prepare(ctx context.Context, cmd string) (*runJob, error) {
 	return job, job.check(ctx, cmd)
 }
 
+// roomyRAMMB is RAM in which every image bootbench builds fits (the
+// largest, openssl with its libraries beside a Debian kernel, needs some
+// 60 MiB): for a board model with as much, the RAM check would only build
+// an image, half a minute on a cold cache, to tell nothing before the
+// inventory hint.
+const roomyRAMMB = 256
+
 // resolve reads the run flags and finds the board: the cheap checks, which
 // a command runs before its own (ci: the baseline) and before check.
 func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
@@ -139,11 +146,19 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 		// A board model named where a board belongs: say first if the
 		// model cannot be run at all, before asking for an inventory.
 		if p, perr := boards.Get(*rf.board); perr == nil && p.Virtual == nil {
-			model := plan.Job{Board: boards.Board{Profile: p}, Benchmark: *rf.bench, Kernel: *rf.kernel, Source: src}
-			if cerr := checkBoard(ctx, model); cerr != nil {
-				return nil, cerr
+			if uerr := p.Unsupported(); uerr != nil {
+				return nil, usageErr("%s: %v", cmd, uerr)
+			}
+			if p.RAMMB < roomyRAMMB {
+				model := plan.Job{Board: boards.Board{Profile: p}, Benchmark: *rf.bench, Kernel: *rf.kernel, Source: src}
+				if cerr := checkBoard(ctx, model); cerr != nil {
+					return nil, cerr
+				}
 			}
 		}
+		return nil, err
+	}
+	if err := checkProxy(b, *rf.proxy); err != nil {
 		return nil, err
 	}
 	settings, err := clockSettings(b.Profile, *rf.clocks)

@@ -35,15 +35,16 @@ func (l Layer) String() string { return names[l] }
 
 // Layers places the module's packages, by path inside the module.
 var Layers = map[string]Layer{
-	"boards":              Contracts,
-	"benchmark":           Contracts,
-	"speed":               Contracts,
-	"results/parse":       Contracts,
-	"internal/frame":      Contracts,
-	"internal/bootparam":  Contracts,
-	"internal/elfcmdline": Contracts, // the OpenWrt ELF command line area, read by the image builder and the virtual RouterBOOT
-	"internal/owner":      Contracts,
-	"internal/junitxsd":   Contracts,
+	"boards":               Contracts,
+	"benchmark":            Contracts,
+	"speed":                Contracts,
+	"results/parse":        Contracts,
+	"internal/frame":       Contracts,
+	"internal/bootparam":   Contracts,
+	"internal/elfcmdline":  Contracts, // the OpenWrt ELF command line area, read by the image builder and the virtual RouterBOOT
+	"internal/owner":       Contracts,
+	"internal/junitxsd":    Contracts,
+	"internal/openwrtwiki": Contracts, // the OpenWrt wiki recipe's /proc/cpuinfo lines, chosen on the board, printed by the export
 
 	"netboot":          Actions,
 	"serialctl":        Actions,
