@@ -15,7 +15,8 @@ type CheckReport struct {
 }
 
 // Check runs SQLite's integrity check and the foreign key check over the
-// store at path, read-only, without upgrading or otherwise writing it. A
+// store at path, and reads every run to compare its metrics with what it
+// was saved with, read-only, without upgrading or otherwise writing it. A
 // path that holds no store, or not ours, gives a *StoreError; problems in a
 // store are in the report. A store in PostgreSQL gets the store's own
 // consistency checks (checkPostgres).
@@ -52,6 +53,14 @@ func Check(ctx context.Context, path string) (*CheckReport, error) {
 		rep.Runs = -1
 		rep.Problems = append(rep.Problems, "count runs: "+err.Error())
 	}
+	if rep.Version < 4 {
+		return rep, nil // saved before runs kept their metrics' count
+	}
+	saved, err := s.savedProblems(ctx)
+	if err != nil {
+		saved = []string{"read runs: " + err.Error()}
+	}
+	rep.Problems = append(rep.Problems, saved...)
 	return rep, nil
 }
 

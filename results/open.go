@@ -369,8 +369,11 @@ func (s *Store) describe(err error) error {
 }
 
 // IsDamaged reports whether err is SQLite finding the file damaged or not
-// a database at all.
+// a database at all, or a run reading otherwise than it was saved.
 func IsDamaged(err error) bool {
+	if errors.Is(err, ErrDamaged) {
+		return true
+	}
 	var e *sqlite.Error
 	if !errors.As(err, &e) {
 		return false
