@@ -53,7 +53,7 @@ func cmdCI(ctx context.Context, args []string) error {
 	defer store.Close()
 	base, err := loadBaseline(ctx, store, *baselineRef, job.board.Name)
 	if err != nil {
-		return err
+		return storeFailure(dbPath, err)
 	}
 	opts := gate.Options{MaxRegression: maxReg, Metrics: splitList(*metrics), BaselineName: *baselineRef}
 	// Check the baseline and the metrics against themselves before any boot.
