@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -47,7 +48,6 @@ func Check(ctx context.Context, path string) (*CheckReport, error) {
 	if rep.Problems, err = integrityProblems(ctx, db); err != nil {
 		// SQLite gave up rather than listing problems: that is one.
 		rep.Problems = []string{err.Error()}
-		return rep, nil
 	}
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM runs`).Scan(&rep.Runs); err != nil {
 		rep.Runs = -1
@@ -56,12 +56,25 @@ func Check(ctx context.Context, path string) (*CheckReport, error) {
 	if rep.Version < 4 {
 		return rep, nil // saved before runs kept their metrics' count
 	}
-	saved, err := s.savedProblems(ctx)
-	if err != nil {
-		saved = []string{"read runs: " + err.Error()}
-	}
-	rep.Problems = append(rep.Problems, saved...)
+	rep.Problems = append(rep.Problems, s.runProblems(ctx)...)
 	return rep, nil
+}
+
+// runProblems reads every run and lists, one line each, those that read
+// otherwise than they were saved and those SQLite cannot read.
+func (s *Store) runProblems(ctx context.Context) []string {
+	problems, err := s.savedProblems(ctx)
+	if err == nil {
+		return problems
+	}
+	var e *DamagedRunError
+	if !IsDamaged(err) || !errors.As(s.locate(ctx, "", nil, false, err), &e) {
+		return []string{"read runs: " + err.Error()}
+	}
+	for _, id := range e.Runs {
+		problems = append(problems, fmt.Sprintf("run %s cannot be read", id))
+	}
+	return problems
 }
 
 // integrityProblems runs PRAGMA integrity_check (which lists up to 100

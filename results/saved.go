@@ -49,8 +49,9 @@ func metricsDigest(ms []Metric) string {
 // DamagedRunError says which runs read otherwise than they were saved.
 // It wraps ErrDamaged.
 type DamagedRunError struct {
-	Runs []RunID // the damaged runs, in the order read
-	What string  // what is wrong with the first
+	Runs  []RunID // the damaged runs, in the order read
+	What  string  // what is wrong with the first
+	cause error   // what SQLite said of the first, if it said anything
 }
 
 func (e *DamagedRunError) Error() string {
@@ -73,7 +74,12 @@ func (e *DamagedRunError) Error() string {
 	return msg
 }
 
-func (e *DamagedRunError) Unwrap() error { return ErrDamaged }
+func (e *DamagedRunError) Unwrap() []error {
+	if e.cause != nil {
+		return []error{ErrDamaged, e.cause}
+	}
+	return []error{ErrDamaged}
+}
 
 // savedProblem says how r's metrics differ from what its row says it was
 // saved with; "" when they do not, or the row says nothing.

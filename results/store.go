@@ -568,6 +568,9 @@ func (s *Store) Run(ctx context.Context, id RunID) (*Run, error) {
 // partial run handed on as whole.
 func (s *Store) load(ctx context.Context, cond string, args []any, withTranscript bool) ([]Run, error) {
 	runs, saved, err := s.loadUnchecked(ctx, cond, args, withTranscript)
+	if err != nil && IsDamaged(err) {
+		return nil, s.locate(ctx, cond, args, withTranscript, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -607,6 +610,32 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, with
 		return nil, nil, err
 	}
 	return runs, saved, nil
+}
+
+// locate turns SQLite finding the store damaged during a read into the
+// runs that cannot be read alone, so the error names them; readErr itself
+// when none can be named (the runs' own table is damaged, say). Only a
+// failed read pays for it.
+func (s *Store) locate(ctx context.Context, cond string, args []any, withTranscript bool, readErr error) error {
+	ids, err := textColumn(ctx, s.db, s.eng.bind(`SELECT r.id FROM runs r`+cond+` ORDER BY r.started, r.id`), args...)
+	if err != nil {
+		return readErr
+	}
+	e := &DamagedRunError{}
+	for _, id := range ids {
+		_, _, err := s.loadUnchecked(ctx, " WHERE r.id = ?", []any{id}, withTranscript)
+		if err == nil || !IsDamaged(err) {
+			continue
+		}
+		if e.What == "" {
+			e.What, e.cause = fmt.Sprintf("cannot be read (%v)", err), err
+		}
+		e.Runs = append(e.Runs, RunID(id))
+	}
+	if len(e.Runs) == 0 {
+		return readErr
+	}
+	return e
 }
 
 // savedProblems lists every run whose metrics read otherwise than they
