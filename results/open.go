@@ -100,7 +100,7 @@ type storeState int
 
 const (
 	stateMissing storeState = iota // nothing there
-	stateBlank                     // an empty file, or a SQLite database without tables or mark: nothing to lose
+	stateBlank                     // a file of no bytes: nothing to lose
 	stateOurs                      // marked as a bootbench store
 	stateLegacy                    // bootbench's tables, written before stores were marked
 )
@@ -419,7 +419,7 @@ func inspect(path string) (storeState, error) {
 }
 
 // inspectUnmarked tells a bootbench store written before stores were
-// marked, and a blank database, from another application's database.
+// marked from another application's database, or an empty one.
 func inspectUnmarked(path string) (storeState, error) {
 	db, err := sql.Open("sqlite", readDSN(path, connImmutable, true))
 	if err != nil {
@@ -434,9 +434,6 @@ func inspectUnmarked(path string) (storeState, error) {
 	if err != nil {
 		return 0, unreadable(path, err)
 	}
-	if len(objects) == 0 && v == 0 {
-		return stateBlank, nil
-	}
 	tables, err := column(db, `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
 	if err != nil {
 		return 0, unreadable(path, err)
@@ -449,12 +446,17 @@ func inspectUnmarked(path string) (storeState, error) {
 		containsAll(runCols, "id", "board", "clock_mhz", "rep", "status", "transcript", "raw_output") {
 		return stateLegacy, nil
 	}
+	// A SQLite file without tables is refused too: something made it
+	// (a database tool, another program about to fill it), and only a
+	// file of no bytes at all is nobody's.
 	what := fmt.Sprintf("application_id 0, user_version %d", v)
-	if len(tables) > 0 {
-		if len(tables) > 4 {
-			tables = append(tables[:4], "…")
-		}
+	switch {
+	case len(tables) > 4:
+		what += ", tables " + strings.Join(append(tables[:4], "…"), ", ")
+	case len(tables) > 0:
 		what += ", tables " + strings.Join(tables, ", ")
+	case len(objects) == 0:
+		what += ", no tables"
 	}
 	return 0, foreign(path, what)
 }
