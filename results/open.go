@@ -86,6 +86,30 @@ func OpenReadOnly(path string) (*Store, error) {
 	return openRead(path, migrations)
 }
 
+// CheckWritable refuses, without writing anything, a store at path that
+// Open would refuse before writing: a file that is not a store, or one
+// this process may not write. A writer that reads the store before it
+// decides to write (import, finding output already stored) says these
+// first. A store in PostgreSQL is judged as a writer would judge it, over
+// a connection closed before anything is created or migrated.
+func CheckWritable(path string) error {
+	if IsURL(path) {
+		s, err := openPostgres(context.Background(), path, migrations, pgWriteProbe)
+		if err != nil {
+			return err
+		}
+		return s.Close()
+	}
+	state, err := inspect(path)
+	if err != nil {
+		return err
+	}
+	if state == stateMissing {
+		return nil // Open creates it, and its directory
+	}
+	return checkWritable(path, state)
+}
+
 // openWith opens path read-write with the schema history migs (tests give
 // a shorter or longer one).
 func openWith(path string, migs []migration) (*Store, error) {

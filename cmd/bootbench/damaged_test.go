@@ -15,16 +15,7 @@ import (
 func storeOfRuns(t *testing.T, n int) string {
 	t.Helper()
 	dir := t.TempDir()
-	data, err := os.ReadFile(rb450Fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []string
-	for i := range n {
-		f := filepath.Join(dir, fmt.Sprintf("out-%03d.txt", i))
-		os.WriteFile(f, append([]byte(fmt.Sprintf("# capture %d\n", i)), data...), 0o644)
-		files = append(files, f)
-	}
+	files := captures(t, dir, "out", n)
 	db := filepath.Join(dir, "results.db")
 	// The first at another clock, for a comparison by clock.
 	for _, imp := range [][]string{{"350", files[0]}, append([]string{"300"}, files[1:]...)} {

@@ -24,7 +24,7 @@ Usage:
   bootbench ci      --board NAME --baseline FILE.json|board=B,clock=MHZ --max-regression PCT [--reps N] [--junit FILE]
   bootbench console BOARD [--inventory FILE] [--write]   # a board's serial console, live
   bootbench import  --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd]
-                    [--table N] [--tool-version V] [--rep N] [--force] [--new-board] FILE...
+                    [--table N] [--tool-version V] [--rep N] [--force | --skip-existing] [--new-board] FILE...
   bootbench results list [--board NAME] | show RUN [--transcript | --raw] | check
   bootbench results compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...]
                     [--baseline [BOARD]@MHZ] [--clock MHZ] [--format text|json]
