@@ -35,7 +35,7 @@ type Collector struct {
 	chunks  int
 	out     bytes.Buffer
 	res     Result
-	hello   bool // a hello arrived
+	hello   bool   // a hello arrived
 	Reason  string // set when the board sent "fail"
 	corrupt error
 }
