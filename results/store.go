@@ -23,6 +23,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/internal/redact"
 )
 
 // Run statuses. A run that did not finish cleanly still gets a row, so the
@@ -440,6 +441,9 @@ func storable(r *Run) *Run {
 		&c.ImageDigest, &c.Kernel, &c.Source, &c.InputSHA256, &c.ClockCheck} {
 		*p = cleanText(*p)
 	}
+	// A failure reason can quote a URL from the inventory; its password
+	// is never stored.
+	c.Reason = redact.Text(c.Reason)
 	c.ID = RunID(cleanText(string(c.ID)))
 	if c.Hello != nil {
 		c.Hello = json.RawMessage(cleanText(string(c.Hello)))
@@ -686,6 +690,7 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 		if r.Source == SourceRun {
 			r.Source = ""
 		}
+		r.Reason = redact.Text(r.Reason) // stored before reasons were masked
 		r.InputSHA256 = sum.String
 		if r.Started, err = parseTime(started); err != nil {
 			return nil, nil, fmt.Errorf("run %s: started: %w", r.ID, err)

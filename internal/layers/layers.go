@@ -44,6 +44,7 @@ var Layers = map[string]Layer{
 	"internal/elfcmdline": Contracts, // the OpenWrt ELF command line area, read by the image builder and the virtual RouterBOOT
 	"internal/owner":      Contracts,
 	"internal/junitxsd":   Contracts,
+	"internal/redact":     Contracts, // credentials out of messages, logs and stored text; boards quotes inventory URLs
 
 	"netboot":          Actions,
 	"serialctl":        Actions,
