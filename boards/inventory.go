@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/bootbench/bootbench/benchmark"
+	"github.com/bootbench/bootbench/internal/redact"
 )
 
 // An Inventory is one bench as its owner describes it in bench.yaml: the NIC
@@ -608,7 +609,7 @@ func (p *inventoryParser) power(n *yaml.Node, what string) PowerSpec {
 	p.scalar(raw["relay"], what+" power relay", &ps.Relay)
 	p.scalar(raw["delay"], what+" power delay", &ps.Delay)
 	if raw["url"] != nil && !strings.HasPrefix(ps.URL, "http://") && !strings.HasPrefix(ps.URL, "https://") {
-		p.problem(raw["url"], "%s power: url %q must start with http:// or https://", what, ps.URL)
+		p.problem(raw["url"], "%s power: url %q must start with http:// or https://", what, redact.Text(ps.URL))
 	}
 	return ps
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/internal/redact"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
@@ -97,7 +98,7 @@ func Run(ctx context.Context, job plan.Job, rig Rig) (*results.Run, error) {
 			return rec, err
 		}
 		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "[   retry] run %s failed: %v; booting again (%d of %d)\n", rec.ID, err, attempt, o.Retries)
+			fmt.Fprintf(o.Progress, "[   retry] run %s failed: %s; booting again (%d of %d)\n", rec.ID, redact.Text(err.Error()), attempt, o.Retries)
 		}
 	}
 }
@@ -170,8 +171,11 @@ func newRun(o config) *run {
 	}}
 }
 
+// say reports a step of the run, as an event and on the progress writer,
+// with any password a URL in it carries masked: power commands and
+// device URLs come from the inventory, and events end up in logs.
 func (r *run) say(kind results.EventKind, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	msg := redact.Text(fmt.Sprintf(format, args...))
 	if r.o.Events != nil {
 		r.o.Events(Event{Time: time.Now(), Board: r.o.Board.Name, Run: r.rec.ID, Stage: kind, Msg: msg, Took: time.Since(r.start)})
 	}
@@ -367,7 +371,7 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 		rec.Status = results.StatusFailed
 	}
 	if err != nil {
-		rec.Reason = firstLine(err.Error())
+		rec.Reason = redact.Text(firstLine(err.Error()))
 		rec.Metrics = nil // a failed run's partial output is kept raw, never as figures
 	}
 	if r.o.Store == nil {

@@ -443,3 +443,50 @@ func TestSetupFailureNotStored(t *testing.T) {
 		})
 	}
 }
+
+// leakyTarget is a board whose power switch is named by a URL holding a
+// password, and which fails to power on quoting it, as a driver's error
+// might.
+type leakyTarget struct{ fakeTarget }
+
+const plantedSecret = "PlantedS3cret"
+
+func (l *leakyTarget) String() string {
+	return "curl -s http://admin:" + plantedSecret + "@198.18.5.7/cm?cmnd=Power%20On"
+}
+
+func (l *leakyTarget) On(ctx context.Context) error {
+	// Retryable, so the retry line quotes it too.
+	return &Failure{Kind: FailBootTimeout, BeforeHello: true,
+		Err: fmt.Errorf("power on: Get \"http://admin:%s@198.18.5.7/cm\": connection refused", plantedSecret)}
+}
+
+// TestRunNeverShowsAPassword: what a run prints, the events it sends and
+// the reason it stores mask the password of a URL they quote.
+func TestRunNeverShowsAPassword(t *testing.T) {
+	lt := &leakyTarget{}
+	o := fakeOptions(t, lt, boards.Profile{})
+	var progress strings.Builder
+	var events []string
+	o.Progress = &progress
+	o.Events = func(e Event) { events = append(events, e.Msg) }
+	rec, err := Run(context.Background(), o.Job, o.Rig)
+	if err == nil || rec == nil {
+		t.Fatalf("Run = %+v, %v; want a failed run", rec, err)
+	}
+	stored, serr := o.Store.Run(context.Background(), rec.ID)
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	for what, text := range map[string]string{
+		"progress": progress.String(), "events": strings.Join(events, "\n"),
+		"stored reason": stored.Reason, "returned reason": rec.Reason,
+	} {
+		if strings.Contains(text, plantedSecret) {
+			t.Errorf("%s shows the password:\n%s", what, text)
+		}
+	}
+	if !strings.Contains(stored.Reason, "http://admin:xxxxx@198.18.5.7/cm") {
+		t.Errorf("stored reason %q: want the URL with its password masked", stored.Reason)
+	}
+}

@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -15,7 +16,8 @@ type CheckReport struct {
 }
 
 // Check runs SQLite's integrity check and the foreign key check over the
-// store at path, read-only, without upgrading or otherwise writing it. A
+// store at path, and reads every run to compare its metrics with what it
+// was saved with, read-only, without upgrading or otherwise writing it. A
 // path that holds no store, or not ours, gives a *StoreError; problems in a
 // store are in the report. A store in PostgreSQL gets the store's own
 // consistency checks (checkPostgres).
@@ -46,13 +48,33 @@ func Check(ctx context.Context, path string) (*CheckReport, error) {
 	if rep.Problems, err = integrityProblems(ctx, db); err != nil {
 		// SQLite gave up rather than listing problems: that is one.
 		rep.Problems = []string{err.Error()}
-		return rep, nil
 	}
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM runs`).Scan(&rep.Runs); err != nil {
 		rep.Runs = -1
 		rep.Problems = append(rep.Problems, "count runs: "+err.Error())
 	}
+	if rep.Version < 4 {
+		return rep, nil // saved before runs kept their metrics' count
+	}
+	rep.Problems = append(rep.Problems, s.runProblems(ctx)...)
 	return rep, nil
+}
+
+// runProblems reads every run and lists, one line each, those that read
+// otherwise than they were saved and those SQLite cannot read.
+func (s *Store) runProblems(ctx context.Context) []string {
+	problems, err := s.savedProblems(ctx)
+	if err == nil {
+		return problems
+	}
+	var e *DamagedRunError
+	if !IsDamaged(err) || !errors.As(s.locate(ctx, "", nil, false, err), &e) {
+		return []string{"read runs: " + err.Error()}
+	}
+	for _, id := range e.Runs {
+		problems = append(problems, fmt.Sprintf("run %s cannot be read", id))
+	}
+	return problems
 }
 
 // integrityProblems runs PRAGMA integrity_check (which lists up to 100

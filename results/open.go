@@ -86,6 +86,30 @@ func OpenReadOnly(path string) (*Store, error) {
 	return openRead(path, migrations)
 }
 
+// CheckWritable refuses, without writing anything, a store at path that
+// Open would refuse before writing: a file that is not a store, or one
+// this process may not write. A writer that reads the store before it
+// decides to write (import, finding output already stored) says these
+// first. A store in PostgreSQL is judged as a writer would judge it, over
+// a connection closed before anything is created or migrated.
+func CheckWritable(path string) error {
+	if IsURL(path) {
+		s, err := openPostgres(context.Background(), path, migrations, pgWriteProbe)
+		if err != nil {
+			return err
+		}
+		return s.Close()
+	}
+	state, err := inspect(path)
+	if err != nil {
+		return err
+	}
+	if state == stateMissing {
+		return nil // Open creates it, and its directory
+	}
+	return checkWritable(path, state)
+}
+
 // openWith opens path read-write with the schema history migs (tests give
 // a shorter or longer one).
 func openWith(path string, migs []migration) (*Store, error) {
@@ -100,7 +124,7 @@ type storeState int
 
 const (
 	stateMissing storeState = iota // nothing there
-	stateBlank                     // an empty file, or a SQLite database without tables or mark: nothing to lose
+	stateBlank                     // a file of no bytes: nothing to lose
 	stateOurs                      // marked as a bootbench store
 	stateLegacy                    // bootbench's tables, written before stores were marked
 )
@@ -369,8 +393,11 @@ func (s *Store) describe(err error) error {
 }
 
 // IsDamaged reports whether err is SQLite finding the file damaged or not
-// a database at all.
+// a database at all, or a run reading otherwise than it was saved.
 func IsDamaged(err error) bool {
+	if errors.Is(err, ErrDamaged) {
+		return true
+	}
 	var e *sqlite.Error
 	if !errors.As(err, &e) {
 		return false
@@ -416,7 +443,7 @@ func inspect(path string) (storeState, error) {
 }
 
 // inspectUnmarked tells a bootbench store written before stores were
-// marked, and a blank database, from another application's database.
+// marked from another application's database, or an empty one.
 func inspectUnmarked(path string) (storeState, error) {
 	db, err := sql.Open("sqlite", readDSN(path, connImmutable, true))
 	if err != nil {
@@ -431,9 +458,6 @@ func inspectUnmarked(path string) (storeState, error) {
 	if err != nil {
 		return 0, unreadable(path, err)
 	}
-	if len(objects) == 0 && v == 0 {
-		return stateBlank, nil
-	}
 	tables, err := column(db, `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
 	if err != nil {
 		return 0, unreadable(path, err)
@@ -446,12 +470,17 @@ func inspectUnmarked(path string) (storeState, error) {
 		containsAll(runCols, "id", "board", "clock_mhz", "rep", "status", "transcript", "raw_output") {
 		return stateLegacy, nil
 	}
+	// A SQLite file without tables is refused too: something made it
+	// (a database tool, another program about to fill it), and only a
+	// file of no bytes at all is nobody's.
 	what := fmt.Sprintf("application_id 0, user_version %d", v)
-	if len(tables) > 0 {
-		if len(tables) > 4 {
-			tables = append(tables[:4], "…")
-		}
+	switch {
+	case len(tables) > 4:
+		what += ", tables " + strings.Join(append(tables[:4], "…"), ", ")
+	case len(tables) > 0:
 		what += ", tables " + strings.Join(tables, ", ")
+	case len(objects) == 0:
+		what += ", no tables"
 	}
 	return 0, foreign(path, what)
 }

@@ -148,6 +148,13 @@ func TestOpenRefusesBadStores(t *testing.T) {
 		{"foreign app with bootbench's table names", func(t *testing.T, p string) {
 			rawExec(t, p, `CREATE TABLE boards(x)`, `CREATE TABLE runs(x)`, `CREATE TABLE stages(x)`, `CREATE TABLE metrics(x)`, `PRAGMA user_version = 1`)
 		}, ErrNotStore, "is another application's SQLite database", nil},
+		// Only a file of no bytes is nobody's.
+		{"SQLite database without tables", func(t *testing.T, p string) { rawExec(t, p, `VACUUM`) },
+			ErrNotStore, "is another application's SQLite database (application_id 0, user_version 0, no tables)", nil},
+		{"SQLite database whose tables were dropped", func(t *testing.T, p string) { rawExec(t, p, `CREATE TABLE t(x)`, `DROP TABLE t`) },
+			ErrNotStore, "is another application's SQLite database (application_id 0, user_version 0, no tables)", nil},
+		{"SQLite database without tables, in WAL mode", func(t *testing.T, p string) { rawExec(t, p, `PRAGMA journal_mode = WAL`) },
+			ErrNotStore, "is another application's SQLite database (application_id 0, user_version 0, no tables)", nil},
 		{"directory", func(t *testing.T, p string) { os.Mkdir(p, 0o755) }, ErrNotStore, "is a directory: name a file, e.g. ", nil},
 		{"text file", func(t *testing.T, p string) { os.WriteFile(p, []byte("hello, this is not a database\n"), 0o644) },
 			ErrNotStore, "is not a SQLite database: it was left untouched", nil},
@@ -278,7 +285,6 @@ func TestOpenMarksStores(t *testing.T) {
 	}{
 		{"new file", func(t *testing.T, p string) {}, 0},
 		{"empty file", func(t *testing.T, p string) { os.WriteFile(p, nil, 0o644) }, 0},
-		{"blank SQLite database", func(t *testing.T, p string) { rawExec(t, p, `VACUUM`) }, 0},
 		{"unmarked store", func(t *testing.T, p string) { storeWithRuns(t, p, 2); rawExec(t, p, `PRAGMA application_id = 0`) }, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

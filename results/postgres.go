@@ -60,6 +60,9 @@ const (
 	pgRead pgMode = iota
 	pgWrite
 	pgWriteChecked
+	// pgWriteProbe judges the store as a writer would and stops there:
+	// nothing is created or migrated (CheckWritable).
+	pgWriteProbe
 )
 
 // openPostgres opens the store at the URL raw. Readers connect with
@@ -106,6 +109,9 @@ func (s *Store) pgOpen(ctx context.Context, migs []migration, mode pgMode) error
 	}
 	if err := s.pgWritable(ctx, st); err != nil {
 		return err
+	}
+	if mode == pgWriteProbe {
+		return nil
 	}
 	if mode == pgWriteChecked && st.version > 0 {
 		problems, err := pgProblems(ctx, s.db)
@@ -372,6 +378,11 @@ func checkPostgres(ctx context.Context, raw string) (*CheckReport, error) {
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM runs`).Scan(&rep.Runs); err != nil {
 		rep.Problems = append(rep.Problems, "count runs: "+err.Error())
 	}
+	saved, err := s.savedProblems(ctx)
+	if err != nil {
+		return nil, s.pgDescribe(err)
+	}
+	rep.Problems = append(rep.Problems, saved...)
 	return rep, nil
 }
 

@@ -131,6 +131,17 @@ ALTER TABLE runs ADD COLUMN clock_check TEXT NOT NULL DEFAULT '';        -- veri
 ALTER TABLE runs ADD COLUMN clock_reported_mhz INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN clock_check TEXT COLLATE "C" NOT NULL DEFAULT '';
 `},
+	// 4: how many metrics a run was saved with, and their digest, so a
+	// read that gets fewer or other metrics (a damaged page SQLite does
+	// not notice) fails instead of passing a partial run on as whole.
+	// NULL for runs saved before.
+	{sqlite: `
+ALTER TABLE runs ADD COLUMN metric_count INTEGER;  -- NULL: saved before counts were kept
+ALTER TABLE runs ADD COLUMN metrics_sha256 TEXT;   -- hex sha256 of the metrics (results.metricsDigest)
+`, postgres: `
+ALTER TABLE runs ADD COLUMN metric_count INTEGER;
+ALTER TABLE runs ADD COLUMN metrics_sha256 TEXT COLLATE "C";
+`},
 }
 
 // SchemaVersion reports the database's schema version (the number of

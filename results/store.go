@@ -23,6 +23,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/internal/redact"
 )
 
 // Run statuses. A run that did not finish cleanly still gets a row, so the
@@ -420,11 +421,12 @@ func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 	_, err := tx.ExecContext(ctx, s.eng.bind(`
 		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
 			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256,
-			clock_reported_mhz, clock_check)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			clock_reported_mhz, clock_check, metric_count, metrics_sha256)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		r.ID, r.Board, r.ClockMHz, r.Rep, r.Status, r.Reason, r.Bench, r.Tool, r.ToolVersion,
 		formatTime(r.Started), formatTime(r.Finished), r.ImageDigest, r.Kernel, hello,
-		r.Transcript, r.RawOutput, source, sum, r.ClockReportedMHz, r.ClockCheck)
+		r.Transcript, r.RawOutput, source, sum, r.ClockReportedMHz, r.ClockCheck,
+		len(r.Metrics), metricsDigest(r.Metrics))
 	return err
 }
 
@@ -439,6 +441,9 @@ func storable(r *Run) *Run {
 		&c.ImageDigest, &c.Kernel, &c.Source, &c.InputSHA256, &c.ClockCheck} {
 		*p = cleanText(*p)
 	}
+	// A failure reason can quote a URL from the inventory; its password
+	// is never stored.
+	c.Reason = redact.Text(c.Reason)
 	c.ID = RunID(cleanText(string(c.ID)))
 	if c.Hello != nil {
 		c.Hello = json.RawMessage(cleanText(string(c.Hello)))
@@ -562,18 +567,39 @@ func (s *Store) Run(ctx context.Context, id RunID) (*Run, error) {
 
 // load reads runs matching cond (a WHERE clause over alias r) and attaches
 // their stages and metrics. It reads inside one read-only transaction so a
-// run saved meanwhile cannot show up half-loaded.
-func (s *Store) load(ctx context.Context, cond string, args []any, withTranscript bool) (runs []Run, err error) {
-	tx, err := s.db.BeginTx(ctx, s.eng.readTx())
+// run saved meanwhile cannot show up half-loaded. A run whose metrics read
+// otherwise than they were saved fails the read (see saved.go): never a
+// partial run handed on as whole.
+func (s *Store) load(ctx context.Context, cond string, args []any, withTranscript bool) ([]Run, error) {
+	runs, saved, err := s.loadUnchecked(ctx, cond, args, withTranscript)
+	if err != nil && IsDamaged(err) {
+		return nil, s.locate(ctx, cond, args, withTranscript, err)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if e := checkSaved(runs, saved); e != nil {
+		return nil, e
+	}
+	for i := range runs {
+		SortMetrics(runs[i].Metrics)
+	}
+	return runs, nil
+}
+
+// loadUnchecked is load without the check, for the check itself: the runs
+// as read, and what their rows say they were saved with.
+func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, withTranscript bool) ([]Run, []savedMetrics, error) {
+	tx, err := s.db.BeginTx(ctx, s.eng.readTx())
+	if err != nil {
+		return nil, nil, err
 	}
 	defer tx.Rollback() // read-only: nothing to commit
 	cond = s.eng.bind(cond)
 
-	runs, err = loadRuns(ctx, tx, cond, args, withTranscript)
+	runs, saved, err := loadRuns(ctx, tx, cond, args, withTranscript)
 	if err != nil || len(runs) == 0 {
-		return nil, err
+		return nil, nil, err
 	}
 	index := make(map[RunID]int, len(runs))
 	for i, r := range runs {
@@ -582,19 +608,59 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 	// One query per child table for the whole selection rather than one
 	// per run: `results list` over a long bench history stays fast.
 	if err := loadStages(ctx, tx, cond, args, runs, index); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := loadMetrics(ctx, tx, cond, args, runs, index); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for i := range runs {
-		SortMetrics(runs[i].Metrics)
-	}
-	return runs, nil
+	return runs, saved, nil
 }
 
-// loadRuns reads the runs' own rows, transcripts only if asked.
-func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTranscript bool) ([]Run, error) {
+// locate turns SQLite finding the store damaged during a read into the
+// runs that cannot be read alone, so the error names them; readErr itself
+// when none can be named (the runs' own table is damaged, say). Only a
+// failed read pays for it.
+func (s *Store) locate(ctx context.Context, cond string, args []any, withTranscript bool, readErr error) error {
+	ids, err := textColumn(ctx, s.db, s.eng.bind(`SELECT r.id FROM runs r`+cond+` ORDER BY r.started, r.id`), args...)
+	if err != nil {
+		return readErr
+	}
+	e := &DamagedRunError{}
+	for _, id := range ids {
+		_, _, err := s.loadUnchecked(ctx, " WHERE r.id = ?", []any{id}, withTranscript)
+		if err == nil || !IsDamaged(err) {
+			continue
+		}
+		if e.What == "" {
+			e.What, e.cause = fmt.Sprintf("cannot be read (%v)", err), err
+		}
+		e.Runs = append(e.Runs, RunID(id))
+	}
+	if len(e.Runs) == 0 {
+		return readErr
+	}
+	return e
+}
+
+// savedProblems lists every run whose metrics read otherwise than they
+// were saved, one line each, for the store's check.
+func (s *Store) savedProblems(ctx context.Context) ([]string, error) {
+	runs, saved, err := s.loadUnchecked(ctx, "", nil, false)
+	if err != nil {
+		return nil, err
+	}
+	var problems []string
+	for i := range runs {
+		if what := savedProblem(&runs[i], saved[i]); what != "" {
+			problems = append(problems, fmt.Sprintf("run %s %s", runs[i].ID, what))
+		}
+	}
+	return problems, nil
+}
+
+// loadRuns reads the runs' own rows, transcripts only if asked, and what
+// each says of the metrics it was saved with.
+func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTranscript bool) ([]Run, []savedMetrics, error) {
 	blobs := "NULL, NULL"
 	if withTranscript {
 		blobs = "r.transcript, r.raw_output"
@@ -602,38 +668,43 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 	rows, err := tx.QueryContext(ctx, `
 		SELECT r.id, r.board, r.clock_mhz, r.rep, r.status, r.reason, r.bench, r.tool, r.tool_version,
 			r.started, r.finished, r.image_digest, r.kernel, r.hello, `+blobs+`,
-			r.source, r.input_sha256, r.clock_reported_mhz, r.clock_check
+			r.source, r.input_sha256, r.clock_reported_mhz, r.clock_check, r.metric_count, r.metrics_sha256
 		FROM runs r`+cond+` ORDER BY r.started, r.id`, args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
 	var runs []Run
+	var saved []savedMetrics
 	for rows.Next() {
 		var r Run
+		var sm savedMetrics
 		var started, finished string
 		var hello, sum sql.NullString
 		if err := rows.Scan(&r.ID, &r.Board, &r.ClockMHz, &r.Rep, &r.Status, &r.Reason, &r.Bench,
 			&r.Tool, &r.ToolVersion, &started, &finished, &r.ImageDigest, &r.Kernel, &hello,
-			&r.Transcript, &r.RawOutput, &r.Source, &sum, &r.ClockReportedMHz, &r.ClockCheck); err != nil {
-			return nil, err
+			&r.Transcript, &r.RawOutput, &r.Source, &sum, &r.ClockReportedMHz, &r.ClockCheck,
+			&sm.count, &sm.digest); err != nil {
+			return nil, nil, err
 		}
 		if r.Source == SourceRun {
 			r.Source = ""
 		}
+		r.Reason = redact.Text(r.Reason) // stored before reasons were masked
 		r.InputSHA256 = sum.String
 		if r.Started, err = parseTime(started); err != nil {
-			return nil, fmt.Errorf("run %s: started: %w", r.ID, err)
+			return nil, nil, fmt.Errorf("run %s: started: %w", r.ID, err)
 		}
 		if r.Finished, err = parseTime(finished); err != nil {
-			return nil, fmt.Errorf("run %s: finished: %w", r.ID, err)
+			return nil, nil, fmt.Errorf("run %s: finished: %w", r.ID, err)
 		}
 		if hello.Valid {
 			r.Hello = json.RawMessage(hello.String)
 		}
 		runs = append(runs, r)
+		saved = append(saved, sm)
 	}
-	return runs, rows.Err()
+	return runs, saved, rows.Err()
 }
 
 // loadStages attaches the selected runs' stages, in their order.

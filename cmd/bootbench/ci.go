@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/internal/redact"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
 	"github.com/bootbench/bootbench/results/gate"
@@ -53,7 +54,7 @@ func cmdCI(ctx context.Context, args []string) error {
 	defer store.Close()
 	base, err := loadBaseline(ctx, store, *baselineRef, job.board.Name)
 	if err != nil {
-		return err
+		return storeFailure(dbPath, err)
 	}
 	opts := gate.Options{MaxRegression: maxReg, Metrics: splitList(*metrics), BaselineName: *baselineRef}
 	// Check the baseline and the metrics against themselves before any boot.
@@ -94,7 +95,7 @@ func runCandidates(ctx context.Context, job *runJob, store *results.Store) ([]re
 	var cand []results.Run
 	err = runPlan(ctx, job.job(rg), rg.Rig, job.settings, *job.rf.reps, func(rec *results.Run, rep int, err error) error {
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "bootbench: run %s failed: %v\n", rec.ID, err)
+			fmt.Fprintf(os.Stderr, "bootbench: run %s failed: %s\n", rec.ID, redact.Text(err.Error()))
 		}
 		cand = append(cand, *rec)
 		return nil

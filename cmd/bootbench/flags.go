@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
+	"github.com/bootbench/bootbench/internal/redact"
 	"github.com/bootbench/bootbench/results"
 )
 
@@ -50,7 +52,8 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 }
 
 func dbFlag(fs *flag.FlagSet) *string {
-	return fs.String("db", "", "results store: a file, or postgres://USER@HOST/DATABASE (default $BOOTBENCH_DB, else $XDG_DATA_HOME/bootbench/results.db)")
+	return fs.String("db", "", "results store: a file, or postgres://USER@HOST/DATABASE (default $BOOTBENCH_DB, else $XDG_DATA_HOME/bootbench/results.db);\n"+
+		"a password goes in ~/.pgpass or $PGPASSWORD, or with the URL in $BOOTBENCH_DB: on the command line every user sees it in ps")
 }
 
 // noArgs refuses positional arguments to a command that takes none, so a
@@ -62,12 +65,22 @@ func noArgs(fs *flag.FlagSet, synopsis string) error {
 	return nil
 }
 
+// storePath is the store a command line names, path ("" for the
+// default); a password in it is warned about, once.
 func storePath(path string) string {
 	if path == "" {
 		return results.DefaultPath()
 	}
+	if results.IsURL(path) && redact.Has(path) {
+		warnPassword.Do(func() {
+			fmt.Fprintf(os.Stderr, "bootbench: warning: the password in %s is visible to every user of this host (ps); "+
+				"put it in ~/.pgpass or $PGPASSWORD, or the whole URL in $BOOTBENCH_DB\n", results.DisplayName(path))
+		})
+	}
 	return path
 }
+
+var warnPassword sync.Once
 
 // The openStore functions return the store and its name for messages: the
 // path, or the URL with its password hidden.

@@ -14,13 +14,13 @@ import (
 	"github.com/bootbench/bootbench/results/parse"
 )
 
-const importSynopsis = "import --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd] [--table N] [--tool-version V] [--rep N] [--force] [--new-board] [--db PATH] FILE..."
+const importSynopsis = "import --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd] [--table N] [--tool-version V] [--rep N] [--force | --skip-existing] [--new-board] [--db PATH] FILE..."
 
 // importOptions are import's flags, checked.
 type importOptions struct {
 	board, format, toolVersion, dbPath string
 	clock, rep, table                  int // rep 0: after the highest stored
-	force, newBoard                    bool
+	force, newBoard, skipExisting      bool
 }
 
 // cmdImport stores benchmark output saved elsewhere (a board without
@@ -45,32 +45,57 @@ func cmdImport(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	s, path, err := openStoreChecked(o.dbPath)
+	// Output already stored is found before the store is opened for
+	// writing: a refused import writes nothing, not even the store's mark.
+	imports, skipped, err := dropImported(ctx, o, imports)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	if err := refuseImported(ctx, s, imports, o.force); err != nil {
-		return storeFailure(path, err)
+	stored := 0
+	if len(imports) > 0 {
+		if stored, err = storeImports(ctx, o, imports); err != nil {
+			return err
+		}
 	}
+	if o.skipExisting {
+		fmt.Printf("%d imported, %d skipped as already imported\n", stored, skipped+len(imports)-stored)
+	}
+	return nil
+}
+
+// storeImports stores each import in its own transaction and reports it
+// once committed; with --skip-existing, output another import stored
+// meanwhile is skipped. It returns how many it stored.
+func storeImports(ctx context.Context, o *importOptions, imports []*results.Import) (int, error) {
+	s, path, err := openStoreChecked(o.dbPath)
+	if err != nil {
+		return 0, err
+	}
+	defer s.Close()
 	next := o.rep
 	if next == 0 {
 		if next, err = s.NextRep(ctx, o.board, boards.MHz(o.clock)); err != nil {
-			return storeFailure(path, err)
+			return 0, storeFailure(path, err)
 		}
 	}
+	stored := 0
 	for _, im := range imports {
 		im.Board, im.ClockMHz, im.Rep = o.board, boards.MHz(o.clock), next
-		next++
 		r := im.Run()
 		if err := s.SaveRun(ctx, r); err != nil {
 			if errors.Is(err, results.ErrDuplicateInput) {
 				// Another import of the same bytes won the race since
-				// readImports looked.
-				return &exitError{code: 2, err: fmt.Errorf("%s: %w (use --force to store it again)", im.Path, err)}
+				// dropImported looked.
+				if o.skipExisting {
+					fmt.Printf("skipped %s: %v\n", im.Label(), err)
+					continue
+				}
+				return stored, &exitError{code: 2, err: fmt.Errorf("%s: %w (use --force to store it again)", im.Path, err)}
 			}
-			return storeFailure(path, fmt.Errorf("%s: %w", im.Path, err))
+			return stored, storeFailure(path, fmt.Errorf("%s: %w", im.Path, err))
 		}
+		next++
+		stored++
 		// Printed only once committed: a line here is a promise that
 		// the run survives whatever happens next.
 		metrics := "metrics"
@@ -79,7 +104,7 @@ func cmdImport(ctx context.Context, args []string) error {
 		}
 		fmt.Printf("imported %s as run %s (%d %s)\n", im.Label(), r.ID, len(r.Metrics), metrics)
 	}
-	return nil
+	return stored, nil
 }
 
 // importFlags parses and checks import's command line.
@@ -93,6 +118,7 @@ func importFlags(args []string) (*importOptions, []string, error) {
 	rep := fs.Int("rep", 0, "repetition number of the first file, counting up per file (default: after the highest stored)")
 	force := fs.Bool("force", false, "store output even if the same bytes were imported before")
 	newBoard := fs.Bool("new-board", false, "--board names a new board: store runs under it though it is neither a board profile nor in the store")
+	skip := fs.Bool("skip-existing", false, "skip output already imported (the same bytes) and import the rest, as after an interrupted import")
 	fs.storeFlag()
 	if err := fs.parseArgs(args); err != nil {
 		return nil, nil, err
@@ -114,9 +140,11 @@ func importFlags(args []string) (*importOptions, []string, error) {
 		return nil, nil, usageErr("import: unknown format %q (formats: %s)", *format, strings.Join(parse.Formats, ", "))
 	case fs.NArg() == 0:
 		return nil, nil, usageErr("import: name at least one FILE of benchmark output")
+	case *force && *skip:
+		return nil, nil, usageErr("import: --force stores output again, --skip-existing skips it: give one")
 	}
 	o := &importOptions{board: *board, format: *format, toolVersion: *toolVersion,
-		clock: *clock, rep: *rep, table: *table, force: *force, newBoard: *newBoard, dbPath: *fs.db}
+		clock: *clock, rep: *rep, table: *table, force: *force, newBoard: *newBoard, skipExisting: *skip, dbPath: *fs.db}
 	return o, fs.Args(), nil
 }
 
@@ -187,31 +215,51 @@ func readImports(paths []string, o *importOptions) ([]*results.Import, error) {
 	return imports, nil
 }
 
-// refuseImported refuses output already stored, or named twice, unless
-// force, before anything is stored.
-func refuseImported(ctx context.Context, s *results.Store, imports []*results.Import, force bool) error {
+// dropImported finds output already stored, or named twice, before
+// anything is stored, reading the store only: it refuses the whole import
+// unless force (stored again) or skip (left out, each said so). It returns
+// the imports to store and how many it skipped.
+func dropImported(ctx context.Context, o *importOptions, imports []*results.Import) ([]*results.Import, int, error) {
+	// A store this import could not write is refused as such first.
+	if err := results.CheckWritable(storePath(o.dbPath)); err != nil {
+		return nil, 0, storeErr(err)
+	}
+	s, path, err := openStoreReadOnly(o.dbPath)
+	switch {
+	case errors.Is(err, results.ErrNoStore):
+		s = nil // nothing stored yet: only the list can repeat itself
+	case err != nil:
+		return nil, 0, err
+	default:
+		defer s.Close()
+	}
+	var keep []*results.Import
 	seen := map[string]string{} // sha256 → file, for the same output named twice
 	for _, im := range imports {
 		sum := results.InputSHA256(im.Data)
 		prev, dup := seen[sum]
-		if !dup {
+		if !dup && s != nil {
 			id, err := s.RunByInputSHA256(ctx, sum)
 			if err != nil {
-				return err
+				return nil, 0, storeFailure(path, err)
 			}
 			prev, dup = "run "+string(id), id != ""
 		}
 		switch {
-		case dup && !force:
-			return usageErr("%s: already imported (same bytes as %s); nothing imported (use --force to store it again)", im.Label(), prev)
+		case dup && o.skipExisting:
+			fmt.Printf("skipped %s: already imported (same bytes as %s)\n", im.Label(), prev)
+			continue
+		case dup && !o.force:
+			return nil, 0, usageErr("%s: already imported (same bytes as %s); nothing imported (use --force to store it again, --skip-existing to import the rest)", im.Label(), prev)
 		case dup:
 			// The hash stays with the first import; this one is an
 			// extra run of the same output.
 			im.Again = true
 		}
 		seen[sum] = im.Label()
+		keep = append(keep, im)
 	}
-	return nil
+	return keep, len(imports) - len(keep), nil
 }
 
 // readImport reads and parses one file. Of a file holding several

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/cmd/bootbench/internal/nocache"
+	"github.com/bootbench/bootbench/internal/redact"
 )
 
 var usage = `bootbench — netboot a board, run only the benchmark, keep the numbers
@@ -24,7 +25,7 @@ Usage:
   bootbench ci      --board NAME --baseline FILE.json|board=B,clock=MHZ --max-regression PCT [--reps N] [--junit FILE]
   bootbench console BOARD [--inventory FILE] [--write]   # a board's serial console, live
   bootbench import  --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd]
-                    [--table N] [--tool-version V] [--rep N] [--force] [--new-board] FILE...
+                    [--table N] [--tool-version V] [--rep N] [--force | --skip-existing] [--new-board] FILE...
   bootbench results list [--board NAME] | show RUN [--transcript | --raw] | check
   bootbench results compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...]
                     [--baseline [BOARD]@MHZ] [--clock MHZ] [--format text|json]
@@ -39,7 +40,9 @@ Usage:
 Run 'bootbench COMMAND --help' for a command's flags.
 
 The results store is --db, else $BOOTBENCH_DB, else $XDG_DATA_HOME/bootbench/results.db:
-a file, or a store shared by several bench hosts, postgres://USER@HOST/DATABASE.
+a file, or a store shared by several bench hosts, postgres://USER@HOST/DATABASE. Its
+password goes in ~/.pgpass or $PGPASSWORD (or with the URL in $BOOTBENCH_DB), not on
+the command line, where every user of the host sees it in ps.
 Exit status: 0 success, 1 a failed run, 2 bad usage or input, 130 interrupted.
 `
 
@@ -73,7 +76,8 @@ func main() {
 		code = ee.code
 	}
 	if !errors.Is(err, errHelpShown) {
-		fmt.Fprintf(os.Stderr, "bootbench: %v\n", err)
+		// Whatever an error quotes, a URL's password is not printed.
+		fmt.Fprintf(os.Stderr, "bootbench: %s\n", redact.Text(err.Error()))
 	} else {
 		code = 0
 	}

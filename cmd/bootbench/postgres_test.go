@@ -262,7 +262,7 @@ func TestStoresAgree(t *testing.T) {
 		}
 	}
 	check := bootbench(t, shared, "results", "check")
-	if check.code != 0 || check.stdout != fmt.Sprintf("results store %s is sound: schema version 3, 6 runs\n", shared) {
+	if check.code != 0 || check.stdout != fmt.Sprintf("results store %s is sound: schema version 4, 6 runs\n", shared) {
 		t.Errorf("check: exit %d\n%s%s", check.code, check.stdout, check.stderr)
 	}
 }

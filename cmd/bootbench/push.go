@@ -18,7 +18,7 @@ func cmdResultsPush(ctx context.Context, args []string) error {
 		"(postgres://USER@HOST/DATABASE). A run already there is skipped, so pushing\n"+
 		"again, or from several benches at once, stores every run once. Exit status 1\n"+
 		"when a run could not be pushed because a different run holds its id there.")
-	to := fs.String("to", "", "the store to copy to: postgres://USER@HOST/DATABASE, or a file (required)")
+	to := fs.String("to", "", "the store to copy to: postgres://USER@HOST/DATABASE, or a file (required); its password in ~/.pgpass or $PGPASSWORD")
 	board := fs.String("board", "", "push only this board's runs")
 	fs.storeFlag()
 	if err := fs.parse(args); err != nil {
@@ -27,7 +27,7 @@ func cmdResultsPush(ctx context.Context, args []string) error {
 	if *to == "" {
 		return usageErr("results push: say where to with --to STORE (e.g. --to postgres://bench@db.lab/results)")
 	}
-	if storePath(*fs.db) == *to {
+	if storePath(*fs.db) == storePath(*to) {
 		return usageErr("results push: --to %s is the store pushed from; name another", results.DisplayName(*to))
 	}
 	from, fromName, err := fs.readStore()

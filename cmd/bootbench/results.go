@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -253,12 +254,14 @@ func checkOutPath(path string) error {
 
 // writeOut writes to path through a temporary file beside it, so a failed
 // export never leaves a half-written file where a good one was; "" is
-// standard output. Errors name path, not the temporary file.
+// standard output. Errors name path, not the temporary file. A new file
+// gets the mode the user's umask gives; a file written over keeps its
+// own, so an export never widens who may read it.
 func writeOut(path string, write func(io.Writer) error) error {
 	if path == "" || path == "-" {
 		return write(os.Stdout)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	tmp, err := createBeside(path)
 	if err != nil {
 		return usageErr("cannot write %s: %v", path, unwrapPathErr(err))
 	}
@@ -267,10 +270,11 @@ func writeOut(path string, write func(io.Writer) error) error {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", path, unwrapPathErr(err))
 	}
-	// CreateTemp makes the file 0600; an export is for sharing.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, unwrapPathErr(err))
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
+			tmp.Close()
+			return fmt.Errorf("write %s: %w", path, unwrapPathErr(err))
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, unwrapPathErr(err))
@@ -279,6 +283,19 @@ func writeOut(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, unwrapPathErr(err))
 	}
 	return nil
+}
+
+// createBeside creates a new temporary file in path's directory with mode
+// 0666, which the kernel narrows by the umask as for any new file
+// (os.CreateTemp's 0600 would ignore it).
+func createBeside(path string) (*os.File, error) {
+	for {
+		name := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.%d", filepath.Base(path), rand.Uint32()))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, os.ErrExist) {
+			return f, err
+		}
+	}
 }
 
 // unwrapPathErr drops the file name from an *os.PathError, for messages

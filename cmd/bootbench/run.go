@@ -18,6 +18,7 @@ import (
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/internal/redact"
 	"github.com/bootbench/bootbench/internal/route"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
@@ -313,7 +314,7 @@ func runSettings(ctx context.Context, job plan.Job, rg harness.Rig, settings []b
 		case err != nil && total == 1:
 			return fmt.Errorf("run %s failed: %w", rec.ID, err)
 		case err != nil:
-			fmt.Fprintf(os.Stderr, "bootbench: run %s failed: %v\n", rec.ID, err)
+			fmt.Fprintf(os.Stderr, "bootbench: run %s failed: %s\n", rec.ID, redact.Text(err.Error()))
 			failed = append(failed, string(rec.ID))
 		default:
 			printRun(rec, rep)

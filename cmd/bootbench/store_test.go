@@ -160,6 +160,7 @@ func TestStoreForeignFileUntouched(t *testing.T) {
 		{"version 2, WAL", foreignApp(2, true, 0), "application_id 0, user_version 2, tables contacts"},
 		{"version 7", foreignApp(7, false, 0), "application_id 0, user_version 7, tables contacts"},
 		{"its own application_id", foreignApp(3, true, 0x46697a7a), "application_id 0x46697a7a, user_version 3"},
+		{"no tables", func(t *testing.T, p string) { sqliteFile(t, p, `CREATE TABLE t(x)`, `DROP TABLE t`) }, "application_id 0, user_version 0, no tables"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

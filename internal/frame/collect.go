@@ -35,6 +35,7 @@ type Collector struct {
 	chunks  int
 	out     bytes.Buffer
 	res     Result
+	hello   bool   // a hello arrived
 	Reason  string // set when the board sent "fail"
 	corrupt error
 }
@@ -84,7 +85,13 @@ func (c *Collector) fail(err error) (Event, error) {
 	return EventTranscript, err
 }
 
+// takeHello takes the board's one report. A second would replace what
+// the run is checked against (its clock) with whatever came later.
 func (c *Collector) takeHello(b HelloBody, raw json.RawMessage) error {
+	if c.hello {
+		return errors.New("a second hello")
+	}
+	c.hello = true
 	c.res.Hello = b
 	c.res.HelloRaw = append(json.RawMessage(nil), raw...)
 	return nil
@@ -103,7 +110,12 @@ func (c *Collector) takeRaw(b RawBody, _ json.RawMessage) error {
 	return nil
 }
 
+// takeDone completes the run. A result without the board's hello would be
+// stored with nothing to check its clock against.
 func (c *Collector) takeDone(b DoneBody, _ json.RawMessage) error {
+	if !c.hello {
+		return errors.New("done with no hello before it")
+	}
 	if b.Chunks != c.chunks {
 		return fmt.Errorf("board sent %d chunks, %d arrived", b.Chunks, c.chunks)
 	}

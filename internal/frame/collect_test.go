@@ -28,6 +28,10 @@ func TestCollector(t *testing.T) {
 		{"chunk out of order", []string{good[0], encode(t, "r1", 1, frame.Raw, frame.RawBody{N: 1, Data: "eA=="})}, frame.EventTranscript, true},
 		{"body of the wrong shape", []string{encode(t, "r1", 0, frame.Hello, []int{1})}, frame.EventTranscript, true},
 		{"unknown type", []string{encode(t, "r1", 0, "bogus", struct{}{})}, frame.EventTranscript, true},
+		// Without a hello there is no clock check; a second would
+		// replace the report the first gave.
+		{"done with no hello", renumber(t, good[1:], 0), frame.EventTranscript, true},
+		{"second hello", append([]string{good[0], encode(t, "r1", 1, frame.Hello, frame.HelloBody{Arch: "mipsle"})}, renumber(t, good[1:], 2)...), frame.EventTranscript, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,6 +67,20 @@ func TestCollector(t *testing.T) {
 			}
 		})
 	}
+}
+
+// renumber re-encodes frame lines of run r1 from sequence number seq on.
+func renumber(t *testing.T, lines []string, seq int) []string {
+	t.Helper()
+	var out []string
+	for i, l := range lines {
+		f, err := frame.Decode([]byte(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, encode(t, "r1", seq+i, f.Type, f.Body))
+	}
+	return out
 }
 
 // encode is the frame line of body, which must encode.

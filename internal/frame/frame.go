@@ -22,6 +22,8 @@ import (
 	"hash/crc32"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Prefix starts every frame line. Its number is the protocol's version.
@@ -75,9 +77,19 @@ func Encode(run string, seq int, typ Type, body any) (string, error) {
 	return fmt.Sprintf("%s%s %08x", Prefix, payload, crc32.ChecksumIEEE([]byte(payload))), nil
 }
 
-// validWord is a run id or type a frame line can carry: one word.
+// validWord is a run id or type a frame line can carry: one word of
+// printable UTF-8. A control character in one can only be damage on the
+// wire that the checksum happened to miss, or a board gone wrong.
 func validWord(s string) bool {
-	return s != "" && !strings.ContainsAny(s, " \r\n")
+	if s == "" || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r == ' ' || unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // IsFrame reports whether line claims to be a frame. Such a line is never
@@ -122,8 +134,13 @@ func Decode(line []byte) (Frame, error) {
 	return parsePayload(payload)
 }
 
-// parsePayload splits a verified "<run> <seq> <type> <json>".
+// parsePayload splits a verified "<run> <seq> <type> <json>". It accepts
+// only what Encode writes: whatever else passes the checksum is not read
+// leniently.
 func parsePayload(payload string) (Frame, error) {
+	if !utf8.ValidString(payload) {
+		return Frame{}, errors.New("frame is not valid UTF-8")
+	}
 	parts := strings.SplitN(payload, " ", 4)
 	if len(parts) != 4 {
 		return Frame{}, errors.New("frame has no body")
@@ -138,8 +155,9 @@ func parsePayload(payload string) (Frame, error) {
 	if !validWord(string(typ)) {
 		return Frame{}, fmt.Errorf("frame has bad type %q", typ)
 	}
+	// Encode writes strconv.Itoa's form: no sign, no leading zero.
 	seq, err := strconv.Atoi(seqText)
-	if err != nil || seq < 0 {
+	if err != nil || seq < 0 || strconv.Itoa(seq) != seqText {
 		return Frame{}, fmt.Errorf("frame has bad sequence %q", seqText)
 	}
 	if !json.Valid([]byte(body)) {

@@ -3,6 +3,8 @@ package frame
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"hash/crc32"
 	"strings"
 	"testing"
 )
@@ -43,6 +45,8 @@ func TestEncodeRejects(t *testing.T) {
 		{"run that means none", "-", Raw},
 		{"empty type", "r1", ""},
 		{"type with a line end", "r1", "raw\n"},
+		{"type with a control character", "r1", "ra\x01w"},
+		{"run with invalid UTF-8", "r\xff1", Raw},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,6 +100,48 @@ func TestDecodeRejects(t *testing.T) {
 				t.Errorf("errors.Is(err, ErrCRC) = %v, want %v (err %v)", got, tt.crcErr, err)
 			}
 		})
+	}
+}
+
+// signed is the frame line of payload with its right checksum: what a
+// board whose encoder went wrong would send, past the CRC check.
+func signed(payload string) string {
+	return fmt.Sprintf("%s%s %08x", Prefix, payload, crc32.ChecksumIEEE([]byte(payload)))
+}
+
+// TestDecodeRefusesWhatEncodeNeverWrites: a line whose checksum is right
+// but whose fields Encode could not have written is refused, not read
+// leniently: a sequence number in any form but Encode's, control
+// characters in the run id or type, invalid UTF-8 anywhere.
+func TestDecodeRefusesWhatEncodeNeverWrites(t *testing.T) {
+	tests := []struct {
+		name, payload string
+	}{
+		{"sequence with a plus sign", `r1 +1 raw {"n":0,"data":""}`},
+		{"sequence with a leading zero", `r1 01 raw {"n":0,"data":""}`},
+		{"negative zero", `r1 -0 hello {}`},
+		{"sequence with spaces around", `r1  0 hello {}`},
+		{"tab in the type", "r1 0 hel\tlo {}"},
+		{"control character in the type", "r1 0 hel\x01lo {}"},
+		{"DEL in the type", "r1 0 hello\x7f {}"},
+		{"control character in the run id", "r\x1b1 0 hello {}"},
+		{"invalid UTF-8 in the body", "r1 0 fail {\"reason\":\"\xff\xfe\"}"},
+		{"invalid UTF-8 in the type", "r1 0 h\xc3llo {}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			payload := tt.payload
+			if f, err := Decode([]byte(signed(payload))); err == nil {
+				t.Errorf("Decode(%q) = %+v, want an error", payload, f)
+			}
+		})
+	}
+	// What Encode writes still decodes.
+	for _, seq := range []int{0, 1, 10, 123456} {
+		line, _ := Encode("r1", seq, Hello, struct{}{})
+		if f, err := Decode([]byte(line)); err != nil || f.Seq != seq {
+			t.Errorf("Decode(%q) = %+v, %v", line, f, err)
+		}
 	}
 }
 
