@@ -79,7 +79,14 @@ func (r *run) stageDirect(built *plan.Built, dir, cmdline string) (k, initrd, ar
 		if err != nil {
 			return "", "", "", fmt.Errorf("read image: %w", err)
 		}
-		elf, rd, err := initramfs.WrapELF(kb, payload, initramfs.ELFOptions{})
+		// QEMU's Malta hands a MIPS kernel at most 255 bytes of -append
+		// and drops the rest without a word: a kernel with a command line
+		// area of its own (bootbench's) gets the whole line there.
+		var o initramfs.ELFOptions
+		if initramfs.HasCmdlineArea(kb) {
+			o.EmbedCmdline = cmdline
+		}
+		elf, rd, err := initramfs.WrapELF(kb, payload, o)
 		if err != nil {
 			return "", "", "", fmt.Errorf("wrap kernel and image in one ELF: %w", err)
 		}
@@ -87,10 +94,22 @@ func (r *run) stageDirect(built *plan.Built, dir, cmdline string) (k, initrd, ar
 		if err := os.WriteFile(k, elf, 0o644); err != nil {
 			return "", "", "", err
 		}
+		if o.EmbedCmdline != "" {
+			r.say("image", "kernel and image in one ELF: %s (%s, the command line in the kernel's own area)", mib(int64(len(elf))), rd)
+			return k, "", "", nil
+		}
+		args = cmdline + " " + rd
+		if len(args) > maltaAppendMax {
+			return "", "", "", fmt.Errorf("board %s: the kernel command line is %d bytes, and QEMU passes a MIPS kernel at most %d (give a kernel with a command line area, such as bootbench's, or fewer --algs)", r.o.Board.Name, len(args), maltaAppendMax)
+		}
 		r.say("image", "kernel and image in one ELF: %s (%s)", mib(int64(len(elf))), rd)
-		return k, "", cmdline + " " + rd, nil
+		return k, "", args, nil
 	case r.o.Board.Profile.ImageFormat == boards.FormatUImage:
 		return "", "", "", fmt.Errorf("board %s: image format %q cannot be booted directly", r.o.Board.Name, r.o.Board.Profile.ImageFormat)
 	}
 	return built.Kernel, built.Payload, cmdline, nil
 }
+
+// maltaAppendMax is the longest -append QEMU's Malta passes on: one
+// 256-byte entry of the YAMON environment it builds, its NUL included.
+const maltaAppendMax = 255

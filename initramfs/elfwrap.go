@@ -291,6 +291,17 @@ func findCmdlineArea(b []byte, progs []*elf.Prog) int {
 	return elfcmdline.Find(b, progs, cmdlineArea)
 }
 
+// HasCmdlineArea reports whether kernel, a kernel ELF, has an empty
+// command line area of its own that WrapELF can write the command line to.
+func HasCmdlineArea(kernel []byte) bool {
+	f, err := elf.NewFile(bytes.NewReader(kernel))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return findCmdlineArea(kernel, f.Progs) >= 0
+}
+
 // EmbeddedCmdline reads the command line written into a kernel ELF's
 // command line area (see ELFOptions.EmbedCmdline), as an OpenWrt kernel
 // reads its own at boot: the text up to the first NUL of the area after the
