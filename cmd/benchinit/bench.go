@@ -174,16 +174,22 @@ func (b *bench) runSpeed(ctx context.Context, w io.Writer) (exit int, err error)
 	if len(b.p.Algs) > 0 {
 		opts.Algorithms = b.p.Algs
 	}
-	err = speed.Run(ctx, w, opts)
+	// Bad options: the suite's own message goes into its output, as a
+	// command's would to its stderr.
+	return b.builtInStatus(ctx, w, speed.Run(ctx, w, opts), "benchinit")
+}
+
+// builtInStatus ends a built-in benchmark as a command would end: status
+// 0, the run's timeout, or its error as a line of its output (prefixed by
+// the name it would print) and status 1.
+func (b *bench) builtInStatus(ctx context.Context, w io.Writer, err error, name string) (int, error) {
 	switch {
 	case err == nil:
 		return 0, nil
 	case ctx.Err() != nil:
 		return 0, errTimeout(b.p.Timeout)
 	default:
-		// Bad options: the suite's own message goes into its output, as
-		// a command's would to its stderr.
-		fmt.Fprintf(w, "benchinit: %v\n", err)
+		fmt.Fprintf(w, "%s: %v\n", name, err)
 		return 1, nil
 	}
 }

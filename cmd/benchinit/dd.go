@@ -70,17 +70,8 @@ func (b *bench) runDD(ctx context.Context, w io.Writer) (int, error) {
 	}
 	defer unix.Unmount(dir, 0)
 	fmt.Fprintf(w, "# dd bs=16k count=%d of=/%s/testfile (tmpfs; %d MiB at most, a quarter of the available RAM)\n", size/ddBlock, ddDir, ddMaxBytes>>20)
-	err := ddFile(ctx, w, filepath.Join(dir, "testfile"), size)
-	switch {
-	case err == nil:
-		return 0, nil
-	case ctx.Err() != nil:
-		return 0, errTimeout(b.p.Timeout)
-	default:
-		// As dd says its failure: a line of its own and a status.
-		fmt.Fprintf(w, "dd: %v\n", err)
-		return 1, nil
-	}
+	// As dd says its failure: a line of its own and a status.
+	return b.builtInStatus(ctx, w, ddFile(ctx, w, filepath.Join(dir, "testfile"), size), "dd")
 }
 
 // ddFile writes size bytes of zeros to path in ddBlock writes, then reads
