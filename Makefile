@@ -1,7 +1,7 @@
 # bootbench — see README.md.
 #   make demo   install what is missing, build, run the benchmark on the default virtual board
 #   make test   install what is missing, fuzz, run every test, the end-to-end boots included
-#   make fuzz   run each fuzz target for FUZZTIME (default 30s)
+#   make fuzz   run each fuzz target for FUZZTIME (default 20s)
 GO      ?= go
 BIN     := bin/bootbench
 BOARD   ?= qemu-x86_64
@@ -56,7 +56,7 @@ test: deps fmt-check vet
 # console, fuzzed beyond their seed corpora (testdata/fuzz/ beside each
 # target). An input that breaks a target is written there, and go test
 # replays it from then on. go test -fuzz takes one target at a time.
-FUZZTIME ?= 30s
+FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDHCPRequest$$' -fuzztime $(FUZZTIME) ./netboot
 	$(GO) test -run '^$$' -fuzz '^FuzzTFTPName$$' -fuzztime $(FUZZTIME) ./netboot

@@ -454,9 +454,17 @@ func TestTFTPCutsSlowTransfers(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second || blocks*512 >= size {
 		t.Errorf("cut after %v and %d blocks, want about 1.3 s and part of the file", d, blocks)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	last := events[len(events)-1]
+	// The server reports the cut once its sender has returned, which may
+	// be a moment after the client read the ERROR.
+	var last Event
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		last = events[len(events)-1]
+		mu.Unlock()
+		if last.IP.String() == "127.0.0.5" {
+			break
+		}
+	}
 	if last.Kind != "tftp-error" || last.IP.String() != "127.0.0.5" || !strings.Contains(fmt.Sprint(last.Err), "too slow") {
 		t.Errorf("event %+v, want a tftp-error naming 127.0.0.5 as cut", last)
 	}

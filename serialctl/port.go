@@ -256,10 +256,12 @@ func (o *opener) lost(err error) bool {
 	return serr != nil
 }
 
-// lostReason says in words why a read failed.
+// lostReason says in words why a read failed. A pty whose other end
+// closed answers a read with 0 bytes or with EIO, depending on whether the
+// read was waiting when it closed: both are a hang-up.
 func lostReason(err error) string {
 	var pe *serial.PortError
-	if errors.As(err, &pe) && pe.Code() == serial.PortClosed {
+	if errors.As(err, &pe) && pe.Code() == serial.PortClosed || errors.Is(err, syscall.EIO) {
 		return "hung up"
 	}
 	return err.Error()
