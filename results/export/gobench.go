@@ -59,13 +59,7 @@ func WriteGobench(w io.Writer, runs []results.Run) error {
 			units[gobenchField(m.Unit)] = true
 		}
 	}
-	sort.SliceStable(ok, func(i, j int) bool {
-		a, b := ok[i], ok[j]
-		if c := results.NaturalCompare(a.Board, b.Board); c != 0 {
-			return c < 0
-		}
-		return a.ClockMHz < b.ClockMHz
-	})
+	sortByBoardClock(ok)
 
 	var sb strings.Builder
 	var rates []string
@@ -173,4 +167,16 @@ func gobenchName(metric string) string {
 		fmt.Fprintf(&sb, "/block=%d", block)
 	}
 	return sb.String()
+}
+
+// sortByBoardClock orders runs by board (naturally: rb450 before rb1100),
+// then clock, keeping the store's order within a setting.
+func sortByBoardClock(runs []*results.Run) {
+	sort.SliceStable(runs, func(i, j int) bool {
+		a, b := runs[i], runs[j]
+		if c := results.NaturalCompare(a.Board, b.Board); c != 0 {
+			return c < 0
+		}
+		return a.ClockMHz < b.ClockMHz
+	})
 }

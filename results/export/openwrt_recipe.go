@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/bootbench/bootbench/results"
@@ -40,13 +39,7 @@ func WriteOpenWrt(w io.Writer, runs []results.Run) error {
 			picked = append(picked, r)
 		}
 	}
-	sort.SliceStable(picked, func(i, j int) bool {
-		a, b := picked[i], picked[j]
-		if c := results.NaturalCompare(a.Board, b.Board); c != 0 {
-			return c < 0
-		}
-		return a.ClockMHz < b.ClockMHz
-	})
+	sortByBoardClock(picked)
 	var sb strings.Builder
 	for _, r := range picked {
 		sb.WriteString(RecipeCPUInfo(helloCPUInfo(r.Hello)))
