@@ -121,6 +121,16 @@ func assertRouteRun(t *testing.T, db, id string) {
 	if got["tcp-throughput@1460/plain"] >= got["tcp-throughput@1460/direct"] {
 		t.Errorf("routed %v >= direct %v", got["tcp-throughput@1460/plain"], got["tcp-throughput@1460/direct"])
 	}
+	// Packets of the size under test went through the board: what the
+	// 64-byte TCP test carried, one way, is more packets than the board
+	// forwarded only if it routed bigger ones (offloaded segments a
+	// wire would never carry).
+	for _, config := range bootparam.RouteConfigs {
+		carried := got["tcp-throughput@64/"+config] / 8 / 64 // per second, 1-second tests
+		if fwd := got["route-forwarded/"+config]; fwd < carried {
+			t.Errorf("%s: the board forwarded %.0f packets, fewer than the %.0f of 64 bytes its TCP test carried: it was handed bigger ones", config, fwd, carried)
+		}
+	}
 
 	// 2. The configurations as the board's frames report them.
 	show := bootbench(t, db, "results", "show", id, "--transcript")
