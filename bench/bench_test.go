@@ -59,7 +59,7 @@ var scripts = map[string]struct {
 		},
 	},
 	"tftp-vs-dnsmasq.sh": {
-		args:  []string{"-n", "1"},
+		args:  []string{"-n", "1", "-q"},
 		needs: []string{"root", "ip", "go", "curl", "dnsmasq", "in.tftpd"},
 		want: []*regexp.Regexp{
 			regexp.MustCompile(`(?m)^rep 1/1  512 +A bootbench tftp +[0-9.]+ s$`),

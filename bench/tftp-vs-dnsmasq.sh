@@ -11,7 +11,7 @@
 #   512, 1468      curl fetches one file at blksize 512 (what RouterBOOT and
 #                  old PXE ROMs use; 512 asks for no option at all) and 1468
 #                  (the most an Ethernet frame holds, what iPXE and U-Boot ask for)
-#   512x8, 1468x8  eight curls at once, 4 MiB each: eight boards fed at once
+#   512x8, 1468x8  eight curls at once, an eighth each: eight boards fed at once
 #   512w16         bench/tftpget asks for windowsize 16 (RFC 7440, U-Boot's
 #                  tftpwindowsize) at blksize 512, which curl cannot; dnsmasq
 #                  and tftpd-hpa ignore the option and send a block at a time
@@ -24,7 +24,10 @@
 # attaches to, which in.tftpd needs to resolve its address at all), the
 # transfers over the namespace's loopback, nothing on any other network.
 #
-# Usage, as root from the repository root: bench/tftp-vs-dnsmasq.sh [-n REPS]
+# -q sends 4 MiB instead of 32 (x8: 512 KiB each): a check that the script
+# works, as CI runs it.
+#
+# Usage, as root from the repository root: bench/tftp-vs-dnsmasq.sh [-n REPS] [-q]
 set -euo pipefail
 
 . "$(dirname "$0")/lib.bash"
@@ -34,6 +37,7 @@ command -v dnsmasq >/dev/null || die "dnsmasq missing (make deps, or apt-get ins
 command -v in.tftpd >/dev/null || die "in.tftpd missing (make deps installs tftpd-hpa with its service disabled)"
 
 size=$((32 << 20))
+[ -z "$quick" ] || size=$((4 << 20))
 tmp=$(mktemp -d)
 chmod 755 "$tmp" # dnsmasq and in.tftpd drop root before they open files
 ns=bb-tftp-$$
@@ -85,11 +89,11 @@ curl_tftp() { # server blksize file [out]: prints curl's seconds; the file lands
 same() { # got file server case: dies unless got holds the file
 	cmp -s "$1" "$tmp/root/$2" || die "${label[$3]} at $4 sent $(stat -c %s "$1") bytes that differ from the file"
 }
-fetch() { # server blksize: the 32 MiB file by curl, its seconds in secs
+fetch() { # server blksize: the whole file by curl, its seconds in secs
 	secs=$(curl_tftp "$1" "$2" blob) || die "${label[$1]}: curl failed at blksize $2: $(tail -n 3 "$tmp/$1.log")"
 	same "$tmp/got" blob "$1" "blksize $2"
 }
-fetch8() { # server blksize: eight curls at once, 4 MiB each; the seconds until the last ends in secs
+fetch8() { # server blksize: eight curls at once, an eighth of the size each; the seconds until the last ends in secs
 	local t0 i ps=()
 	t0=$(date +%s.%N)
 	for ((i = 0; i < 8; i++)); do
@@ -102,7 +106,7 @@ fetch8() { # server blksize: eight curls at once, 4 MiB each; the seconds until 
 	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
 	for ((i = 0; i < 8; i++)); do same "$tmp/got$i" part "$1" "blksize $2 (transfer $i of 8)"; done
 }
-fetchw() { # server windowsize: the 32 MiB file by tftpget at blksize 512, its seconds in secs
+fetchw() { # server windowsize: the whole file by tftpget at blksize 512, its seconds in secs
 	rm -f "$tmp/got"
 	secs=$(ip netns exec "$ns" "$tmp/tftpget" -blksize 512 -windowsize "$2" -o "$tmp/got" "${addr[$1]}:69" blob) ||
 		die "${label[$1]}: tftpget failed at windowsize $2: $(tail -n 3 "$tmp/$1.log")"
@@ -151,6 +155,6 @@ awk -v w16="$w16" -v w1="$w1" -v plain="$plain" 'BEGIN {
 cat <<EOF
 
 seconds to fetch $((size >> 20)) MiB over loopback in a namespace (x8: eight transfers of
-$((size >> 23)) MiB at once, until the last ends), $reps rep(s) each; x dnsmasq is dnsmasq's
+$((size >> 13)) KiB at once, until the last ends), $reps rep(s) each; x dnsmasq is dnsmasq's
 median over the server's in the same case, its throughput against dnsmasq's (above 1: faster).
 EOF
