@@ -59,13 +59,19 @@ var scripts = map[string]struct {
 		},
 	},
 	"tftp-vs-dnsmasq.sh": {
-		args:  []string{"-n", "1"},
+		args:  []string{"-n", "1", "-q"},
 		needs: []string{"root", "ip", "go", "curl", "dnsmasq", "in.tftpd"},
 		want: []*regexp.Regexp{
-			regexp.MustCompile(`(?m)^rep 1/1  blksize  512  A bootbench tftp +[0-9.]+ s$`),
-			regexp.MustCompile(`(?m)^rep 1/1  blksize 1468  C tftpd-hpa +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^rep 1/1  512 +A bootbench tftp +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^rep 1/1  1468 +C tftpd-hpa +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^rep 1/1  512x8 +B dnsmasq +[0-9.]+ s$`),
 			regexp.MustCompile(`(?m)^512 +A bootbench tftp +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
 			regexp.MustCompile(`(?m)^1468 +B dnsmasq +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.00x$`),
+			regexp.MustCompile(`(?m)^512x8 +A bootbench tftp +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
+			regexp.MustCompile(`(?m)^1468x8 +C tftpd-hpa +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
+			regexp.MustCompile(`(?m)^512w16 +A bootbench tftp +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
+			regexp.MustCompile(`(?m)^512w1 +A bootbench tftp +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +-$`),
+			regexp.MustCompile(`(?m)^windowsize 16 at blksize 512, A bootbench tftp: [0-9.]+x the throughput of 512w1, [0-9.]+x that of 512 \(curl\)$`),
 		},
 	},
 	"speed-vs-openssl.sh": {

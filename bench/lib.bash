@@ -4,18 +4,19 @@
 # bench_init NAME WHY-ROOT "$@": die() names the script; -n REPS (default 3)
 # sets reps; -q runs the smallest benchmark on the board (md5 for 0.05 s a
 # block size: a check that the script works, whose times are mostly boot) in
-# place of the default suite at 0.3 s; the script runs as root (WHY-ROOT says
+# place of the default suite at 0.3 s (a script that boots nothing takes -q
+# for its smallest workload: quick=1); the script runs as root (WHY-ROOT says
 # why) from the repository root. It sets suite_seconds and suite_algs, and
 # suite (the same as bootbench run flags).
 bench_init() {
 	bench_name=$1 bench_why_root=$2
 	shift 2
-	reps=3 suite_seconds=0.3 suite_algs=
+	reps=3 suite_seconds=0.3 suite_algs= quick=
 	local opt OPTIND=1
 	while getopts n:q opt; do
 		case $opt in
 		n) reps=$OPTARG ;;
-		q) suite_seconds=0.05 suite_algs=md5 ;;
+		q) suite_seconds=0.05 suite_algs=md5 quick=1 ;;
 		*) echo "usage: $0 [-n REPS] [-q]" >&2; exit 2 ;;
 		esac
 	done

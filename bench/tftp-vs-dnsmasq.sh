@@ -1,20 +1,33 @@
 #!/usr/bin/env bash
 # How fast does bootbench's own TFTP server send a file, against the servers
-# a bench would otherwise use? curl fetches one 32 MiB file from each of
+# a bench would otherwise use? Each of
 #
 #   A  bootbench tftp        (pin/tftp v3.1.0 with bootbench's handler)
 #   B  dnsmasq               (its built-in TFTP server)
 #   C  tftpd-hpa             (in.tftpd)
 #
-# at blksize 512 (what RouterBOOT and old PXE ROMs use) and 1468 (the most an
-# Ethernet frame holds, what iPXE and U-Boot ask for), REPS times each,
-# interleaved (A B C A B C ...) so that drift on the host hits every server
-# alike. All of it runs in a network namespace of its own: each server on
-# port 69 of its own address (198.18.0.2-4 on a tap nobody attaches to,
-# which in.tftpd needs to resolve its address at all), the transfers over
-# the namespace's loopback, nothing on any other network.
+# sends 32 MiB in each case:
 #
-# Usage, as root from the repository root: bench/tftp-vs-dnsmasq.sh [-n REPS]
+#   512, 1468      curl fetches one file at blksize 512 (what RouterBOOT and
+#                  old PXE ROMs use; 512 asks for no option at all) and 1468
+#                  (the most an Ethernet frame holds, what iPXE and U-Boot ask for)
+#   512x8, 1468x8  eight curls at once, an eighth each: eight boards fed at once
+#   512w16         bench/tftpget asks for windowsize 16 (RFC 7440, U-Boot's
+#                  tftpwindowsize) at blksize 512, which curl cannot; dnsmasq
+#                  and tftpd-hpa ignore the option and send a block at a time
+#   512w1          the same client without the option, bootbench only: what
+#                  the window's gain is measured against
+#
+# REPS times each, interleaved (A B C A B C ...) so that drift on the host
+# hits every server alike. All of it runs in a network namespace of its own:
+# each server on port 69 of its own address (198.18.0.2-4 on a tap nobody
+# attaches to, which in.tftpd needs to resolve its address at all), the
+# transfers over the namespace's loopback, nothing on any other network.
+#
+# -q sends 4 MiB instead of 32 (x8: 512 KiB each): a check that the script
+# works, as CI runs it.
+#
+# Usage, as root from the repository root: bench/tftp-vs-dnsmasq.sh [-n REPS] [-q]
 set -euo pipefail
 
 . "$(dirname "$0")/lib.bash"
@@ -24,6 +37,7 @@ command -v dnsmasq >/dev/null || die "dnsmasq missing (make deps, or apt-get ins
 command -v in.tftpd >/dev/null || die "in.tftpd missing (make deps installs tftpd-hpa with its service disabled)"
 
 size=$((32 << 20))
+[ -z "$quick" ] || size=$((4 << 20))
 tmp=$(mktemp -d)
 chmod 755 "$tmp" # dnsmasq and in.tftpd drop root before they open files
 ns=bb-tftp-$$
@@ -38,10 +52,12 @@ trap teardown EXIT
 trap 'echo "tftp-vs-dnsmasq: interrupted" >&2; exit 130' INT
 trap 'exit 143' TERM
 
-echo "building bootbench, writing a $((size >> 20)) MiB file..." >&2
+echo "building bootbench and tftpget, writing the files..." >&2
 go build -o "$tmp/bootbench" ./cmd/bootbench
+go build -o "$tmp/tftpget" ./bench/tftpget
 mkdir "$tmp/root"
 head -c "$size" /dev/urandom >"$tmp/root/blob"
+head -c "$((size / 8))" /dev/urandom >"$tmp/root/part"
 echo ready >"$tmp/root/ready"
 chmod -R a+rX "$tmp/root"
 
@@ -64,12 +80,37 @@ pids+=($!)
 ip netns exec "$ns" in.tftpd --foreground --listen --address "${addr[C]}:69" --user nobody --secure "$tmp/root" >"$tmp/C.log" 2>&1 &
 pids+=($!)
 
-curl_tftp() { # server blksize file: prints curl's seconds; the file lands in $tmp/got
-	rm -f "$tmp/got"
-	ip netns exec "$ns" curl -sS --max-time 120 --tftp-blksize "$2" -o "$tmp/got" -w '%{time_total}' "tftp://${addr[$1]}/$3"
+
+curl_tftp() { # server blksize file [out]: prints curl's seconds; the file lands in out ($tmp/got)
+	local out=${4:-$tmp/got}
+	rm -f "$out"
+	ip netns exec "$ns" curl -sS --max-time 120 --tftp-blksize "$2" -o "$out" -w '%{time_total}' "tftp://${addr[$1]}/$3"
 }
-fetch() { # server blksize file -> seconds in secs
-	secs=$(curl_tftp "$@") || die "${label[$1]}: curl failed at blksize $2: $(tail -n 3 "$tmp/$1.log")"
+same() { # got file server case: dies unless got holds the file
+	cmp -s "$1" "$tmp/root/$2" || die "${label[$3]} at $4 sent $(stat -c %s "$1") bytes that differ from the file"
+}
+fetch() { # server blksize: the whole file by curl, its seconds in secs
+	secs=$(curl_tftp "$1" "$2" blob) || die "${label[$1]}: curl failed at blksize $2: $(tail -n 3 "$tmp/$1.log")"
+	same "$tmp/got" blob "$1" "blksize $2"
+}
+fetch8() { # server blksize: eight curls at once, an eighth of the size each; the seconds until the last ends in secs
+	local t0 i ps=()
+	t0=$(date +%s.%N)
+	for ((i = 0; i < 8; i++)); do
+		curl_tftp "$1" "$2" part "$tmp/got$i" >/dev/null &
+		ps+=($!)
+	done
+	for i in "${!ps[@]}"; do
+		wait "${ps[$i]}" || die "${label[$1]}: curl $i of 8 failed at blksize $2: $(tail -n 3 "$tmp/$1.log")"
+	done
+	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+	for ((i = 0; i < 8; i++)); do same "$tmp/got$i" part "$1" "blksize $2 (transfer $i of 8)"; done
+}
+fetchw() { # server windowsize: the whole file by tftpget at blksize 512, its seconds in secs
+	rm -f "$tmp/got"
+	secs=$(ip netns exec "$ns" "$tmp/tftpget" -blksize 512 -windowsize "$2" -o "$tmp/got" "${addr[$1]}:69" blob) ||
+		die "${label[$1]}: tftpget failed at windowsize $2: $(tail -n 3 "$tmp/$1.log")"
+	same "$tmp/got" blob "$1" "windowsize $2"
 }
 for v in A B C; do # each server up and serving
 	for ((i = 0; ; i++)); do
@@ -79,31 +120,41 @@ for v in A B C; do # each server up and serving
 	done
 done
 
-names=(A B C)
-blksizes=(512 1468)
+cases=(512 1468 512x8 1468x8 512w16 512w1)
+declare -A servers=([512w1]=A) # the other cases: A B C
 declare -A times=()
 for ((rep = 1; rep <= reps; rep++)); do
-	for bs in "${blksizes[@]}"; do
-		for v in "${names[@]}"; do
-			fetch "$v" "$bs" blob
-			cmp -s "$tmp/got" "$tmp/root/blob" || die "${label[$v]} at blksize $bs sent $(stat -c %s "$tmp/got") bytes that differ from the file"
-			times[$v$bs]+="$secs "
-			printf 'rep %d/%d  blksize %4d  %-18s %7.3f s\n' "$rep" "$reps" "$bs" "${label[$v]}" "$secs"
+	for c in "${cases[@]}"; do
+		for v in ${servers[$c]:-A B C}; do
+			case $c in
+			*x8) fetch8 "$v" "${c%x8}" ;;
+			*w*) fetchw "$v" "${c#*w}" ;;
+			*) fetch "$v" "$c" ;;
+			esac
+			times[$v$c]+="$secs "
+			printf 'rep %d/%d  %-6s  %-18s %7.3f s\n' "$rep" "$reps" "$c" "${label[$v]}" "$secs"
 		done
 	done
 done
 
-printf '\n%-7s %-18s %8s %8s %8s %8s %11s\n' blksize server median min max MiB/s "vs dnsmasq"
-for bs in "${blksizes[@]}"; do
-	read -r base _ <<<"$(stats 3 ${times[B$bs]})"
-	for v in "${names[@]}"; do
-		read -r med lo hi <<<"$(stats 3 ${times[$v$bs]})"
-		awk -v bs="$bs" -v l="${label[$v]}" -v m="$med" -v lo="$lo" -v hi="$hi" -v b="$base" -v size="$size" \
-			'BEGIN { printf "%-7d %-18s %8.3f %8.3f %8.3f %8.1f %10.2fx\n", bs, l, m, lo, hi, size / 1048576 / m, m / b }'
+printf '\n%-7s %-18s %8s %8s %8s %8s %10s\n' case server median min max MiB/s "x dnsmasq"
+for c in "${cases[@]}"; do
+	base=-
+	[ -z "${times[B$c]:-}" ] || read -r base _ _ <<<"$(stats 3 ${times[B$c]})"
+	for v in ${servers[$c]:-A B C}; do
+		read -r med lo hi <<<"$(stats 3 ${times[$v$c]})"
+		awk -v c="$c" -v l="${label[$v]}" -v m="$med" -v lo="$lo" -v hi="$hi" -v b="$base" -v size="$size" \
+			'BEGIN { printf "%-7s %-18s %8.3f %8.3f %8.3f %8.1f %10s\n", c, l, m, lo, hi, size / 1048576 / m, b == "-" ? "-" : sprintf("%.2fx", b / m) }'
 	done
 done
+read -r w16 _ _ <<<"$(stats 3 ${times[A512w16]})"
+read -r w1 _ _ <<<"$(stats 3 ${times[A512w1]})"
+read -r plain _ _ <<<"$(stats 3 ${times[A512]})"
+awk -v w16="$w16" -v w1="$w1" -v plain="$plain" 'BEGIN {
+	printf "\nwindowsize 16 at blksize 512, A bootbench tftp: %.2fx the throughput of 512w1, %.2fx that of 512 (curl)\n", w1 / w16, plain / w16 }'
 cat <<EOF
 
-seconds for curl to fetch $((size >> 20)) MiB over loopback in a namespace, $reps rep(s) each;
-ratio = median / dnsmasq's median at the same blksize (below 1: faster than dnsmasq).
+seconds to fetch $((size >> 20)) MiB over loopback in a namespace (x8: eight transfers of
+$((size >> 13)) KiB at once, until the last ends), $reps rep(s) each; x dnsmasq is dnsmasq's
+median over the server's in the same case, its throughput against dnsmasq's (above 1: faster).
 EOF

@@ -342,9 +342,16 @@ func IPXEScript(transport string, server net.IP, board Key, runID, cmdline strin
 // TFTP from the server that answered its DHCP, and boot them with the run's
 // command line. Debian's arm64 kernel is an uncompressed Image, which booti
 // takes as is; the device tree is the one QEMU gave U-Boot.
+//
+// The loads ask for Ethernet-sized blocks and a window of 16 of them (RFC
+// 7440; U-Boot 2020.07 and later send it, older ones ignore the variable),
+// unless the board's environment sets its own: a window spares a round
+// trip per block, and the server grants it only to a client that asks.
 func UBootScript(board Key, cmdline string) string {
 	return strings.Join([]string{
 		"echo bootbench: loading from ${serverip}",
+		`if test -z "${tftpblocksize}"; then setenv tftpblocksize 1468; fi`,
+		`if test -z "${tftpwindowsize}"; then setenv tftpwindowsize 16; fi`,
 		"setenv bootargs " + cmdline,
 		"tftpboot ${kernel_addr_r} " + board.File("Image"),
 		"tftpboot ${ramdisk_addr_r} " + board.File("initramfs.cpio"),

@@ -307,7 +307,11 @@ func (w *watcher) netEvent(e netboot.Event) {
 	case "dhcp-ack", "dhcp-nak", "proxy-ack":
 		r.say("dhcp", "%s to %s: %s", e.Kind, e.MAC, answeredAddress(e))
 	case "tftp-done", "http-done":
-		r.say(results.EventKind(strings.TrimSuffix(e.Kind, "-done")), "%s %s in %.2fs (%s/s)", e.File, mib(e.Bytes), e.Duration.Seconds(), mib(int64(float64(e.Bytes)/max(e.Duration.Seconds(), 1e-3))))
+		opts := "" // what a TFTP transfer negotiated: its block and window sizes
+		if e.Options != "" {
+			opts = " " + e.Options
+		}
+		r.say(results.EventKind(strings.TrimSuffix(e.Kind, "-done")), "%s %s in %.2fs (%s/s)%s", e.File, mib(e.Bytes), e.Duration.Seconds(), mib(int64(float64(e.Bytes)/max(e.Duration.Seconds(), 1e-3))), opts)
 		if e.File == boot.KeyOf(r.o.Board).File("initramfs.cpio") {
 			r.enter("kernel")
 			w.kernel = true

@@ -115,7 +115,9 @@ type Event struct {
 	// (boot.Booter.Report fills it in; the servers know no boards).
 	Board string
 	// Options are the DHCP option codes an answer carried, in order
-	// ("1" for a plain BOOTP reply, which must carry no option 53).
+	// ("1" for a plain BOOTP reply, which must carry no option 53); for
+	// a TFTP transfer, the options its option answer granted
+	// ("blksize=1468 tsize=4096 windowsize=16").
 	Options  string
 	Bytes    int64
 	Duration time.Duration

@@ -1,10 +1,12 @@
 package netboot
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +58,14 @@ const (
 	tftpGrace    = 15 * time.Second
 )
 
+// maxWindow is the largest windowsize granted. U-Boot's documentation
+// suggests 8 to 16; the library also caps a window at 1 MiB of blocks.
+const maxWindow = 64
+
+// readAhead is how much of a served file is read at once: a 512-byte block
+// read straight from the file costs a system call per block.
+const readAhead = 64 << 10
+
 // NewTFTP serves the files under dir (see Dir). Writes are refused.
 func NewTFTP(dir string, report Reporter) (*TFTP, error) {
 	d, err := OpenDir(dir)
@@ -81,6 +91,9 @@ func NewTFTPFrom(files Files, report Reporter) *TFTP {
 	t.srv.SetTimeout(time.Second)
 	t.srv.SetRetries(8)
 	t.srv.SetBackoff(func(int) time.Duration { return 0 })
+	// RFC 7440 windowsize, for the clients that ask (U-Boot's
+	// tftpwindowsize): a window of blocks per ACK instead of one.
+	t.srv.SetWindowSize(maxWindow)
 	return t
 }
 
@@ -101,7 +114,8 @@ func (t *TFTP) Shutdown() {
 func (t *TFTP) read(name string, rf io.ReaderFrom) error {
 	start := time.Now()
 	n, err := t.send(name, rf)
-	ev := Event{Kind: "tftp-done", File: shown(resolve(name)), IP: clientIP(rf), Bytes: n, Duration: time.Since(start), Time: time.Now()}
+	ev := Event{Kind: "tftp-done", File: shown(resolve(name)), IP: clientIP(rf), Options: negotiated(rf),
+		Bytes: n, Duration: time.Since(start), Time: time.Now()}
 	if err != nil {
 		ev.Kind, ev.Err = "tftp-error", shownErr(err)
 	}
@@ -140,7 +154,7 @@ func (t *TFTP) send(name string, rf io.ReaderFrom) (int64, error) {
 	if err := setSize(rf, f, size, mode); err != nil {
 		return 0, err
 	}
-	sf := &servedFile{r: f, closing: t.closing, size: size, floor: t.floorRate,
+	sf := &servedFile{r: bufio.NewReaderSize(f, readAhead), closing: t.closing, size: size, floor: t.floorRate,
 		start: time.Now(), deadline: time.Now().Add(t.limit(size))}
 	n, err := rf.ReadFrom(sf)
 	if sf.err != nil {
@@ -226,6 +240,21 @@ func (t *TFTP) open(name string) (io.ReadCloser, int64, error) {
 		return nil, 0, ErrNotFound
 	}
 	return t.files.Open(clean)
+}
+
+// negotiated is what the transfer's option answer granted, as
+// "blksize=1468 tsize=123 windowsize=16" (sorted; "" without options).
+func negotiated(rf io.ReaderFrom) string {
+	no, ok := rf.(tftp.NegotiatedOptions)
+	if !ok {
+		return ""
+	}
+	var opts []string
+	for name, value := range no.Options() {
+		opts = append(opts, name+"="+value)
+	}
+	slices.Sort(opts)
+	return strings.Join(opts, " ")
 }
 
 // clientIP is the address a transfer goes to.

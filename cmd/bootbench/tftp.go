@@ -23,8 +23,9 @@ const tftpSynopsis = "tftp --root DIR --listen ADDR"
 // own TFTP server, confined and capped as it is in a run, for a board booted
 // by hand or for measuring it against other servers.
 func cmdTFTP(_ context.Context, args []string) error {
-	fs := newCommand("tftp", tftpSynopsis, "Serves the files under DIR, read-only, by TFTP (RFC 1350 with blksize\n"+
-		"and tsize) until Ctrl-C, and prints one line per transfer. Names are\n"+
+	fs := newCommand("tftp", tftpSynopsis, "Serves the files under DIR, read-only, by TFTP (RFC 1350 with blksize,\n"+
+		"tsize and windowsize) until Ctrl-C, and prints one line per transfer\n"+
+		"with the options it negotiated. Names are\n"+
 		"confined to DIR (no .., no symlinks out); only regular files are served;\n"+
 		"a client gets at most 8 transfers at once, all clients 64; a transfer\n"+
 		"is cut (and its line says so) once it has taken 15 s plus its size at\n"+
@@ -122,7 +123,11 @@ func transferLine(w io.Writer) netboot.Reporter {
 			return
 		}
 		rate := float64(e.Bytes) / max(e.Duration.Seconds(), 1e-6) / (1 << 20)
-		fmt.Fprintf(w, "%s %s %s %s bytes in %s (%.1f MiB/s)\n", at, who, e.File,
-			strconv.FormatInt(e.Bytes, 10), e.Duration.Round(time.Millisecond), rate)
+		opts := ""
+		if e.Options != "" {
+			opts = " " + e.Options
+		}
+		fmt.Fprintf(w, "%s %s %s %s bytes in %s (%.1f MiB/s)%s\n", at, who, e.File,
+			strconv.FormatInt(e.Bytes, 10), e.Duration.Round(time.Millisecond), rate, opts)
 	}
 }

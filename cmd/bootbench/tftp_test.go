@@ -51,6 +51,7 @@ func TestTFTPCommand(t *testing.T) {
 	c, _ := tftp.NewClient(addr)
 	c.SetTimeout(time.Second)
 	c.SetBlockSize(1468)
+	c.SetWindowSize(16)
 	var got bytes.Buffer
 	wt, err := c.Receive("/vmlinuz", "octet")
 	if err == nil {
@@ -65,7 +66,7 @@ func TestTFTPCommand(t *testing.T) {
 	}
 
 	want := []*regexp.Regexp{
-		regexp.MustCompile(`^\d\d:\d\d:\d\d 127\.0\.0\.1 vmlinuz 100000 bytes in \S+ \([0-9.]+ MiB/s\)$`),
+		regexp.MustCompile(`^\d\d:\d\d:\d\d 127\.0\.0\.1 vmlinuz 100000 bytes in \S+ \([0-9.]+ MiB/s\) blksize=1468 windowsize=16$`),
 		regexp.MustCompile(`^\d\d:\d\d:\d\d 127\.0\.0\.1 nothere: file not found$`),
 	}
 	var lines []string

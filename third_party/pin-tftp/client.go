@@ -57,12 +57,13 @@ func (c *Client) RequestTSize(s bool) {
 
 // Client stores data about a single TFTP client
 type Client struct {
-	addr    *net.UDPAddr
-	timeout time.Duration
-	retries int
-	backoff backoffFunc
-	blksize int
-	tsize   bool
+	addr       *net.UDPAddr
+	timeout    time.Duration
+	retries    int
+	backoff    backoffFunc
+	blksize    int
+	tsize      bool
+	windowsize int // RFC 7440, asked for on reads (bootbench patch)
 }
 
 // Send starts outgoing file transmission. It returns io.ReaderFrom or error.
@@ -116,8 +117,12 @@ func (c Client) Receive(filename string, mode string) (io.WriterTo, error) {
 		block:    1,
 		mode:     mode,
 	}
-	if c.blksize != 0 || c.tsize {
+	if c.blksize != 0 || c.tsize || c.windowsize != 0 {
 		r.opts = make(options)
+	}
+	if c.windowsize != 0 {
+		r.opts["windowsize"] = strconv.Itoa(c.windowsize)
+		r.askedWindow = c.windowsize
 	}
 	if c.blksize != 0 {
 		r.opts["blksize"] = strconv.Itoa(c.blksize)

@@ -33,6 +33,10 @@ type connection interface {
 
 type connConnection struct {
 	conn *net.UDPConn
+	// want is when the read in progress times out; set is the deadline
+	// the socket holds, which may come sooner (bootbench patch: see
+	// setDeadline).
+	want, set time.Time
 }
 
 type chanConnection struct {
@@ -103,11 +107,34 @@ func makeError(addr string) net.Error {
 }
 
 func (c *connConnection) readFrom(buffer []byte) (int, *net.UDPAddr, error) {
-	return c.conn.ReadFromUDP(buffer)
+	for {
+		n, addr, err := c.conn.ReadFromUDP(buffer)
+		if ne, ok := err.(net.Error); ok && ne.Timeout() && time.Now().Before(c.want) {
+			// The socket's deadline came before this read's: move it.
+			if err := c.conn.SetReadDeadline(c.want); err != nil {
+				return 0, nil, err
+			}
+			c.set = c.want
+			continue
+		}
+		return n, addr, err
+	}
 }
 
-func (c *connConnection) setDeadline(deadline time.Duration) error {
-	return c.conn.SetReadDeadline(time.Now().Add(deadline))
+// setDeadline makes the next reads time out after d. A transfer sets it
+// for every block, and moving the socket's deadline each time costs a
+// runtime timer update per block: the socket keeps the deadline it has
+// while that one is still ahead and not later than the new one, and
+// readFrom moves it on only if it comes before the read is done
+// (bootbench patch). Reads time out exactly when they did.
+func (c *connConnection) setDeadline(d time.Duration) error {
+	now := time.Now()
+	c.want = now.Add(d)
+	if c.set.After(now) && !c.set.After(c.want) {
+		return nil
+	}
+	c.set = c.want
+	return c.conn.SetReadDeadline(c.want)
 }
 
 func (c *connConnection) close() {

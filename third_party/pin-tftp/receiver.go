@@ -60,6 +60,8 @@ type receiver struct {
 	singlePort     bool
 	maxBlockLen    int
 	hook           Hook
+	askedWindow    int // windowsize a client read asked for (bootbench patch)
+	window         int // windowsize the server granted
 	startTime      time.Time
 	datagramsSent  int
 	datagramsAcked int
@@ -75,6 +77,9 @@ func (r *receiver) WriteTo(w io.Writer) (n int64, err error) {
 			r.abort(err)
 			return 0, err
 		}
+	}
+	if r.window > 1 && r.l == 0 {
+		return r.writeToWindowed(w)
 	}
 	binary.BigEndian.PutUint16(r.send[0:2], opACK)
 	for {
@@ -203,6 +208,9 @@ func (r *receiver) receiveDatagram(l int) (int, *net.UDPAddr, error) {
 					if err != nil {
 						continue
 					}
+				}
+				if name == "windowsize" {
+					r.acceptWindow(value)
 				}
 			}
 			r.block = 0 // ACK with block number 0

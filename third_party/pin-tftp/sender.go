@@ -49,6 +49,10 @@ type sender struct {
 	mode        string
 	opts        options
 	sizeKnown   bool // tsize holds the real size, 0 included (bootbench patch)
+	// maxWindow is the most RFC 7440 windowsize the server grants (0: the
+	// option is not served); window is what was negotiated (bootbench patch).
+	maxWindow int
+	window    int
 	// stop is done once the server shuts down: a transfer whose client
 	// went silent gives up at its next retry instead of after all of them
 	// (bootbench patch).
@@ -62,6 +66,16 @@ type sender struct {
 func (s *sender) RemoteAddr() net.UDPAddr { return *s.addr }
 func (s *sender) LocalIP() net.IP         { return s.localIP }
 func (s *sender) Mode() string            { return s.mode }
+
+// Options are the options the transfer's option answer carried, once
+// ReadFrom has sent it: what was negotiated (bootbench patch).
+func (s *sender) Options() map[string]string {
+	opts := make(map[string]string, len(s.opts))
+	for name, value := range s.opts {
+		opts[name] = value
+	}
+	return opts
+}
 
 func (s *sender) SetSize(n int64) {
 	if s.opts != nil {
@@ -111,6 +125,9 @@ func (s *sender) ReadFrom(r io.Reader) (n int64, err error) {
 			s.abort(err)
 			return 0, err
 		}
+	}
+	if s.window > 1 {
+		return s.readFromWindowed(r)
 	}
 	if s.sendA.enabled { /* senderAnticipate */
 		return readFromAnticipate(s, r)
@@ -169,10 +186,13 @@ func (s *sender) sendOptions() error {
 				delete(s.opts, name)
 				continue
 			}
+		} else if name == "windowsize" && s.negotiateWindow(value) {
+			continue
 		} else {
 			delete(s.opts, name)
 		}
 	}
+	s.capWindow()
 	if len(s.opts) > 0 {
 		m := packOACK(s.send, s.opts)
 		_, err := s.sendWithRetry(m)

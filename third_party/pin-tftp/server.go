@@ -49,6 +49,13 @@ type RequestMode interface {
 	Mode() string
 }
 
+// NegotiatedOptions provides the options a read request's transfer
+// acknowledged in its option answer (blksize, tsize, windowsize), once
+// ReadFrom has sent it: a handler can log what was negotiated.
+type NegotiatedOptions interface {
+	Options() map[string]string
+}
+
 // Server is an instance of a TFTP server
 type Server struct {
 	*sync.Mutex
@@ -65,6 +72,7 @@ type Server struct {
 	maxBlockLen  int
 	sendAEnable  bool /* senderAnticipate enable by server */
 	sendAWinSz   uint
+	maxWindow    int // RFC 7440 windowsize granted at most (bootbench patch)
 	// Single port fields
 	singlePort        bool
 	handlers          map[string]chan []byte
@@ -111,6 +119,22 @@ func (s *Server) SetAnticipate(winsz uint) {
 		s.sendAEnable = false
 		s.sendAWinSz = 1
 	}
+}
+
+// SetWindowSize serves the windowsize option (RFC 7440) of read requests
+// that ask for it, granting at most max blocks a window (and at most 1 MiB
+// of them). A request without the option is served a block at a time, as
+// ever. 0, the default, leaves the option unanswered.
+func (s *Server) SetWindowSize(max int) {
+	s.Lock()
+	defer s.Unlock()
+	if max < 0 {
+		max = 0
+	}
+	if max > 65535 {
+		max = 65535
+	}
+	s.maxWindow = max
 }
 
 // SetHook sets the Hook for success and failure of transfers
@@ -437,7 +461,8 @@ func (s *Server) handlePacket(localAddr net.IP, remoteAddr *net.UDPAddr, buffer 
 			hook:        s.hook,
 			filename:    filename,
 			startTime:   time.Now(),
-			stop:        s.cancel, // bootbench patch: Shutdown ends a silent client's retries
+			stop:        s.cancel,    // bootbench patch: Shutdown ends a silent client's retries
+			maxWindow:   s.maxWindow, // bootbench patch: RFC 7440 windowsize
 		}
 		if s.singlePort {
 			rf.conn = &chanConnection{
