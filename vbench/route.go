@@ -174,3 +174,10 @@ func (r *RouteNet) Sweep(ctx context.Context, direct bool, mark route.Mark) ([]r
 	}
 	return route.Run(ctx, r.Plan, client, server, mark)
 }
+
+// Probe tries the path through the board once (route.Probe).
+func (r *RouteNet) Probe(ctx context.Context) error {
+	return route.Probe(ctx,
+		route.Side{Netns: r.Client, Iface: routeTapClient, Addr: routeClientAddr},
+		route.Side{Netns: r.Server, Iface: routeTapServer, Addr: routeServerAddr})
+}

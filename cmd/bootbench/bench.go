@@ -81,6 +81,9 @@ func openRig(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy b
 		}
 		return openVirtual(ctx, b, routes, progress)
 	}
+	if b.OwnFirmware {
+		return openFirmware(ctx, b, inv, routes, progress)
+	}
 	return openWired(ctx, b, inv, proxy, progress)
 }
 

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/harness"
+	"github.com/bootbench/bootbench/harness/power"
+	"github.com/bootbench/bootbench/internal/route"
+)
+
+// openFirmware readies a board under its own firmware (image: none): its
+// power and console, and the bench's route networks to measure through
+// it. No bench NIC is opened: nothing is netbooted, so no DHCP, TFTP or
+// HTTP is served.
+func openFirmware(ctx context.Context, b boards.Board, inv *boards.Inventory, routes *route.Plan, progress io.Writer) (*rig, error) {
+	op := power.Terminal(os.Stdin, os.Stderr)
+	drv, err := power.New(b.Name, b.Power, op)
+	if err != nil {
+		return nil, usageErr("board %s: %v", b.Name, err)
+	}
+	r := &rig{
+		Rig: harness.Rig{
+			Target:   &harness.Wired{Driver: drv, Port: b.Console, Baud: b.Baud},
+			Operator: op,
+			Progress: progress,
+		},
+		board: b,
+		close: func() {},
+	}
+	if routes == nil {
+		return r, nil
+	}
+	rn, closeRoutes, err := openBenchRoutes(ctx, b, inv, *routes, progress)
+	if err != nil {
+		return nil, err
+	}
+	r.router, r.close = rn, closeRoutes
+	return r, nil
+}
+
+// openBenchRoutes readies the bench's two route networks for board b,
+// as the inventory's bench.route describes them.
+func openBenchRoutes(ctx context.Context, b boards.Board, inv *boards.Inventory, plan route.Plan, progress io.Writer) (route.Router, func(), error) {
+	return nil, nil, usageErr("board %s: the route benchmark on a real bench needs its two route networks (the host interfaces cabled to the board's ports) described in the inventory", b.Name)
+}
