@@ -147,4 +147,3 @@ func (p *inventoryParser) steps(n *yaml.Node, what string) []ConsoleStep {
 	}
 	return out
 }
-
