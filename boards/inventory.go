@@ -50,6 +50,8 @@ type Bench struct {
 	// Address is bootbench's address on it, with the bench subnet's
 	// length. It is added for a run when missing and removed after.
 	Address netip.Prefix
+	// Route is the route benchmark's networks; nil when absent.
+	Route *RouteBench
 }
 
 // Board is one board: a model's profile plus what this one board has. The
@@ -75,6 +77,9 @@ type Board struct {
 	// none): bootbench powers it, reads its console and measures the
 	// host's side through it, and netboots nothing.
 	OwnFirmware bool
+	// RouteAddrs are the board's two routed ports' addresses, client
+	// side first.
+	RouteAddrs []netip.Prefix
 	// RouteConfigs are a board under its own firmware's route
 	// configurations, in file order: the console steps (or the
 	// operator's work) that put its firmware into each.
@@ -394,9 +399,12 @@ func (p *inventoryParser) scalar(n *yaml.Node, what string, v any) bool {
 
 func (p *inventoryParser) bench(n *yaml.Node) Bench {
 	var b Bench
-	f := p.mapping(n, "bench", "interface", "address")
+	f := p.mapping(n, "bench", "interface", "address", "route")
 	if f == nil {
 		return b
+	}
+	if f["route"] != nil {
+		b.Route = p.routeBench(f["route"])
 	}
 	if !p.scalar(f["interface"], "bench interface", &b.Interface) && absent(f, "interface") {
 		p.problem(n, "bench: no interface (the NIC the boards are cabled to, e.g. enp3s0)")
@@ -472,7 +480,7 @@ func field(n *yaml.Node, key string) *yaml.Node {
 }
 
 func (p *inventoryParser) board(k, n *yaml.Node, bench Bench) Board {
-	b := Board{Name: k.Value, Line: k.Line}
+	b := Board{Name: k.Value, Line: k.Line, RouteAddrs: []netip.Prefix{DefaultRouteClient, DefaultRouteServer}}
 	if !boardNameRE.MatchString(b.Name) {
 		p.problem(k, "board name %q: use letters, digits, '.', '_' and '-'", b.Name)
 	}
