@@ -47,7 +47,7 @@ func (p *inventoryParser) image(n *yaml.Node, what string) (own bool) {
 		return false
 	}
 	p.problem(n, "%s: image %q: give none (the board keeps its own firmware; bootbench netboots nothing) or netboot (the default)", what, s)
-	return false
+	return true // its other fields are read as none's: this one problem is the one to fix
 }
 
 // firmwareFields checks what goes with image: none: the route
@@ -127,6 +127,11 @@ func (p *inventoryParser) steps(n *yaml.Node, what string) []ConsoleStep {
 		}{{"expect", &st.Expect}, {"send", &st.Send}, {"key", &st.Key}, {"manual", &st.Manual}} {
 			if f[fld.key] != nil && p.scalar(f[fld.key], swhat+" "+fld.key, fld.v) {
 				given++
+			}
+		}
+		for _, fld := range []string{"expect", "send", "key", "manual"} {
+			if f[misspelt+fld] != nil {
+				given++ // said once already, as unknown
 			}
 		}
 		if given != 1 {

@@ -77,6 +77,7 @@ func showBoard(w io.Writer, p boards.Profile) {
 		for _, s := range p.Works {
 			fmt.Fprintf(w, "works         %s\n", s)
 		}
+		printFirmware(w, p)
 		if len(p.Tested.Virtual) == 0 {
 			fmt.Fprintf(w, "tested        import, compare and export by the tests, with recorded openssl outputs; nothing runs on the board\n")
 			return
@@ -104,6 +105,23 @@ func showBoard(w io.Writer, p boards.Profile) {
 	printStandIns(w, p)
 }
 
+// printFirmware says what runs on p under its own firmware, and how, with
+// the profile's example inventory entry.
+func printFirmware(w io.Writer, p boards.Profile) {
+	f := p.Firmware
+	if f == nil {
+		return
+	}
+	fmt.Fprintf(w, "firmware      bench %s runs under %s, the board's own firmware: an inventory board with image: none\n", strings.Join(f.Benchmarks, ", "), f.Name)
+	fmt.Fprintf(w, "              is not netbooted; bootbench powers it on (or asks), waits until the path through it\n")
+	fmt.Fprintf(w, "              forwards, types each configuration's console steps (or asks the operator) and measures\n")
+	fmt.Fprintf(w, "              from the bench's route interfaces (bench.route). In bench.yaml's boards:\n")
+	for _, l := range strings.Split(strings.TrimRight(f.Example, "\n"), "\n") {
+		fmt.Fprintf(w, "                %s\n", l)
+	}
+	fmt.Fprintf(w, "              tested end to end on a stand-in: a virtual PC whose firmware is a shell with nftables, not %s\n", f.Name)
+}
+
 // benchLine says whether benchmark name runs on p, and how.
 func benchLine(p boards.Profile, name string) string {
 	switch name {
@@ -117,7 +135,7 @@ func benchLine(p boards.Profile, name string) string {
 		if routable(boards.Board{Profile: p}) {
 			return "supported: the board routes between the virtual bench's two host networks, on its two extra virtio NICs"
 		}
-		return "not yet on this board: the route benchmark runs on the virtual PCs (qemu-x86_64, qemu-x86_64-uefi)"
+		return "netbooted only on the virtual PCs (qemu-x86_64, qemu-x86_64-uefi) for now; under the board's own firmware with image: none in the inventory (see README)"
 	}
 	if bm, _ := benchmark.Lookup(name); bm.Image.BuiltIn {
 		return "supported: in the image's benchinit"
