@@ -43,7 +43,7 @@ func TestFirmwareBoard(t *testing.T) {
 	if len(b.RouteConfigs[0].Steps) != 0 || b.RouteConfigs[1].Line != 13 {
 		t.Errorf("plain %+v", b.RouteConfigs[0])
 	}
-	if b.RouteAddrs[0] != DefaultRouteClient || b.RouteAddrs[1] != DefaultRouteServer {
+	if b.RouteAddrs[0] != DefaultRouteAddrs[0] || b.RouteAddrs[1] != DefaultRouteAddrs[1] {
 		t.Errorf("route addresses %v", b.RouteAddrs)
 	}
 }

@@ -50,7 +50,8 @@ type Bench struct {
 	// Address is bootbench's address on it, with the bench subnet's
 	// length. It is added for a run when missing and removed after.
 	Address netip.Prefix
-	// Route is the route benchmark's networks; nil when absent.
+	// Route is the route benchmark's networks on this bench; nil when
+	// the bench has none.
 	Route *RouteBench
 }
 
@@ -73,13 +74,17 @@ type Board struct {
 	Kernel string
 	Power  PowerSpec
 	Job    Job
+	// RoutePorts are the board's two routed ports for the route
+	// benchmark, client side first: MACs or the board's interface
+	// names. Empty when the inventory gives none.
+	RoutePorts []string
+	// RouteAddrs are those ports' addresses (DefaultRouteAddrs unless
+	// the inventory says).
+	RouteAddrs []netip.Prefix
 	// OwnFirmware is a board that keeps the firmware it has (image:
 	// none): bootbench powers it, reads its console and measures the
 	// host's side through it, and netboots nothing.
 	OwnFirmware bool
-	// RouteAddrs are the board's two routed ports' addresses, client
-	// side first.
-	RouteAddrs []netip.Prefix
 	// RouteConfigs are a board under its own firmware's route
 	// configurations, in file order: the console steps (or the
 	// operator's work) that put its firmware into each.
@@ -239,8 +244,11 @@ func ParseInventory(path string, text []byte) (*Inventory, error) {
 func parseInventory(ctx context.Context, path string, text []byte) (*Inventory, error) {
 	p := &inventoryParser{ctx: ctx, file: filepath.Base(path)}
 	inv := &Inventory{Path: path}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(text, &doc); err != nil {
+	doc, err := decodeYAML(ctx, text)
+	if errors.Is(err, context.Canceled) {
+		return nil, fmt.Errorf("load inventory %s: %w", p.file, err)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %s", p.file, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if len(doc.Content) == 0 {
@@ -272,6 +280,28 @@ func parseInventory(ctx context.Context, path string, text []byte) (*Inventory, 
 		return nil, errors.New(strings.Join(lines, "\n"))
 	}
 	return inv, nil
+}
+
+// decodeYAML parses text into a node tree, or gives up when ctx ends:
+// the parser itself cannot be interrupted, and a big inventory takes it
+// seconds, so Ctrl-C is not made to wait for it.
+func decodeYAML(ctx context.Context, text []byte) (yaml.Node, error) {
+	type parsed struct {
+		doc yaml.Node
+		err error
+	}
+	done := make(chan parsed, 1)
+	go func() {
+		var doc yaml.Node
+		err := yaml.Unmarshal(text, &doc)
+		done <- parsed{doc, err}
+	}()
+	select {
+	case r := <-done:
+		return r.doc, r.err
+	case <-ctx.Done():
+		return yaml.Node{}, ctx.Err()
+	}
 }
 
 type problem struct {
@@ -433,7 +463,7 @@ func (p *inventoryParser) bench(n *yaml.Node) Bench {
 
 var boardNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`)
 
-var boardFields = []string{"profile", "mac", "address", "console", "baud", "kernel", "power", "job", "image", "route_configs"}
+var boardFields = []string{"profile", "mac", "address", "console", "baud", "kernel", "power", "job", "route_ports", "route_addresses", "image", "route_configs"}
 
 func (p *inventoryParser) boards(n *yaml.Node, bench Bench) []Board {
 	f := p.mapping(n, "boards", nil...)
@@ -480,7 +510,7 @@ func field(n *yaml.Node, key string) *yaml.Node {
 }
 
 func (p *inventoryParser) board(k, n *yaml.Node, bench Bench) Board {
-	b := Board{Name: k.Value, Line: k.Line, RouteAddrs: []netip.Prefix{DefaultRouteClient, DefaultRouteServer}}
+	b := Board{Name: k.Value, Line: k.Line}
 	if !boardNameRE.MatchString(b.Name) {
 		p.problem(k, "board name %q: use letters, digits, '.', '_' and '-'", b.Name)
 	}
@@ -527,6 +557,18 @@ func (p *inventoryParser) board(k, n *yaml.Node, bench Bench) Board {
 		b.Power = p.power(f["power"], what)
 	}
 	b.Job = p.job(f["job"], what, b.Profile)
+	if f["route_ports"] != nil {
+		b.RoutePorts = p.routePorts(f["route_ports"], what)
+		if bench.Route == nil {
+			p.problem(f["route_ports"], "%s: route_ports, but the bench has no route networks (bench: route: client and server)", what)
+		}
+	}
+	b.RouteAddrs = p.routeAddrs(f["route_addresses"], what)
+	for _, a := range b.RouteAddrs {
+		if b.RoutePorts != nil && bench.Address.IsValid() && bench.Address.Masked().Overlaps(a.Masked()) {
+			p.problem(field(n, "route_addresses"), "%s: routed port address %s is on the bench subnet %s: give route_addresses off it", what, a, bench.Address.Masked())
+		}
+	}
 	b = p.firmwareFields(b, f, k, what)
 	return b
 }
