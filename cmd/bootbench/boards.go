@@ -134,7 +134,7 @@ func benchLine(p boards.Profile, name string) string {
 	case benchmark.Route:
 		switch {
 		case !routeModel(p) && p.Virtual == nil:
-			return "not yet in this board's images; under the board's own firmware (image: none in the inventory: see README) it runs"
+			return "not yet on this board netbooted (its images lack the route code); under its own firmware (image: none in the inventory, see README) it runs"
 		case !routeModel(p):
 			return "not yet on this board: the route benchmark runs on the virtual PCs (qemu-x86_64, qemu-x86_64-uefi)"
 		case p.Virtual != nil:

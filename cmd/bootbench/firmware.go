@@ -41,4 +41,3 @@ func openFirmware(ctx context.Context, b boards.Board, inv *boards.Inventory, ro
 	r.router, r.close = rn, func() { closeRouteNet(rn, note) }
 	return r, nil
 }
-

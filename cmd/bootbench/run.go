@@ -166,10 +166,10 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := b.Profile.UnsupportedFor(b, *rf.bench); err != nil {
+		return nil, usageErr("%s: %v", cmd, err)
+	}
 	if b.OwnFirmware {
-		if err := b.Profile.UnsupportedFor(b, *rf.bench); err != nil {
-			return nil, usageErr("%s: %v", cmd, err)
-		}
 		if b, err = firmwareConfigs(b, configs, cmd); err != nil {
 			return nil, err
 		}
