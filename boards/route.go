@@ -19,7 +19,7 @@ import (
 //
 // or, through a managed switch, one trunk and a VLAN per side:
 //
-//	  route: {trunk: eno2, client_vlan: 101, server_vlan: 102}
+//	route: {trunk: eno2, client_vlan: 101, server_vlan: 102}
 type RouteBench struct {
 	Client, Server string // host interfaces; empty with a trunk
 	Trunk          string

@@ -40,12 +40,9 @@ func requireRoute(t *testing.T) {
 // routeArgs keep the run short: two sizes, one second a test.
 var routeArgs = []string{"run", "--board", "qemu-x86_64", "--bench", "route", "--route-sizes", "64,1460", "--seconds", "1", "--retries", "0"}
 
-// TestE2ERoute runs the route benchmark on the virtual PC: a throughput for
-// every size, configuration and direction and the direct baseline in the
-// store and its CSV export, and the board's CPU busy fraction over each
-// routed test; the four configurations as the board's kernel holds them
-// (rules read back through netlink, conntrack only where enabled); and
-// nothing left of the networks or iperf3 afterwards.
+// TestE2ERoute runs the route benchmark on the virtual PC (assertRouteRun
+// says what is checked of the run), and nothing is left of the networks
+// or iperf3 afterwards.
 func TestE2ERoute(t *testing.T) {
 	requireRoute(t)
 	db := filepath.Join(t.TempDir(), "results.db")
@@ -59,8 +56,17 @@ func TestE2ERoute(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no run id in progress output:\n%s", r.stderr)
 	}
-	id := m[1]
+	assertRouteRun(t, db, m[1])
+}
 
+// assertRouteRun checks a stored route run, sizes 64 and 1460: a
+// throughput for every size, configuration and direction and the direct
+// baseline in the store's CSV export, and the board's CPU busy fraction
+// over each routed test; the four configurations as the board's kernel
+// holds them (rules read back through netlink, conntrack only where
+// enabled).
+func assertRouteRun(t *testing.T, db, id string) {
+	t.Helper()
 	// 1. Every size × configuration and the baseline, in the CSV export.
 	ex := bootbench(t, db, "results", "export", "--format", "csv")
 	if ex.code != 0 {
@@ -114,6 +120,16 @@ func TestE2ERoute(t *testing.T) {
 	// direct baseline.
 	if got["tcp-throughput@1460/plain"] >= got["tcp-throughput@1460/direct"] {
 		t.Errorf("routed %v >= direct %v", got["tcp-throughput@1460/plain"], got["tcp-throughput@1460/direct"])
+	}
+	// Packets of the size under test went through the board: what the
+	// 64-byte TCP test carried, one way, is more packets than the board
+	// forwarded only if it routed bigger ones (offloaded segments a
+	// wire would never carry).
+	for _, config := range bootparam.RouteConfigs {
+		carried := got["tcp-throughput@64/"+config] / 8 / 64 // per second, 1-second tests
+		if fwd := got["route-forwarded/"+config]; fwd < carried {
+			t.Errorf("%s: the board forwarded %.0f packets, fewer than the %.0f of 64 bytes its TCP test carried: it was handed bigger ones", config, fwd, carried)
+		}
 	}
 
 	// 2. The configurations as the board's frames report them.
@@ -212,8 +228,9 @@ func TestE2ERouteInterrupt(t *testing.T) {
 	assertNoIPerf(t)
 }
 
-// assertNoIPerf checks that no iperf3 runs: the tests run alone under the
-// end-to-end lock, so any iperf3 is one a run left behind.
+// assertNoIPerf checks that no iperf3 runs: make test runs one test at a
+// time (go test -p 1, no t.Parallel in the end-to-end tests), so any
+// iperf3 is one a run left behind.
 func assertNoIPerf(t *testing.T) {
 	t.Helper()
 	procs, _ := filepath.Glob("/proc/[0-9]*/comm")

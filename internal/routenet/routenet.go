@@ -99,7 +99,7 @@ type movedLink struct {
 
 // New sets the two sides up. note hears, a line each, what it changed on
 // the host.
-func New(ctx context.Context, cacheDir string, spec Spec, note func(string)) (n *Net, err error) {
+func New(ctx context.Context, cacheDir string, spec Spec, note func(string)) (_ *Net, err error) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		return nil, fmt.Errorf("the route benchmark's networks need the ip command (Debian package iproute2): %w", err)
 	}
@@ -108,14 +108,13 @@ func New(ctx context.Context, cacheDir string, spec Spec, note func(string)) (n 
 			return nil, fmt.Errorf("the route benchmark's direct baseline needs ethtool (Debian package ethtool): %w", err)
 		}
 	}
-	n = &Net{spec: spec}
+	n := &Net{spec: spec}
 	if err := n.claim(cacheDir); err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			n.Close()
-			n = nil
+			n.Close() // what was made so far
 		}
 	}()
 	for _, ns := range []*string{&n.Client, &n.Server} {
@@ -214,6 +213,9 @@ func (n *Net) bring(ctx context.Context, ns string, l Link, note func(string)) e
 	if l.Trunk != "" {
 		name, made = vlanName(l.Trunk, l.VLAN), true
 		if _, err := ipOut(ctx, "", "link", "add", "link", l.Trunk, "name", name, "type", "vlan", "id", fmt.Sprint(l.VLAN)); err != nil {
+			if strings.Contains(err.Error(), "Unknown device type") {
+				return fmt.Errorf("make VLAN %d on %s: this host's kernel has no 802.1Q VLANs (module 8021q)", l.VLAN, l.Trunk)
+			}
 			return fmt.Errorf("make VLAN %d on %s: %w", l.VLAN, l.Trunk, err)
 		}
 		note(fmt.Sprintf("made %s (VLAN %d on %s); it is deleted afterwards", name, l.VLAN, l.Trunk))

@@ -82,7 +82,7 @@ func TestHostLinks(t *testing.T) {
 	// namespace, and ip netns exec would give each run its own, taking
 	// the namespaces a killed run made (and the interfaces in them)
 	// with it when it dies.
-	for _, mode := range []string{"close", "killed"} {
+	for _, mode := range []string{"close", "killed", "vlan"} {
 		cmd := exec.Command("nsenter", "--net=/run/netns/"+host, os.Args[0], "-test.run", "^TestHostLinks$", "-test.v")
 		cmd.Env = append(os.Environ(), childEnv+"="+mode, "ROUTENET_TEST_CACHE="+cache)
 		out, err := cmd.CombinedOutput()
@@ -100,6 +100,9 @@ func TestHostLinks(t *testing.T) {
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("sweep: %v\n%s", err, out)
 			}
+		}
+		if exec.Command("ip", "-n", host, "link", "show", "dev", "lan0.101").Run() == nil {
+			t.Errorf("after the %s run, VLAN lan0.101 is left", mode)
 		}
 		if after := state(t, host); after != before {
 			t.Errorf("after the %s run:\n%s\nbefore:\n%s", mode, after, before)
@@ -129,6 +132,10 @@ func child(t *testing.T, mode string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if mode == "vlan" {
+		vlanChild(ctx, t, cache)
+		return
+	}
 	var notes []string
 	n, err := New(ctx, cache, Spec{
 		Client: Side{Link: Link{Host: "lan0"}, Board: DefaultBoardClient, Port: "52:54:00:bb:06:01"},
@@ -161,6 +168,45 @@ func child(t *testing.T, mode string) {
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// vlanChild runs with both sides on VLANs of one trunk, lan0: the VLAN
+// interfaces are made for the run and deleted after; lan0 stays.
+func vlanChild(ctx context.Context, t *testing.T, cache string) {
+	var notes []string
+	n, err := New(ctx, cache, Spec{
+		Client: Side{Link: Link{Trunk: "lan0", VLAN: 101}, Board: DefaultBoardClient, Port: "eth1"},
+		Server: Side{Link: Link{Trunk: "lan0", VLAN: 102}, Board: DefaultBoardServer, Port: "eth2"},
+	}, func(s string) { notes = append(notes, s) })
+	if !vlansSupported() {
+		// This host's kernel cannot make the VLANs: the run must say so
+		// in one line, having made nothing.
+		if want := "make VLAN 101 on lan0: this host's kernel has no 802.1Q VLANs (module 8021q)"; err == nil || err.Error() != want {
+			t.Fatalf("New on a kernel without VLANs: %v; want %q", err, want)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("namespaces: %s %s\n", n.Client, n.Server)
+	if len(notes) != 2 || !strings.HasPrefix(notes[0], "made lan0.101 (VLAN 101 on lan0)") {
+		t.Errorf("notes %q", notes)
+	}
+	out, err := ipOut(ctx, n.Server, "-d", "link", "show", "dev", "lan0.102")
+	if err != nil || !strings.Contains(string(out), "vlan protocol 802.1Q id 102") {
+		t.Errorf("lan0.102 in the server namespace: %v\n%s", err, out)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// vlansSupported reports whether this host's kernel makes VLAN
+// interfaces (802.1Q, built in or module 8021q loaded).
+func vlansSupported() bool {
+	_, err := os.Stat("/proc/net/vlan")
+	return err == nil
 }
 
 // state is the bench host's interfaces, as ip prints them, without what
