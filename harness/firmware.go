@@ -8,6 +8,7 @@ import (
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/parse"
 	"github.com/bootbench/bootbench/serialctl"
 )
 
@@ -126,7 +127,11 @@ func (r *run) measureFirmware(ctx context.Context, config string) error {
 		return fail(FailExit, fmt.Errorf("route %s: %w", config, err))
 	}
 	r.measured = append(r.measured, ms...)
-	r.say("route", "%s: %d figures", config, len(ms))
+	for _, m := range ms {
+		if m.Unit == parse.UnitBitsPerSec {
+			r.say("route", "%s %.1f Mbit/s", m.Name, m.Value/1e6)
+		}
+	}
 	return nil
 }
 
