@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/bootbench/bootbench/benchmark"
 )
 
 //go:embed profiles/*.yaml
@@ -78,6 +80,19 @@ type Profile struct {
 	NotSupported string `yaml:"not_supported"`
 	// Works lists what bootbench does for this model all the same.
 	Works []string `yaml:"works"`
+	// Firmware, when set, says the model runs benchmarks under its own
+	// firmware (an inventory board with image: none), and which: the way
+	// to run a model bootbench cannot netboot (RouterOS on an RB1100).
+	Firmware *FirmwareUse `yaml:"firmware"`
+}
+
+// FirmwareUse is how a model is benchmarked under its own firmware.
+type FirmwareUse struct {
+	Name       string   `yaml:"name"`       // the firmware: "RouterOS"
+	Benchmarks []string `yaml:"benchmarks"` // what runs under it: the host-driven ones
+	// Example is an inventory board entry for the model, as a user
+	// would write it.
+	Example string `yaml:"example"`
 }
 
 // Tested records where a profile has been exercised.
@@ -102,7 +117,9 @@ func (p Profile) OnlyVirtual() bool { return p.Virtual == nil && len(p.Tested.Ha
 
 // ConsoleStep is one step of driving a bootloader over its console: wait
 // for text (expect, within timeout), or type a command (send, then Enter),
-// or type keys as they are (key, e.g. " " to stop an autoboot). In send,
+// or type keys as they are (key, e.g. " " to stop an autoboot); in an
+// inventory's route_configs also ask the operator to do something by hand
+// and press Enter (manual; profiles have none). In send,
 // {server} is the bench's address, {ip} the board's, {board} the board's
 // name and {file} the boot file the board's dialect gets (U-Boot's
 // ${...} variables are U-Boot's).
@@ -110,6 +127,7 @@ type ConsoleStep struct {
 	Expect  string        `yaml:"expect"`
 	Send    string        `yaml:"send"`
 	Key     string        `yaml:"key"`
+	Manual  string        `yaml:"manual"`
 	Timeout time.Duration `yaml:"timeout"`
 }
 
@@ -266,6 +284,9 @@ func Parse(b []byte) (Profile, error) {
 			return p, fmt.Errorf("profile %s: each tested.virtual entry needs board and covers", p.Name)
 		}
 	}
+	if f := p.Firmware; f != nil && (f.Name == "" || len(f.Benchmarks) == 0 || f.Example == "") {
+		return p, fmt.Errorf("profile %s: firmware needs name, benchmarks and example", p.Name)
+	}
 	if p.NotSupported == "" && len(p.Works) > 0 {
 		return p, fmt.Errorf("profile %s: works lists what works despite not_supported; give not_supported too", p.Name)
 	}
@@ -299,12 +320,12 @@ func (p *Profile) checkSteps() error {
 	for i := range p.ConsoleSteps {
 		st := &p.ConsoleSteps[i]
 		n := 0
-		for _, f := range []string{st.Expect, st.Send, st.Key} {
+		for _, f := range []string{st.Expect, st.Send, st.Key, st.Manual} {
 			if f != "" {
 				n++
 			}
 		}
-		if n != 1 {
+		if n != 1 || st.Manual != "" {
 			return fmt.Errorf("profile %s: console step %d: give one of expect, send or key", p.Name, i+1)
 		}
 		if st.Expect != "" && st.Timeout == 0 {
@@ -325,6 +346,46 @@ func (p Profile) Unsupported() error {
 		msg += "; what works: " + strings.Join(p.Works, "; ")
 	}
 	return errors.New(msg)
+}
+
+// UnsupportedFor returns why bench cannot run on board b of this model,
+// or nil. A board under its own firmware (image: none) runs only what the
+// host drives (the route benchmark): nothing of bootbench's runs on it. A
+// model bootbench cannot netboot runs that way what its profile's
+// firmware lists.
+func (p Profile) UnsupportedFor(b Board, bench string) error {
+	f := p.Firmware
+	if b.OwnFirmware {
+		bm, _ := benchmark.Lookup(bench)
+		refused := !bm.HostNetworks || (f != nil && !slices.Contains(f.Benchmarks, bench))
+		if refused && p.NotSupported != "" {
+			return fmt.Errorf("%w; under its own firmware (image: none) it runs %s", p.Unsupported(), strings.Join(firmwareBenchmarks(f), ", "))
+		}
+		if refused {
+			return fmt.Errorf("board %s keeps its own firmware (image: none): bootbench runs nothing on it, so only a benchmark the host drives through it runs (%s), not %s", b.Name, strings.Join(firmwareBenchmarks(f), ", "), bench)
+		}
+		return nil
+	}
+	err := p.Unsupported()
+	if err != nil && f != nil && slices.Contains(f.Benchmarks, bench) {
+		return fmt.Errorf("%w; the %s benchmark runs under %s, its own firmware, on an inventory board with profile %s, image: none and route_configs (see 'bootbench boards show %s')", err, bench, f.Name, p.Name, p.Name)
+	}
+	return err
+}
+
+// firmwareBenchmarks are the benchmarks a board under its own firmware
+// can run: the host-driven ones, or those f lists.
+func firmwareBenchmarks(f *FirmwareUse) []string {
+	if f != nil {
+		return f.Benchmarks
+	}
+	var names []string
+	for _, n := range benchmark.Names() {
+		if bm, _ := benchmark.Lookup(n); bm.HostNetworks {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // CheckClock says whether the board can be run at mhz: one of its clocks,

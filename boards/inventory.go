@@ -81,8 +81,34 @@ type Board struct {
 	// RouteAddrs are those ports' addresses (DefaultRouteAddrs unless
 	// the inventory says).
 	RouteAddrs []netip.Prefix
+	// OwnFirmware is a board that keeps the firmware it has (image:
+	// none): bootbench powers it, reads its console and measures the
+	// host's side through it, and netboots nothing.
+	OwnFirmware bool
+	// RouteConfigs are a board under its own firmware's route
+	// configurations, in file order: the console steps (or the
+	// operator's work) that put its firmware into each.
+	RouteConfigs []RouteConfig
 	// Line is where the board is defined in its inventory, 0 if nowhere.
 	Line int
+}
+
+// RouteConfig is one route configuration of a board under its own
+// firmware: its name (the metrics' /<config>) and the steps that set it.
+type RouteConfig struct {
+	Name  string
+	Steps []ConsoleStep
+	Line  int
+}
+
+// RouteConfig returns the board's configuration called name.
+func (b Board) RouteConfig(name string) (RouteConfig, bool) {
+	for _, c := range b.RouteConfigs {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return RouteConfig{}, false
 }
 
 // Virtual reports whether the board is one of QEMU's that bootbench starts.
@@ -437,7 +463,7 @@ func (p *inventoryParser) bench(n *yaml.Node) Bench {
 
 var boardNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`)
 
-var boardFields = []string{"profile", "mac", "address", "console", "baud", "kernel", "power", "job", "route_ports", "route_addresses"}
+var boardFields = []string{"profile", "mac", "address", "console", "baud", "kernel", "power", "job", "route_ports", "route_addresses", "image", "route_configs"}
 
 func (p *inventoryParser) boards(n *yaml.Node, bench Bench) []Board {
 	f := p.mapping(n, "boards", nil...)
@@ -508,7 +534,8 @@ func (p *inventoryParser) board(k, n *yaml.Node, bench Bench) Board {
 	} else {
 		b.Profile = pr
 	}
-	b.MAC = p.mac(f["mac"], k, what, absent(f, "mac"))
+	b.OwnFirmware = p.image(f["image"], what)
+	b.MAC = p.mac(f["mac"], k, what, absent(f, "mac") && !b.OwnFirmware)
 	b.Address = p.boardAddress(f["address"], what, bench)
 	if !p.scalar(f["console"], what+" console", &b.Console) || b.Console == "" {
 		if absent(f, "console") {
@@ -542,6 +569,7 @@ func (p *inventoryParser) board(k, n *yaml.Node, bench Bench) Board {
 			p.problem(field(n, "route_addresses"), "%s: routed port address %s is on the bench subnet %s: give route_addresses off it", what, a, bench.Address.Masked())
 		}
 	}
+	b = p.firmwareFields(b, f, k, what)
 	return b
 }
 

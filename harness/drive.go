@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/bootbench/bootbench/boot"
@@ -15,36 +14,8 @@ import (
 // transcript (the power-on). An expect that times out fails the boot: the
 // bootloader never got where the steps need it.
 func (r *run) drive(ctx context.Context, con *serialctl.Console, from int) error {
-	o := r.o
-	vars := r.stepVars()
-	off := from
-	for i, st := range o.Board.Profile.ConsoleSteps {
-		n := i + 1
-		switch {
-		case st.Expect != "":
-			sctx, cancel := context.WithTimeout(ctx, st.Timeout)
-			next, err := con.Expect(sctx, off, st.Expect)
-			cancel()
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if err != nil {
-				return failf(FailBootTimeout, true, "console step %d: %q did not come within %s (after %q)", n, st.Expect, st.Timeout, tail(con.TranscriptFrom(off), 80))
-			}
-			off = next
-		case st.Send != "":
-			cmd := vars.Replace(st.Send)
-			r.say("console", "step %d: %s", n, cmd)
-			if _, err := con.Write([]byte(cmd + "\r")); err != nil {
-				return fail(FailSetup, fmt.Errorf("console step %d: type %q: %w", n, cmd, err))
-			}
-		case st.Key != "":
-			if _, err := con.Write([]byte(st.Key)); err != nil {
-				return fail(FailSetup, fmt.Errorf("console step %d: type a key: %w", n, err))
-			}
-		}
-	}
-	return nil
+	_, err := r.steps(ctx, con, from, r.o.Board.Profile.ConsoleSteps, "", true)
+	return err
 }
 
 // stepVars are what a send step can name: {server}, {ip}, {board}, {file}.

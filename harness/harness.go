@@ -45,7 +45,10 @@ type Rig struct {
 	Operator Operator
 	// Host drives a benchmark the host takes part in (the route
 	// benchmark's networks); nil where the bench has none.
-	Host     HostDriver
+	Host HostDriver
+	// Firmware measures a board under its own firmware (image: none)
+	// from the host; nil for a netbooted board.
+	Firmware FirmwareHost
 	Builders plan.Builders
 
 	Store    *results.Store
@@ -118,6 +121,12 @@ func (o *config) settle() error {
 	if err := o.Job.Settle(); err != nil {
 		return err
 	}
+	if o.Board.OwnFirmware {
+		if o.Firmware == nil {
+			return fmt.Errorf("board %s keeps its own firmware (image: none): the %s benchmark needs the host's networks on both sides of it, which this bench does not have", o.Board.Name, o.Benchmark)
+		}
+		return nil
+	}
 	if bm, _ := benchmark.Lookup(o.Benchmark); bm.HostNetworks && o.Host == nil {
 		return fmt.Errorf("board %s: the %s benchmark needs the host's networks on both sides of the board, which this bench does not have", o.Board.Name, o.Bench)
 	}
@@ -148,12 +157,21 @@ type run struct {
 	// poweredOn is set once the board is switched on: a setup failure
 	// before that measured and touched nothing.
 	poweredOn bool
+
+	// measured are the host's figures of a board under its own
+	// firmware, which sends none.
+	measured []results.Metric
 }
 
 func runOnce(ctx context.Context, o config) (*results.Run, error) {
 	r := newRun(o)
 	r.say("run", "%s on %s at %s, bench %s", r.rec.ID, o.Board.Name, o.Clock, o.Benchmark)
-	err := r.boot(ctx)
+	var err error
+	if o.Board.OwnFirmware {
+		err = r.runFirmware(ctx)
+	} else {
+		err = r.boot(ctx)
+	}
 	if Kind(err) == FailSetup && !r.poweredOn {
 		// The board was never switched on: nothing ran, and every run
 		// after would fail the same way. No record; the caller stops.
@@ -335,7 +353,9 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 	rec := r.rec
 	rec.Finished = time.Now()
 	rec.RawOutput = r.out
-	if err == nil && r.host != nil {
+	if err == nil && r.o.Board.OwnFirmware {
+		rec.Metrics = r.measured
+	} else if err == nil && r.host != nil {
 		ms, tool, version, rerr := r.host.Result(r.res)
 		if rerr != nil {
 			err = fail(FailOutput, rerr)

@@ -82,6 +82,9 @@ func openRig(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy b
 		}
 		return openVirtual(ctx, b, routes, progress)
 	}
+	if b.OwnFirmware {
+		return openFirmware(ctx, b, inv, routes, progress)
+	}
 	return openWired(ctx, b, inv, proxy, routes, progress)
 }
 
@@ -198,7 +201,7 @@ func routeSpec(b boards.Board, inv *boards.Inventory, plan route.Plan) (routenet
 	switch {
 	case r == nil:
 		return routenet.Spec{}, usageErr("board %s: the route benchmark needs the bench's route networks in %s (bench: route: {client: IFACE, server: IFACE}, the host NICs cabled to the board's two routed ports)", b.Name, inv.Path)
-	case len(b.RoutePorts) != 2:
+	case len(b.RoutePorts) != 2 && !b.OwnFirmware:
 		return routenet.Spec{}, usageErr("board %s: the route benchmark needs the board's two routed ports in %s (route_ports: [MAC or name, MAC or name], client side first)", b.Name, inv.Path)
 	}
 	client, server := routenet.Link{Host: r.Client}, routenet.Link{Host: r.Server}
@@ -206,9 +209,12 @@ func routeSpec(b boards.Board, inv *boards.Inventory, plan route.Plan) (routenet
 		client, server = routenet.Link{Trunk: r.Trunk, VLAN: r.ClientVLAN}, routenet.Link{Trunk: r.Trunk, VLAN: r.ServerVLAN}
 	}
 	spec := routenet.Spec{
-		Client: routenet.Side{Link: client, Board: b.RouteAddrs[0], Port: b.RoutePorts[0]},
-		Server: routenet.Side{Link: server, Board: b.RouteAddrs[1], Port: b.RoutePorts[1]},
+		Client: routenet.Side{Link: client, Board: b.RouteAddrs[0]},
+		Server: routenet.Side{Link: server, Board: b.RouteAddrs[1]},
 		Plan:   plan,
+	}
+	if len(b.RoutePorts) == 2 { // a board under its own firmware needs none: nothing of ours names them to it
+		spec.Client.Port, spec.Server.Port = b.RoutePorts[0], b.RoutePorts[1]
 	}
 	if len(r.Direct) == 2 {
 		spec.Direct = [2]routenet.Link{{Host: r.Direct[0]}, {Host: r.Direct[1]}}

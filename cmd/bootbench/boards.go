@@ -77,6 +77,7 @@ func showBoard(w io.Writer, p boards.Profile) {
 		for _, s := range p.Works {
 			fmt.Fprintf(w, "works         %s\n", s)
 		}
+		printFirmware(w, p)
 		if len(p.Tested.Virtual) == 0 {
 			fmt.Fprintf(w, "tested        import, compare and export by the tests, with recorded openssl outputs; nothing runs on the board\n")
 			return
@@ -104,6 +105,23 @@ func showBoard(w io.Writer, p boards.Profile) {
 	printStandIns(w, p)
 }
 
+// printFirmware says what runs on p under its own firmware, and how, with
+// the profile's example inventory entry.
+func printFirmware(w io.Writer, p boards.Profile) {
+	f := p.Firmware
+	if f == nil {
+		return
+	}
+	fmt.Fprintf(w, "firmware      bench %s runs under %s, the board's own firmware: an inventory board with image: none\n", strings.Join(f.Benchmarks, ", "), f.Name)
+	fmt.Fprintf(w, "              is not netbooted; bootbench powers it on (or asks), waits until the path through it\n")
+	fmt.Fprintf(w, "              forwards, types each configuration's console steps (or asks the operator) and measures\n")
+	fmt.Fprintf(w, "              from the bench's route interfaces (bench.route). In bench.yaml's boards:\n")
+	for _, l := range strings.Split(strings.TrimRight(f.Example, "\n"), "\n") {
+		fmt.Fprintf(w, "                %s\n", l)
+	}
+	fmt.Fprintf(w, "              tested end to end on a stand-in: a virtual PC whose firmware is a shell with nftables, not %s\n", f.Name)
+}
+
 // benchLine says whether benchmark name runs on p, and how.
 func benchLine(p boards.Profile, name string) string {
 	switch name {
@@ -115,12 +133,14 @@ func benchLine(p boards.Profile, name string) string {
 		return "supported: in the image's benchinit, a file written to and read back from a tmpfs in 16 KiB blocks (64 MiB, or a quarter of the free RAM)"
 	case benchmark.Route:
 		switch {
+		case !routeModel(p) && p.Virtual == nil:
+			return "not yet on this board netbooted (its images lack the route code); under its own firmware (image: none in the inventory, see README) it runs"
 		case !routeModel(p):
 			return "not yet on this board: the route benchmark runs on the virtual PCs (qemu-x86_64, qemu-x86_64-uefi)"
 		case p.Virtual != nil:
 			return "supported: the board routes between the virtual bench's two host networks, on its two extra virtio NICs"
 		}
-		return "supported on a bench whose inventory cables two host NICs to the board's routed ports (bench: route:, and the board's route_ports:); its kernel must drive those ports"
+		return "supported on a bench whose inventory cables two host NICs to the board's routed ports (bench: route:, and the board's route_ports:); its kernel must drive those ports. Or under the board's own firmware: image: none (see README)"
 	}
 	if bm, _ := benchmark.Lookup(name); bm.Image.BuiltIn {
 		return "supported: in the image's benchinit"

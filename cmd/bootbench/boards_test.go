@@ -14,7 +14,7 @@ func TestBoardsShow(t *testing.T) {
 		board string
 		want  []string
 	}{
-		{"rb1100", []string{"NOT SUPPORTED its CPU is 32-bit PowerPC", "gccgo", "works         bootbench import --board rb1100", "nothing runs on the board"}},
+		{"rb1100", []string{"NOT SUPPORTED its CPU is 32-bit PowerPC", "gccgo", "works         bootbench import --board rb1100", "nothing runs on the board", "firmware      bench route runs under RouterOS", "image: none                  # keep RouterOS", "/ip firewall filter add chain=forward"}},
 		{"rb450", []string{"arch          mips (GOMIPS=softfloat)", "bench speed   supported", "bench dd      supported: in the image's benchinit", "bench route   not yet on this board", "bench openssl supported: cross-built from Debian 12's openssl 3.0 source with Debian's mips-linux-gnu compiler", "ram check", "32 MiB", "ONLY ON VIRTUAL BOARDS", "qemu-rb450: its twin", "it differs in the SoC"}},
 		{"rb450g", []string{"clocks        680,800 MHz (default 680, applied by manual)", "ONLY ON VIRTUAL BOARDS", "qemu-rb450g: its twin", "not 680 and 800, which QEMU cannot make exact"}},
 		{"wrt54g-v3", []string{"bench openssl supported: Debian 12's openssl 3.0 for mipsel", "ONLY ON VIRTUAL BOARDS", "qemu-wrt54g: CFE's console dialect end to end"}},

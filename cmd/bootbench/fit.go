@@ -18,7 +18,7 @@ import (
 // kernel to be had is checked without one.
 func checkBoard(ctx context.Context, job plan.Job) error {
 	p := job.Board.Profile
-	if err := p.Unsupported(); err != nil {
+	if err := p.UnsupportedFor(job.Board, job.Benchmark); err != nil {
 		return usageErr("run: %v", err)
 	}
 	if p.RAMMB <= 0 {

@@ -79,7 +79,7 @@ func addRunFlags(fs *flag.FlagSet, reps int) *runFlags {
 		reps:         fs.Int("reps", reps, "repetitions of each clock setting"),
 		bench:        fs.String("bench", benchmark.Speed, "benchmark: "+benchmark.Help()),
 		routeSizes:   fs.String("route-sizes", "64,128,256,512,1024,1460", "route: packet sizes in bytes of payload, comma separated"),
-		routeConfigs: fs.String("route-configs", strings.Join(bootparam.RouteConfigs, ","), "route: configurations, in order"),
+		routeConfigs: fs.String("route-configs", "", "route: configurations, in order (default "+strings.Join(bootparam.RouteConfigs, ",")+"; a board under its own firmware: its inventory's route_configs)"),
 		routeRate:    fs.String("route-udp-rate", "50M", "route: the UDP tests' offered rate in bit/s (K, M, G suffixes), all streams together"),
 		routeWindow:  fs.String("route-window", "", "route: the TCP tests' window, iperf3 -w SIZE in bytes (K, M, G suffixes: 256K); default the kernel's"),
 		routeStreams: fs.Int("route-streams", 1, "route: parallel streams in each test (iperf3 -P)"),
@@ -147,7 +147,7 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 		// A board model named where a board belongs: say first if the
 		// model cannot be run at all, before asking for an inventory.
 		if p, perr := boards.Get(*rf.board); perr == nil && p.Virtual == nil {
-			if uerr := p.Unsupported(); uerr != nil {
+			if uerr := p.UnsupportedFor(boards.Board{Profile: p}, *rf.bench); uerr != nil {
 				return nil, usageErr("%s: %v", cmd, uerr)
 			}
 			if p.RAMMB < roomyRAMMB {
@@ -166,6 +166,16 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := b.Profile.UnsupportedFor(b, *rf.bench); err != nil {
+		return nil, usageErr("%s: %v", cmd, err)
+	}
+	if b.OwnFirmware {
+		if b, err = firmwareConfigs(b, configs, cmd); err != nil {
+			return nil, err
+		}
+	} else if configs, err = netbootConfigs(configs, cmd); err != nil {
+		return nil, err
+	}
 	if bm.HostNetworks {
 		if err := routeRefusal(b, inv); err != nil {
 			return nil, usageErr("%s: %v", cmd, err)
@@ -179,6 +189,9 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 // minute or more when the cache lacks it), so it comes after every cheap
 // check.
 func (j *runJob) check(ctx context.Context, cmd string) error {
+	if j.board.OwnFirmware {
+		return nil // nothing is built for it
+	}
 	job := plan.Job{Board: j.board, Benchmark: *j.rf.bench, Kernel: *j.rf.kernel, Source: j.src}
 	// A board with no kernel at all would fail every run at its first
 	// step: refuse it before building anything or touching the bench.
@@ -193,7 +206,7 @@ func (j *runJob) check(ctx context.Context, cmd string) error {
 // with the modules the image then carries, or a board on a bench whose
 // inventory cables two host interfaces to its two routed ports.
 func routeRefusal(b boards.Board, inv *boards.Inventory) error {
-	if !routeModel(b.Profile) {
+	if !routeModel(b.Profile) && !b.OwnFirmware { // under its own firmware no image of ours runs
 		return fmt.Errorf("board %s: the route benchmark is not in %s images yet (its virtual boards: qemu-x86_64, qemu-x86_64-uefi)", b.Name, b.Profile.Arch)
 	}
 	if b.Virtual() {
@@ -241,15 +254,47 @@ func (rf *runFlags) routePlan(cmd string) (route.Plan, []string, error) {
 	}
 	plan.Streams = *rf.routeStreams
 	configs := splitList(*rf.routeConfigs)
-	for _, c := range configs {
-		if !slices.Contains(bootparam.RouteConfigs, c) {
-			return plan, nil, usageErr("%s: --route-configs: unknown configuration %q (%s)", cmd, c, strings.Join(bootparam.RouteConfigs, ", "))
-		}
-	}
-	if len(configs) == 0 {
+	if *rf.routeConfigs != "" && len(configs) == 0 {
 		return plan, nil, usageErr("%s: --route-configs: no configurations", cmd)
 	}
 	return plan, configs, nil
+}
+
+// netbootConfigs checks --route-configs against benchinit's
+// configurations; none given is all of them.
+func netbootConfigs(configs []string, cmd string) ([]string, error) {
+	if len(configs) == 0 {
+		return bootparam.RouteConfigs, nil
+	}
+	for _, c := range configs {
+		if !slices.Contains(bootparam.RouteConfigs, c) {
+			return nil, usageErr("%s: --route-configs: unknown configuration %q (%s)", cmd, c, strings.Join(bootparam.RouteConfigs, ", "))
+		}
+	}
+	return configs, nil
+}
+
+// firmwareConfigs keeps, in --route-configs' order, the configurations of
+// a board under its own firmware that were asked for; none given is all
+// of its route_configs, in the inventory's order.
+func firmwareConfigs(b boards.Board, configs []string, cmd string) (boards.Board, error) {
+	if len(configs) == 0 {
+		return b, nil
+	}
+	var names []string
+	for _, c := range b.RouteConfigs {
+		names = append(names, c.Name)
+	}
+	var picked []boards.RouteConfig
+	for _, name := range configs {
+		c, ok := b.RouteConfig(name)
+		if !ok {
+			return b, usageErr("%s: --route-configs: board %s has no configuration %q in its route_configs (%s)", cmd, b.Name, name, strings.Join(names, ", "))
+		}
+		picked = append(picked, c)
+	}
+	b.RouteConfigs = picked
+	return b, nil
 }
 
 // windowRE is a window iperf3 -w takes: bytes, or K, M or G of them
@@ -288,7 +333,14 @@ func (j *runJob) open(ctx context.Context, store *results.Store) (*rig, error) {
 		return nil, err
 	}
 	rg.Store, rg.Builders = store, builders(j.src)
-	if rg.router != nil {
+	if rg.router != nil && j.board.OwnFirmware {
+		fw, err := route.NewFirmware(rg.router)
+		if err != nil {
+			rg.close()
+			return nil, err
+		}
+		rg.Firmware = fw
+	} else if rg.router != nil {
 		rg.Host = &route.Driver{Router: rg.router, Configs: j.configs}
 	}
 	return rg, nil

@@ -150,6 +150,12 @@ func servedBoards(ctx context.Context, inventoryFlag, once string) (*boards.Inve
 		if once != "" && b.Name != once {
 			continue
 		}
+		if b.OwnFirmware {
+			if once != "" {
+				return nil, nil, usageErr("serve --once: board %s keeps its own firmware (image: none): serve answers netboots; run it with 'bootbench run --board %s --bench route'", b.Name, b.Name)
+			}
+			continue // it never netboots: nothing to answer
+		}
 		served = append(served, harness.Served{Board: b, Target: &harness.Wired{Port: b.Console, Baud: b.Baud}, Job: b.Job})
 	}
 	if len(served) == 0 {

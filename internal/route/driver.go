@@ -205,3 +205,44 @@ func cpuMetrics(b frame.CountersBody) ([]results.Metric, error) {
 	}
 	return ms, nil
 }
+
+// Firmware is the route benchmark's host side for a board under its own
+// firmware (a harness.FirmwareHost): no frames come back from it, so the
+// figures are the host's iperf3 ones, without the board's counters or
+// CPU load. Its Router must be a Prober, to tell when the board forwards.
+type Firmware struct {
+	Router  Router
+	version string // iperf3's
+}
+
+// NewFirmware checks that r can tell when the board forwards.
+func NewFirmware(r Router) (*Firmware, error) {
+	if _, ok := r.(Prober); !ok {
+		return nil, fmt.Errorf("route networks %s cannot probe the path through a board", r)
+	}
+	return &Firmware{Router: r}, nil
+}
+
+// Forwards implements harness.FirmwareHost.
+func (f *Firmware) Forwards(ctx context.Context) error {
+	return f.Router.(Prober).Probe(ctx)
+}
+
+// Measure implements harness.FirmwareHost.
+func (f *Firmware) Measure(ctx context.Context, config string) ([]results.Metric, error) {
+	figs, err := f.Router.Sweep(ctx, config == Direct, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, fig := range figs {
+		f.version = fig.Test.Version
+	}
+	return Metrics(config, figs), nil
+}
+
+// Tool implements harness.FirmwareHost.
+func (f *Firmware) Tool() (string, string) { return "iperf3", f.version }
+
+func (f *Firmware) String() string { return f.Router.String() }
+
+var _ harness.FirmwareHost = (*Firmware)(nil)
