@@ -502,8 +502,8 @@ func TestE2ERivalDHCP(t *testing.T) {
 	if !strings.Contains(show.stdout, "net0: 198.18.5.1") || strings.Contains(show.stdout, "net0: "+simBoardIP+"/") {
 		t.Errorf("the board's address did not come from dnsmasq's range:\n%s", show.stdout)
 	}
-	// iPXE shows the download's progress when it takes a while (23% 53% ... ok).
-	if !regexp.MustCompile(`http://198\.18\.5\.1/pc1/vmlinuz\.\.\.[ 0-9%]* ok`).MatchString(show.stdout) {
+	// iPXE shows the download's progress when it takes a while (23%, backspaces, 53%... ok).
+	if !regexp.MustCompile(`http://198\.18\.5\.1/pc1/vmlinuz\.\.\.[ 0-9%\x08]* ok`).MatchString(show.stdout) {
 		t.Errorf("the board did not load from bootbench:\n%s", show.stdout)
 	}
 	s.assertBoardOff()
