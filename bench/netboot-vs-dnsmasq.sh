@@ -114,9 +114,10 @@ boot_dnsmasq() { # times namespace creation to the done frame; exits on failure
 
 	local frame="@BB2 $id [0-9]* done {" why=
 	until grep -aq "$frame" "$log" 2>/dev/null; do
-		# The stage marks, as bootbench times its own boots: iPXE has
-		# loaded the image (the kernel stage starts), the board said hello.
-		[ -n "$t_loaded" ] || ! grep -aq 'initramfs.cpio\.\.\. ok' "$log" 2>/dev/null || t_loaded=$EPOCHREALTIME
+		# The stage marks, as bootbench times its own boots: the image
+		# served (dnsmasq logs the finished transfer; the kernel stage
+		# starts), the board said hello.
+		[ -n "$t_loaded" ] || ! grep -aq 'sent .*/initramfs\.cpio to' "$tmp/dnsmasq.log" 2>/dev/null || t_loaded=$EPOCHREALTIME
 		[ -n "$t_hello" ] || ! grep -aq "@BB2 $id [0-9]* hello" "$log" 2>/dev/null || t_hello=$EPOCHREALTIME
 		if ! kill -0 "$dnsmasq" 2>/dev/null; then why="dnsmasq exited: $(tail -n 3 "$tmp/dnsmasq.log")"; fi
 		# QEMU may power off right after the frame: look once more before judging.
@@ -188,7 +189,7 @@ printf '\n%-34s %9s %9s %9s %9s\n' "stage (median s)" A B C "A / B"
 declare -A stage_label=([setup]="setup, store, power-off" [load]="power-on to image loaded" [kernel]="kernel to hello" [bench]="benchmark to done")
 for st in setup load kernel bench; do
 	a=$(stage_median A "$st") b=$(stage_median B "$st") c=$(stage_median C "$st")
-	printf '%-34s %9s %9s %9s %8.2fx\n' "${stage_label[$st]}" "$a" "$b" "$c" "$(awk -v a="$a" -v b="$b" 'BEGIN { print b > 0 ? a / b : 0 }')"
+	printf '%-34s %9s %9s %9s %8.2fx\n' "${stage_label[$st]}" "$a" "$b" "$c" "$(awk -v a="$a" -v b="$b" 'BEGIN { print (b > 0 ? a / b : 0) }')"
 done
 
 cat <<EOF
@@ -199,6 +200,6 @@ staging, namespace, servers) and the result's store write after power-off.
 B: from namespace creation to the done frame on the console (setup included,
 QEMU's exit and any storing not).
 Stages: A and C as bootbench times them (results show: setup = image, network
-and the command outside its stages); B from the console log as it is written
-(the iPXE line that loaded the image, the hello frame), to 0.1 s.
+and the command outside its stages); B from dnsmasq's log and the console log as they are
+written (the image's transfer done, the hello frame), to 0.1 s.
 EOF
