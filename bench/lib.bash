@@ -39,3 +39,30 @@ stats() {
 	printf '%s\n' "$@" | sort -g | awk -v d="$digits" '{ v[NR] = $1 }
 		END { f = "%." d "f %." d "f %." d "f"; printf f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
 }
+
+# The stages bootbench times every run in (results/stage.go), in order.
+stage_names=(image network firmware netboot kernel bench)
+
+# collect_stages VARIANT LOG DB SECS: adds the stage times of the run whose
+# progress is in LOG (bootbench results show) to stage_times[VARIANT.STAGE],
+# and what the command took besides them (its setup before the run, the
+# power-off and the store write after) to stage_times[VARIANT.outside].
+declare -A stage_times=()
+collect_stages() {
+	local v=$1 log=$2 db=$3 total=$4 id st sec sum=0
+	id=$(grep -o 'run  *[0-9]\{8\}-[0-9]\{6\}-[0-9a-f]\{8\} on' "$log" | tail -n 1 | awk '{ print $2 }')
+	[ -n "$id" ] || die "no run id in $log"
+	while read -r st sec; do
+		stage_times[$v.$st]+="$sec "
+		sum=$(awk -v a="$sum" -v b="$sec" 'BEGIN { print a + b }')
+	done < <(bin/bootbench results show "$id" --db "$db" | awk '/^  [a-z]+ +[0-9.]+s$/ { sub(/s$/, "", $2); print $1, $2 }')
+	stage_times[$v.outside]+="$(awk -v t="$total" -v s="$sum" 'BEGIN { printf "%.1f", t - s }') "
+}
+
+# stage_median VARIANT STAGE: the median of what collect_stages gathered, "-" for none.
+stage_median() {
+	local vals=${stage_times[$1.$2]:-}
+	if [ -z "$vals" ]; then echo -; return; fi
+	read -r med _ <<<"$(stats 1 $vals)"
+	echo "$med"
+}

@@ -94,6 +94,7 @@ run_variant() { # LOG NETNS [run flags...]; leaves the time in secs, exits on fa
 names=(A B)
 declare -A label=([A]="A virtual qemu-x86_64" [B]="B simulated bench, pc1")
 declare -A times=()
+probes= # B's rival-DHCP probe lines, per invocation
 for ((rep = 1; rep <= reps; rep++)); do
 	for v in "${names[@]}"; do
 		case $v in
@@ -101,6 +102,8 @@ for ((rep = 1; rep <= reps; rep++)); do
 		B) run_variant "$tmp/B.log" "$ns" --inventory "$tmp/bench.yaml" --board pc1 ;;
 		esac
 		times[$v]+="$secs "
+		collect_stages "$v" "$tmp/$v.log" "$tmp/db" "$secs"
+		[ "$v" = A ] || probes+="$(grep -c 'for another DHCP server' "$tmp/$v.log") "
 		printf 'rep %d/%d  %-26s %7.2f s\n' "$rep" "$reps" "${label[$v]}" "$secs"
 	done
 done
@@ -114,10 +117,27 @@ for v in "${names[@]}"; do
 	read -r med lo hi <<<"$(stats 2 ${times[$v]})"
 	printf '%-26s %8.2f %8.2f %8.2f %10.2fx\n' "${label[$v]}" "$med" "$lo" "$hi" "$(awk -v m="$med" -v b="$base" 'BEGIN { print m / b }')"
 done
+
+# Where B's extra time goes: each stage's median, and the difference.
+printf '\n%-34s %9s %9s %9s\n' "stage (median s)" A B "B - A"
+for st in "${stage_names[@]}" outside; do
+	a=$(stage_median A "$st") b=$(stage_median B "$st")
+	d=-
+	[ "$a" = - ] || [ "$b" = - ] || d=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%+.1f", b - a }')
+	name=$st
+	[ "$st" != outside ] || name="outside the stages"
+	printf '%-34s %9s %9s %9s\n' "$name" "$a" "$b" "$d"
+done
+echo
+echo "rival-DHCP probe lines in B's log, per invocation: $probes"
+
 cat <<EOF
 
 seconds from 'bootbench run' to stored result over $reps rep(s), interleaved;
-ratio = median / the virtual board's median. The simulated bench's extra
-cost is its setup: the 4 s listen for a rival DHCP server and the bench
-address it adds to bench0 and removes after.
+ratio = median / the virtual board's median. The stages are the run's own
+timings (bootbench results show); "outside the stages" is the rest of the
+command: its setup before the run (inventory, image check, bench network),
+the power-off and the store write. B's rival-DHCP probe runs once per
+command while it checks the image, and its verdict is awaited before
+power-on (in B's network stage, when the check was quicker).
 EOF

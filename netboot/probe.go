@@ -19,14 +19,16 @@ type Rival struct {
 // ProbeDHCP asks the segment on iface for a DHCP server, as a client would
 // (a DHCPDISCOVER from iface's own MAC, on a raw socket, so it works whether
 // or not iface has an address or port 68 is taken), and waits up to wait
-// for an offer, sending the DISCOVER again halfway. Give it several
+// for an offer, sending the DISCOVER again after a third of it. Give it several
 // seconds: servers check that an address is free before they offer it
 // (dnsmasq pings it for 3 s, ISC dhcpd for 1 s). It returns nil when nobody answered: bootbench may then be
 // the segment's DHCP server. Two servers answering the same boards would
 // hand them different answers; bootbench serves as proxyDHCP instead.
 // The probe takes no lease: it never sends a DHCPREQUEST.
 func ProbeDHCP(ctx context.Context, iface string, wait time.Duration) (*Rival, error) {
-	c, err := nclient4.New(iface, nclient4.WithTimeout(wait/2), nclient4.WithRetry(2))
+	// Two tries, and nclient4 doubles the timeout for the second: a
+	// third of wait, then two thirds (halves would make it 1.5 × wait).
+	c, err := nclient4.New(iface, nclient4.WithTimeout(wait/3), nclient4.WithRetry(2))
 	if err != nil {
 		return nil, fmt.Errorf("probe %s for another DHCP server: %w", iface, err)
 	}

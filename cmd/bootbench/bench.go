@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
@@ -72,7 +74,9 @@ func inventoryErr(err error) error {
 // a board from the inventory the inventory's bench NIC, console and power.
 // routes asks for the route benchmark's networks. run, ci and serve (per
 // board, with no bench: serve's is shared) all set up here.
-func openRig(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy bool, routes *route.Plan, progress io.Writer) (*rig, error) {
+// probe is the rival-DHCP probe the command already started for a board
+// from the inventory (nil: openRig starts it).
+func openRig(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy bool, routes *route.Plan, probe *dhcpProbe, progress io.Writer) (*rig, error) {
 	if err := os.MkdirAll(cacheDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
@@ -85,7 +89,7 @@ func openRig(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy b
 	if b.OwnFirmware {
 		return openFirmware(ctx, b, inv, routes, progress)
 	}
-	return openWired(ctx, b, inv, proxy, routes, progress)
+	return openWired(ctx, b, inv, proxy, routes, probe, progress)
 }
 
 func openVirtual(ctx context.Context, b boards.Board, routes *route.Plan, progress io.Writer) (*rig, error) {
@@ -132,7 +136,7 @@ func openVirtual(ctx context.Context, b boards.Board, routes *route.Plan, progre
 	return r, nil
 }
 
-func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy bool, routes *route.Plan, progress io.Writer) (*rig, error) {
+func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy bool, routes *route.Plan, probe *dhcpProbe, progress io.Writer) (*rig, error) {
 	op := power.Terminal(os.Stdin, os.Stderr)
 	drv, err := power.New(b.Name, b.Power, op)
 	if err != nil {
@@ -145,7 +149,7 @@ func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy
 			return nil, err
 		}
 	}
-	bench, closeBench, err := openBench(ctx, inv, proxy, note)
+	bench, closeBench, err := openBench(ctx, inv, proxy, probe, note)
 	if err != nil {
 		closeRouteNet(rn, note)
 		return nil, err
@@ -236,7 +240,12 @@ func closeRouteNet(rn *routenet.Net, note func(string)) {
 
 // openBench readies the inventory's bench NIC, refusing a segment with its
 // own DHCP server unless serving as proxyDHCP. note tells what it changed.
-func openBench(ctx context.Context, inv *boards.Inventory, proxy bool, note func(string)) (*boot.NetBench, func(), error) {
+// The probe for that server runs once per command, while the command gets
+// its first run ready (probe, when the command started it already; else
+// from here on); the bench's first Serve waits for its verdict, so no
+// board is switched on before, and then a watch reports any server that
+// starts offering on the segment later.
+func openBench(ctx context.Context, inv *boards.Inventory, proxy bool, probe *dhcpProbe, note func(string)) (boot.Bench, func(), error) {
 	cache := cacheDir()
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("cache: %w", err)
@@ -263,13 +272,112 @@ func openBench(ctx context.Context, inv *boards.Inventory, proxy bool, note func
 		}
 		note(fmt.Sprintf("removed %s from %s", nic.Addr(), nic.Interface()))
 	}
-	if !proxy {
-		if err := probeRival(ctx, nic.Interface(), note); err != nil {
-			closeNIC()
-			return nil, nil, err
-		}
+	nb := &boot.NetBench{Net: nic, Proxy: proxy}
+	if proxy {
+		return nb, closeNIC, nil
 	}
-	return &boot.NetBench{Net: nic, Proxy: proxy}, closeNIC, nil
+	if probe == nil {
+		probe = startProbe(ctx, inv.Bench.Interface, note)
+	}
+	pb := &probedBench{NetBench: nb, probe: probe}
+	pb.watch(note)
+	return pb, func() { probe.stop(); pb.stopWatch(); closeNIC() }, nil
+}
+
+// dhcpProbe is one command's probe for another DHCP server on the bench
+// segment, running on its own while the command gets ready.
+type dhcpProbe struct {
+	done   chan struct{} // closed with err set
+	err    error
+	cancel context.CancelFunc
+}
+
+// startProbe starts probing iface, as the first step of a command that
+// serves a bench segment (it needs only the interface: the probe asks from
+// its MAC, with or without an address).
+func startProbe(ctx context.Context, iface string, note func(string)) *dhcpProbe {
+	pctx, cancel := context.WithCancel(ctx)
+	p := &dhcpProbe{done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(p.done)
+		p.err = probeRival(pctx, iface, note)
+	}()
+	return p
+}
+
+// wait is the probe's verdict: nil when no other server answered.
+func (p *dhcpProbe) wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stop ends the probe if it still runs.
+func (p *dhcpProbe) stop() {
+	p.cancel()
+	<-p.done
+}
+
+// probedBench is a bench on a segment that must have no other DHCP server:
+// Serve waits for the probe's verdict, and a watch, once the probe found
+// none, reports a server that starts later.
+type probedBench struct {
+	*boot.NetBench
+	probe *dhcpProbe
+
+	mu      sync.Mutex
+	watched chan struct{} // closed when the watch runs or will not
+	stopped bool
+	endFn   func()
+}
+
+// watch starts the watch for offers once the probe says the segment is
+// quiet: the probe's own offers are not news.
+func (pb *probedBench) watch(note func(string)) {
+	pb.watched = make(chan struct{})
+	iface := pb.Net.Interface()
+	go func() {
+		defer close(pb.watched)
+		if pb.probe.wait(context.Background()) != nil {
+			return
+		}
+		pb.mu.Lock()
+		defer pb.mu.Unlock()
+		if pb.stopped {
+			return
+		}
+		end, err := netboot.WatchOffers(iface, pb.ServerIP(), func(o netboot.ForeignOffer) {
+			note(fmt.Sprintf("%s on %s: two DHCP servers give the boards different answers (stop it, or run with --proxy)", o, iface))
+		})
+		if err != nil {
+			note(fmt.Sprintf("no watch for other DHCP servers on %s: %v", iface, err))
+			return
+		}
+		note(fmt.Sprintf("no other DHCP server answered on %s; watching for one that starts", iface))
+		pb.endFn = end
+	}()
+}
+
+// stopWatch ends the watch; the probe has ended.
+func (pb *probedBench) stopWatch() {
+	<-pb.watched
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	pb.stopped = true
+	if pb.endFn != nil {
+		pb.endFn()
+	}
+}
+
+// Serve waits for the probe, then serves unless it found a rival.
+func (pb *probedBench) Serve(ctx context.Context, b *boot.Booter, report netboot.Reporter) (func(), error) {
+	if err := pb.probe.wait(ctx); err != nil {
+		return nil, err
+	}
+	return pb.NetBench.Serve(ctx, b, report)
 }
 
 // probeRival refuses to be a second DHCP server on a segment that has one.
@@ -303,10 +411,39 @@ func builders(src string) plan.Builders {
 		// it runs (a cache hit says nothing).
 		BuildImage: func(ctx context.Context, spec initramfs.Spec, cache string) (*initramfs.Image, error) {
 			spec.Progress = func(step string) { setupNote(os.Stderr, "image", "%s", step) }
-			return initramfs.Build(ctx, spec, cache)
+			return imagesBuilt.build(ctx, spec, cache)
 		},
 		CacheDir: cacheDir(),
 	}
+}
+
+// builtImages are the images one command has built or found, by spec.
+// Finding even a cached image asks the go command about the source tree
+// and hashes it (seconds on a busy host), and a command takes the same
+// image for its fit check and for every run of its plan: it looks once.
+type builtImages struct {
+	mu   sync.Mutex
+	done map[string]initramfs.Image
+}
+
+var imagesBuilt = &builtImages{done: map[string]initramfs.Image{}}
+
+func (bi *builtImages) build(ctx context.Context, spec initramfs.Spec, cache string) (*initramfs.Image, error) {
+	key := strings.Join(append([]string{cache, spec.Arch, spec.GOARM, spec.GOMIPS, spec.Source, spec.Bench, spec.BenchCmd, spec.Sysroot, spec.Prebuilt}, spec.Add...), "\x00")
+	bi.mu.Lock()
+	defer bi.mu.Unlock()
+	if img, ok := bi.done[key]; ok {
+		if st, err := os.Stat(img.Path); err == nil && st.Size() == img.Size {
+			img.Cached, img.Took = true, 0
+			return &img, nil
+		}
+	}
+	img, err := initramfs.Build(ctx, spec, cache)
+	if err != nil {
+		return nil, err
+	}
+	bi.done[key] = *img
+	return img, nil
 }
 
 // benchinitModulesDir is where benchinit loads the image's kernel modules

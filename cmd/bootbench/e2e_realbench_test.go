@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -10,10 +11,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/insomniacslk/dhcp/dhcpv4/nclient4"
+	"golang.org/x/sys/unix"
 
 	"github.com/bootbench/bootbench/internal/userenv"
 )
@@ -34,6 +42,7 @@ type simBench struct {
 	mac   string
 	socat *exec.Cmd
 	sw    string // the switch's namespace, when the segment has one
+	rival string // the namespace of the segment's other DHCP host, when it has one
 	iface string // the bench NIC, as the inventory names it
 	tap   string // the board's cable: bench0 itself, or a switch port
 	// nics are more of the board's NICs, as QEMU options, written into
@@ -400,7 +409,8 @@ func startPDUDaemon(t *testing.T, s *simBench) string {
 func newSwitchedBench(t *testing.T, withRival bool) *simBench {
 	sfx := randomSuffix()
 	s := &simBench{t: t, ns: "bbsim-" + sfx, dir: simDir(t), mac: simMAC, iface: "bench0", tap: "board0", sw: "bbsw-" + sfx}
-	sw, rival := s.sw, "bbrv-"+sfx
+	s.rival = "bbrv-" + sfx
+	sw, rival := s.sw, s.rival
 	for _, ns := range []string{s.ns, sw, rival} {
 		sh(t, "ip", "netns", "add", ns)
 		ns := ns
@@ -495,9 +505,80 @@ func TestE2ERivalDHCP(t *testing.T) {
 	if !strings.Contains(show.stdout, "net0: 198.18.5.1") || strings.Contains(show.stdout, "net0: "+simBoardIP+"/") {
 		t.Errorf("the board's address did not come from dnsmasq's range:\n%s", show.stdout)
 	}
-	if !strings.Contains(show.stdout, "http://198.18.5.1/pc1/vmlinuz... ok") {
+	// iPXE shows the download's progress when it takes a while (23%, backspaces, 53%... ok).
+	if !regexp.MustCompile(`http://198\.18\.5\.1/pc1/vmlinuz\.\.\.[ 0-9%\x08]* ok`).MatchString(show.stdout) {
 		t.Errorf("the board did not load from bootbench:\n%s", show.stdout)
 	}
 	s.assertBoardOff()
 	assertNothingLeft(t, r.stderr)
+}
+
+// TestE2ERivalDHCPAfterProbe: a DHCP server that starts on the segment
+// after serve's probe found none is reported when it offers, by its
+// address, without a board booting: a client's DISCOVER (broadcast flag
+// set, so dnsmasq broadcasts its offer) from the switch makes it offer.
+func TestE2ERivalDHCPAfterProbe(t *testing.T) {
+	requireSimBench(t)
+	s := newSwitchedBench(t, false)
+	inv := serveInventory(s, map[string]*simBench{"pc1": s}, map[string]string{"pc1": simBoardIP})
+	db := filepath.Join(t.TempDir(), "results.db")
+	cmd, out, errb := startServe(t, s, db, "--inventory", inv, "--log", "text")
+	waitFor(t, 30*time.Second, "the probe's verdict", func() bool { return strings.Contains(out.String(), "watching for one that starts") }, out, errb)
+	if n := strings.Count(out.String(), "for another DHCP server"); n != 1 {
+		t.Errorf("%d probe lines, want 1:\n%s", n, out.String())
+	}
+
+	s.startRival(s.rival)
+	deadline := time.Now().Add(20 * time.Second)
+	const want = "another DHCP server at 198.18.5.2 offered 198.18.5."
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no report of the rival's offer:\n%s\n---\n%s", out.String(), errb.String())
+		}
+		// dnsmasq pings an address for 3 s before it offers it; the
+		// DISCOVER is sent again until the offer is seen.
+		inNamespace(t, s.sw, func() { discoverFrom(t, "br0", 2*time.Second) })
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve after Ctrl-C: %v\n%s", err, errb.String())
+	}
+	if n := strings.Count(out.String(), "another DHCP server at"); n != 1 {
+		t.Errorf("%d reports of the rival, want 1:\n%s", n, out.String())
+	}
+}
+
+// discoverFrom sends a DHCPDISCOVER with the broadcast flag from iface and
+// waits up to wait for an offer (one is not needed: the test reads serve's).
+func discoverFrom(t *testing.T, iface string, wait time.Duration) {
+	t.Helper()
+	c, err := nclient4.New(iface, nclient4.WithTimeout(wait), nclient4.WithRetry(1))
+	if err != nil {
+		t.Error(err) // on inNamespace's goroutine: no Fatal
+		return
+	}
+	defer c.Close()
+	c.DiscoverOffer(context.Background(), dhcpv4.WithBroadcast(true))
+}
+
+// inNamespace runs fn on a thread in network namespace ns.
+func inNamespace(t *testing.T, ns string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		f, err := os.Open("/run/netns/" + ns)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			t.Error(err)
+			return
+		}
+		fn()
+	}()
+	<-done
 }

@@ -130,6 +130,11 @@ func TestE2EServe(t *testing.T) {
 	if hints != 1 {
 		t.Errorf("%d hints about the stranger, want 1:\n%s", hints, out.String())
 	}
+	// Two boards booted, and a stranger asked: the segment was probed
+	// for another DHCP server once, when serve started.
+	if n := strings.Count(out.String(), "for another DHCP server"); n != 1 {
+		t.Errorf("%d rival probes, want 1 for the session:\n%s", n, out.String())
+	}
 	for _, r := range storedRuns(t, db) {
 		if r.Board != "pc1" && r.Board != "pc2" {
 			t.Errorf("a run for %s", r.Board)

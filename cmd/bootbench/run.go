@@ -104,6 +104,10 @@ type runJob struct {
 	src      string
 	routes   route.Plan // the route benchmark's
 	configs  []string
+	// probe is the bench segment's rival-DHCP probe, started by check so
+	// that it runs while the image is checked (nil for a virtual board,
+	// or with --proxy).
+	probe *dhcpProbe
 }
 
 // prepare checks the flags and finds the board, before anything is touched.
@@ -197,6 +201,9 @@ func (j *runJob) check(ctx context.Context, cmd string) error {
 	// step: refuse it before building anything or touching the bench.
 	if err := plan.New(job).CheckKernel(); err != nil {
 		return usageErr("%s: board %s: %v", cmd, j.board.Name, err)
+	}
+	if !j.board.Virtual() && !*j.rf.proxy && j.inv != nil && j.probe == nil {
+		j.probe = startProbe(ctx, j.inv.Bench.Interface, func(msg string) { setupNote(os.Stderr, "network", "%s", msg) })
 	}
 	return checkBoard(ctx, job)
 }
@@ -328,7 +335,7 @@ func (j *runJob) open(ctx context.Context, store *results.Store) (*rig, error) {
 	if *j.rf.bench == benchmark.Route {
 		routes = &j.routes
 	}
-	rg, err := openRig(ctx, j.board, j.inv, *j.rf.proxy, routes, os.Stderr)
+	rg, err := openRig(ctx, j.board, j.inv, *j.rf.proxy, routes, j.probe, os.Stderr)
 	if err != nil {
 		return nil, err
 	}

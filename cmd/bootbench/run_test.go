@@ -71,7 +71,7 @@ func TestRunPlanStopsAtSetupFailure(t *testing.T) {
 func TestOpenBenchNoInterface(t *testing.T) {
 	t.Setenv("BOOTBENCH_CACHE", t.TempDir())
 	inv := &boards.Inventory{Bench: boards.Bench{Interface: "bbnonic0", Address: netip.MustParsePrefix("198.18.5.1/24")}}
-	_, _, err := openBench(context.Background(), inv, false, func(string) {})
+	_, _, err := openBench(context.Background(), inv, false, nil, func(string) {})
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "bench interface bbnonic0: no such interface here") {
 		t.Errorf("openBench = %v; want exit 2 naming the missing interface", err)

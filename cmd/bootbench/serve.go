@@ -67,7 +67,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	hard, stop, cancelStop, endSignals := serveSignals(ctx, show)
 	defer endSignals()
 
-	bench, closeBench, err := openBench(ctx, inv, *proxy, show.note)
+	bench, closeBench, err := openBench(ctx, inv, *proxy, nil, show.note)
 	if err != nil {
 		return err
 	}
