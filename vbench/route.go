@@ -163,14 +163,14 @@ func (r *RouteNet) BoardPorts() []Port {
 	}
 }
 
-// Sweep sends the plan's traffic through the board, or with direct past
+// Sweep sends the plan's traffic along path: through the board, or past
 // it over the veth pair, telling mark as each test begins and ends.
-func (r *RouteNet) Sweep(ctx context.Context, direct bool, mark route.Mark) ([]route.Figure, error) {
+func (r *RouteNet) Sweep(ctx context.Context, path route.Path, mark route.Mark) ([]route.Figure, error) {
 	client := route.Side{Netns: r.Client, Iface: routeTapClient, Addr: routeClientAddr}
 	server := route.Side{Netns: r.Server, Iface: routeTapServer, Addr: routeServerAddr}
-	if direct {
+	if path.Direct {
 		client = route.Side{Netns: r.Client, Iface: directClient, Addr: directClientAddr}
 		server = route.Side{Netns: r.Server, Iface: directServer, Addr: directServerAddr}
 	}
-	return route.Run(ctx, r.Plan, client, server, mark)
+	return path.Run(ctx, r.Plan, client, server, mark)
 }
