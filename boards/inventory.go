@@ -50,6 +50,9 @@ type Bench struct {
 	// Address is bootbench's address on it, with the bench subnet's
 	// length. It is added for a run when missing and removed after.
 	Address netip.Prefix
+	// Route is the route benchmark's networks on this bench; nil when
+	// the bench has none.
+	Route *RouteBench
 }
 
 // Board is one board: a model's profile plus what this one board has. The
@@ -71,6 +74,13 @@ type Board struct {
 	Kernel string
 	Power  PowerSpec
 	Job    Job
+	// RoutePorts are the board's two routed ports for the route
+	// benchmark, client side first: MACs or the board's interface
+	// names. Empty when the inventory gives none.
+	RoutePorts []string
+	// RouteAddrs are those ports' addresses (DefaultRouteAddrs unless
+	// the inventory says).
+	RouteAddrs []netip.Prefix
 	// Line is where the board is defined in its inventory, 0 if nowhere.
 	Line int
 }
@@ -208,8 +218,11 @@ func ParseInventory(path string, text []byte) (*Inventory, error) {
 func parseInventory(ctx context.Context, path string, text []byte) (*Inventory, error) {
 	p := &inventoryParser{ctx: ctx, file: filepath.Base(path)}
 	inv := &Inventory{Path: path}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(text, &doc); err != nil {
+	doc, err := decodeYAML(ctx, text)
+	if errors.Is(err, context.Canceled) {
+		return nil, fmt.Errorf("load inventory %s: %w", p.file, err)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %s", p.file, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if len(doc.Content) == 0 {
@@ -241,6 +254,28 @@ func parseInventory(ctx context.Context, path string, text []byte) (*Inventory, 
 		return nil, errors.New(strings.Join(lines, "\n"))
 	}
 	return inv, nil
+}
+
+// decodeYAML parses text into a node tree, or gives up when ctx ends:
+// the parser itself cannot be interrupted, and a big inventory takes it
+// seconds, so Ctrl-C is not made to wait for it.
+func decodeYAML(ctx context.Context, text []byte) (yaml.Node, error) {
+	type parsed struct {
+		doc yaml.Node
+		err error
+	}
+	done := make(chan parsed, 1)
+	go func() {
+		var doc yaml.Node
+		err := yaml.Unmarshal(text, &doc)
+		done <- parsed{doc, err}
+	}()
+	select {
+	case r := <-done:
+		return r.doc, r.err
+	case <-ctx.Done():
+		return yaml.Node{}, ctx.Err()
+	}
 }
 
 type problem struct {
@@ -368,9 +403,12 @@ func (p *inventoryParser) scalar(n *yaml.Node, what string, v any) bool {
 
 func (p *inventoryParser) bench(n *yaml.Node) Bench {
 	var b Bench
-	f := p.mapping(n, "bench", "interface", "address")
+	f := p.mapping(n, "bench", "interface", "address", "route")
 	if f == nil {
 		return b
+	}
+	if f["route"] != nil {
+		b.Route = p.routeBench(f["route"])
 	}
 	if !p.scalar(f["interface"], "bench interface", &b.Interface) && absent(f, "interface") {
 		p.problem(n, "bench: no interface (the NIC the boards are cabled to, e.g. enp3s0)")
@@ -399,7 +437,7 @@ func (p *inventoryParser) bench(n *yaml.Node) Bench {
 
 var boardNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`)
 
-var boardFields = []string{"profile", "mac", "address", "console", "baud", "kernel", "power", "job"}
+var boardFields = []string{"profile", "mac", "address", "console", "baud", "kernel", "power", "job", "route_ports", "route_addresses"}
 
 func (p *inventoryParser) boards(n *yaml.Node, bench Bench) []Board {
 	f := p.mapping(n, "boards", nil...)
@@ -492,6 +530,18 @@ func (p *inventoryParser) board(k, n *yaml.Node, bench Bench) Board {
 		b.Power = p.power(f["power"], what)
 	}
 	b.Job = p.job(f["job"], what, b.Profile)
+	if f["route_ports"] != nil {
+		b.RoutePorts = p.routePorts(f["route_ports"], what)
+		if bench.Route == nil {
+			p.problem(f["route_ports"], "%s: route_ports, but the bench has no route networks (bench: route: client and server)", what)
+		}
+	}
+	b.RouteAddrs = p.routeAddrs(f["route_addresses"], what)
+	for _, a := range b.RouteAddrs {
+		if b.RoutePorts != nil && bench.Address.IsValid() && bench.Address.Masked().Overlaps(a.Masked()) {
+			p.problem(field(n, "route_addresses"), "%s: routed port address %s is on the bench subnet %s: give route_addresses off it", what, a, bench.Address.Masked())
+		}
+	}
 	return b
 }
 

@@ -61,9 +61,9 @@ func TestRouteNet(t *testing.T) {
 		t.Errorf("direct sweep: %+v", figs)
 	}
 	// Offloads off: the veth pair carries packets of the size under test.
-	out, err := exec.Command("ip", "netns", "exec", rn.Client, "ethtool", "-k", directClient).CombinedOutput()
+	out, err := exec.Command("ip", "netns", "exec", rn.Client, "ethtool", "-k", "bbdir0").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "tcp-segmentation-offload: off") {
-		t.Errorf("offloads of %s: %v\n%s", directClient, err, out)
+		t.Errorf("offloads of bbdir0: %v\n%s", err, out)
 	}
 	names := []string{rn.Client, rn.Server}
 	if err := rn.Close(); err != nil {
@@ -75,7 +75,7 @@ func TestRouteNet(t *testing.T) {
 			t.Errorf("namespace %s left", ns)
 		}
 	}
-	if left, _ := filepath.Glob(filepath.Join(cache, "vbench-*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(cache, "routenet-*")); len(left) > 0 {
 		t.Errorf("records left: %v", left)
 	}
 }

@@ -223,7 +223,8 @@ func waitInterface(mac string, limit time.Duration) (net.Interface, error) {
 	deadline := time.Now().Add(limit)
 	for {
 		ifs, _ := net.Interfaces()
-		if i := slices.IndexFunc(ifs, func(i net.Interface) bool { return i.HardwareAddr.String() == mac }); i >= 0 {
+		// The port is named by its MAC, or by the name its kernel gives it.
+		if i := slices.IndexFunc(ifs, func(i net.Interface) bool { return i.HardwareAddr.String() == mac || i.Name == mac }); i >= 0 {
 			return ifs[i], nil
 		}
 		if time.Now().After(deadline) {
@@ -231,7 +232,7 @@ func waitInterface(mac string, limit time.Duration) (net.Interface, error) {
 			for _, i := range ifs {
 				have = append(have, i.Name+" "+i.HardwareAddr.String())
 			}
-			return net.Interface{}, fmt.Errorf("no network interface with MAC %s within %s (have: %s)", mac, limit, strings.Join(have, ", "))
+			return net.Interface{}, fmt.Errorf("no network interface %s within %s (have: %s)", mac, limit, strings.Join(have, ", "))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/bootbench/bootbench/internal/benchnic"
 	"github.com/bootbench/bootbench/internal/kernels"
 	"github.com/bootbench/bootbench/internal/route"
+	"github.com/bootbench/bootbench/internal/routenet"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/vbench"
@@ -81,13 +82,16 @@ func openRig(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy b
 		}
 		return openVirtual(ctx, b, routes, progress)
 	}
-	return openWired(ctx, b, inv, proxy, progress)
+	return openWired(ctx, b, inv, proxy, routes, progress)
 }
 
 func openVirtual(ctx context.Context, b boards.Board, routes *route.Plan, progress io.Writer) (*rig, error) {
 	p, cache := b.Profile, cacheDir()
 	for _, ns := range vbench.Sweep(cache) {
 		setupNote(progress, "network", "removed namespace %s left by a bootbench that was killed", ns)
+	}
+	for _, s := range routenet.Sweep(cache) {
+		setupNote(progress, "network", "%s, left by a bootbench that was killed", s)
 	}
 	m := vbench.Machine{
 		Binary: p.Virtual.QEMU, Args: p.Virtual.Args, NIC: p.Virtual.NIC, MAC: b.MAC,
@@ -126,15 +130,27 @@ func openVirtual(ctx context.Context, b boards.Board, routes *route.Plan, progre
 	return r, nil
 }
 
-func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy bool, progress io.Writer) (*rig, error) {
+func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy bool, routes *route.Plan, progress io.Writer) (*rig, error) {
 	op := power.Terminal(os.Stdin, os.Stderr)
 	drv, err := power.New(b.Name, b.Power, op)
 	if err != nil {
 		return nil, usageErr("board %s: %v", b.Name, err)
 	}
-	bench, closeBench, err := openBench(ctx, inv, proxy, func(msg string) { setupNote(progress, "network", "%s", msg) })
+	note := func(msg string) { setupNote(progress, "network", "%s", msg) }
+	var rn *routenet.Net
+	if routes != nil {
+		if rn, err = openRouteNet(ctx, b, inv, *routes, note); err != nil {
+			return nil, err
+		}
+	}
+	bench, closeBench, err := openBench(ctx, inv, proxy, note)
 	if err != nil {
+		closeRouteNet(rn, note)
 		return nil, err
+	}
+	if rn != nil {
+		closeNIC := closeBench
+		closeBench = func() { closeRouteNet(rn, note); closeNIC() }
 	}
 	return &rig{
 		Rig: harness.Rig{
@@ -143,9 +159,74 @@ func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy
 			Operator: op,
 			Progress: progress,
 		},
-		board: b,
-		close: closeBench,
+		board:  b,
+		router: routerOf(rn),
+		close:  closeBench,
 	}, nil
+}
+
+// routerOf is rn as the route driver's Router: nil, not a nil *Net, when
+// the run routes nothing.
+func routerOf(rn *routenet.Net) route.Router {
+	if rn == nil {
+		return nil
+	}
+	return rn
+}
+
+// openRouteNet isolates the bench's two route interfaces, each in a
+// namespace of its own for the run (the host must not route between them
+// itself), after putting back what a killed run left.
+func openRouteNet(ctx context.Context, b boards.Board, inv *boards.Inventory, plan route.Plan, note func(string)) (*routenet.Net, error) {
+	for _, s := range routenet.Sweep(cacheDir()) {
+		note(s + ", left by a bootbench that was killed")
+	}
+	spec, err := routeSpec(b, inv, plan)
+	if err != nil {
+		return nil, err
+	}
+	rn, err := routenet.New(ctx, cacheDir(), spec, note)
+	if err != nil {
+		return nil, &exitError{code: 2, err: fmt.Errorf("board %s: route networks: %w", b.Name, err)}
+	}
+	note("route networks: " + rn.String())
+	return rn, nil
+}
+
+// routeSpec is what the inventory says of board b's route networks.
+func routeSpec(b boards.Board, inv *boards.Inventory, plan route.Plan) (routenet.Spec, error) {
+	r := inv.Bench.Route
+	switch {
+	case r == nil:
+		return routenet.Spec{}, usageErr("board %s: the route benchmark needs the bench's route networks in %s (bench: route: {client: IFACE, server: IFACE}, the host NICs cabled to the board's two routed ports)", b.Name, inv.Path)
+	case len(b.RoutePorts) != 2:
+		return routenet.Spec{}, usageErr("board %s: the route benchmark needs the board's two routed ports in %s (route_ports: [MAC or name, MAC or name], client side first)", b.Name, inv.Path)
+	}
+	client, server := routenet.Link{Host: r.Client}, routenet.Link{Host: r.Server}
+	if r.Trunk != "" {
+		client, server = routenet.Link{Trunk: r.Trunk, VLAN: r.ClientVLAN}, routenet.Link{Trunk: r.Trunk, VLAN: r.ServerVLAN}
+	}
+	spec := routenet.Spec{
+		Client: routenet.Side{Link: client, Board: b.RouteAddrs[0], Port: b.RoutePorts[0]},
+		Server: routenet.Side{Link: server, Board: b.RouteAddrs[1], Port: b.RoutePorts[1]},
+		Plan:   plan,
+	}
+	if len(r.Direct) == 2 {
+		spec.Direct = [2]routenet.Link{{Host: r.Direct[0]}, {Host: r.Direct[1]}}
+	}
+	return spec, nil
+}
+
+// closeRouteNet puts the route interfaces back and says so.
+func closeRouteNet(rn *routenet.Net, note func(string)) {
+	if rn == nil {
+		return
+	}
+	if err := rn.Close(); err != nil {
+		note(fmt.Sprintf("route networks: %v (the next run puts back what is left)", err))
+		return
+	}
+	note("route networks: put back as they were")
 }
 
 // openBench readies the inventory's bench NIC, refusing a segment with its

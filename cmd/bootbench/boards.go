@@ -114,10 +114,13 @@ func benchLine(p boards.Profile, name string) string {
 	case benchmark.DD:
 		return "supported: in the image's benchinit, a file written to and read back from a tmpfs in 16 KiB blocks (64 MiB, or a quarter of the free RAM)"
 	case benchmark.Route:
-		if routable(boards.Board{Profile: p}) {
+		switch {
+		case !routeModel(p):
+			return "not yet on this board: the route benchmark runs on the virtual PCs (qemu-x86_64, qemu-x86_64-uefi)"
+		case p.Virtual != nil:
 			return "supported: the board routes between the virtual bench's two host networks, on its two extra virtio NICs"
 		}
-		return "not yet on this board: the route benchmark runs on the virtual PCs (qemu-x86_64, qemu-x86_64-uefi)"
+		return "supported on a bench whose inventory cables two host NICs to the board's routed ports (bench: route:, and the board's route_ports:); its kernel must drive those ports"
 	}
 	if bm, _ := benchmark.Lookup(name); bm.Image.BuiltIn {
 		return "supported: in the image's benchinit"

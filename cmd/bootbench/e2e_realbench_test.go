@@ -36,6 +36,9 @@ type simBench struct {
 	sw    string // the switch's namespace, when the segment has one
 	iface string // the bench NIC, as the inventory names it
 	tap   string // the board's cable: bench0 itself, or a switch port
+	// nics are more of the board's NICs, as QEMU options, written into
+	// its power switch's on.
+	nics string
 }
 
 const (
@@ -138,10 +141,10 @@ func (s *simBench) writePowerScripts(netns string) {
 	on := fmt.Sprintf(`#!/bin/sh
 # The board's power switch, on: a PC that netboots from its NIC.
 exec %s qemu-system-x86_64 -accel tcg -M pc -cpu qemu64 -m 512 -display none -vga none \
-  -netdev tap,id=n0,ifname=%s,script=no,downscript=no -device virtio-net-pci,netdev=n0,mac=%s \
+  -netdev tap,id=n0,ifname=%s,script=no,downscript=no -device virtio-net-pci,netdev=n0,mac=%s%s \
   -chardev tty,id=s0,path=%s -serial chardev:s0 -boot n \
   -fw_cfg name=etc/sercon-port,file=%s -daemonize -pidfile %s
-`, netns, s.tap, s.mac, s.uart, sercon, pid)
+`, netns, s.tap, s.mac, s.nics, s.uart, sercon, pid)
 	off := fmt.Sprintf(`#!/bin/sh
 # The board's power switch, off.
 [ -f %[1]s ] || exit 0

@@ -42,12 +42,9 @@ func requireRoute(t *testing.T) {
 // routeArgs keep the run short: two sizes, one second a test.
 var routeArgs = []string{"run", "--board", "qemu-x86_64", "--bench", "route", "--route-sizes", "64,1460", "--seconds", "1", "--retries", "0"}
 
-// TestE2ERoute runs the route benchmark on the virtual PC: a throughput for
-// every size, configuration and direction and the direct baseline in the
-// store and its CSV export, and the board's CPU busy fraction over each
-// routed test; the four configurations as the board's kernel holds them
-// (rules read back through netlink, conntrack only where enabled); and
-// nothing left of the networks or iperf3 afterwards.
+// TestE2ERoute runs the route benchmark on the virtual PC (assertRouteRun
+// says what is checked of the run), and nothing is left of the networks
+// or iperf3 afterwards.
 func TestE2ERoute(t *testing.T) {
 	requireRoute(t)
 	db := filepath.Join(t.TempDir(), "results.db")
@@ -61,8 +58,17 @@ func TestE2ERoute(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no run id in progress output:\n%s", r.stderr)
 	}
-	id := m[1]
+	assertRouteRun(t, db, m[1])
+}
 
+// assertRouteRun checks a stored route run, sizes 64 and 1460: a
+// throughput for every size, configuration and direction and the direct
+// baseline in the store's CSV export, and the board's CPU busy fraction
+// over each routed test; the four configurations as the board's kernel
+// holds them (rules read back through netlink, conntrack only where
+// enabled).
+func assertRouteRun(t *testing.T, db, id string) {
+	t.Helper()
 	// 1. Every size × configuration and the baseline, in the CSV export.
 	ex := bootbench(t, db, "results", "export", "--format", "csv")
 	if ex.code != 0 {
@@ -225,8 +231,9 @@ func TestE2ERouteInterrupt(t *testing.T) {
 	assertNoIPerf(t)
 }
 
-// assertNoIPerf checks that no iperf3 runs: the tests run alone under the
-// end-to-end lock, so any iperf3 is one a run left behind.
+// assertNoIPerf checks that no iperf3 runs: make test runs one test at a
+// time (go test -p 1, no t.Parallel in the end-to-end tests), so any
+// iperf3 is one a run left behind.
 func assertNoIPerf(t *testing.T) {
 	t.Helper()
 	procs, _ := filepath.Glob("/proc/[0-9]*/comm")

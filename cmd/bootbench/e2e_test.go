@@ -138,7 +138,11 @@ func bootbenchIn(t *testing.T, ns, db string, args ...string) result {
 	env := []string{"BOOTBENCH_DB=" + db}
 	cmd := userenv.Command(env, bootbenchBin, args...)
 	if ns != "" {
-		cmd = userenv.Command(env, "ip", append([]string{"netns", "exec", ns, bootbenchBin}, args...)...)
+		// nsenter, not ip netns exec: the bench host is another host's
+		// network, not another filesystem, and the namespaces a run
+		// makes must be the host's (ip netns exec gives each run a
+		// mount namespace of its own).
+		cmd = userenv.Command(env, "nsenter", append([]string{"--net=/run/netns/" + ns, bootbenchBin}, args...)...)
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -159,7 +163,7 @@ var quickSuite = []string{"--algs", "md5,sha256", "--seconds", "0.05"}
 
 var runIDRE = regexp.MustCompile(`run\s+(\d{8}-\d{6}-[0-9a-f]{8}) on`)
 
-var namespaceRE = regexp.MustCompile(`namespace (bootbench-[0-9a-f]{8})`)
+var namespaceRE = regexp.MustCompile(`namespace (bootbench-(?:rt-)?[0-9a-f]{8})`)
 
 // assertNothingLeft checks that a bootbench left nothing behind: no
 // namespace (the one its progress named), no process that uses the test

@@ -166,8 +166,10 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	if bm.HostNetworks && !routable(b) {
-		return nil, usageErr("%s: the route benchmark runs on the virtual PCs for now (qemu-x86_64, qemu-x86_64-uefi): a real bench needs its two routed networks described in the inventory", cmd)
+	if bm.HostNetworks {
+		if err := routeRefusal(b, inv); err != nil {
+			return nil, usageErr("%s: %v", cmd, err)
+		}
 	}
 	return &runJob{rf: rf, board: b, inv: inv, settings: settings, src: src, routes: routes, configs: configs}, nil
 }
@@ -186,12 +188,30 @@ func (j *runJob) check(ctx context.Context, cmd string) error {
 	return checkBoard(ctx, job)
 }
 
-// routable is a board the route benchmark can run on: a virtual PC,
-// whose extra virtio NICs Debian's kernel drives with the modules the
-// image then carries.
-func routable(b boards.Board) bool {
-	v := b.Profile.Virtual
-	return v != nil && b.Profile.Arch == "amd64" && v.NIC == "virtio-net-pci" && b.Profile.Boot != boards.BootQEMUDirect
+// routeRefusal says why board b cannot run the route benchmark, nil when
+// it can: a virtual PC, whose extra virtio NICs Debian's kernel drives
+// with the modules the image then carries, or a board on a bench whose
+// inventory cables two host interfaces to its two routed ports.
+func routeRefusal(b boards.Board, inv *boards.Inventory) error {
+	if !routeModel(b.Profile) {
+		return fmt.Errorf("board %s: the route benchmark is not in %s images yet (its virtual boards: qemu-x86_64, qemu-x86_64-uefi)", b.Name, b.Profile.Arch)
+	}
+	if b.Virtual() {
+		return nil
+	}
+	_, err := routeSpec(b, inv, route.Plan{})
+	return err
+}
+
+// routeModel is a board model whose images hold the route benchmark (not
+// yet 32-bit MIPS: its netlink code would not fit the small routers'
+// images) and, for a virtual one, whose extra NICs its kernel drives.
+func routeModel(p boards.Profile) bool {
+	if p.Arch == "mips" || p.Arch == "mipsle" {
+		return false
+	}
+	v := p.Virtual
+	return v == nil || p.Arch == "amd64" && v.NIC == "virtio-net-pci" && p.Boot != boards.BootQEMUDirect
 }
 
 // routePlan reads the route flags.

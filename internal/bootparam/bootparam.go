@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -54,7 +55,10 @@ var RouteConfigs = []string{ConfigPlain, ConfigFirewall, ConfigConntrack, Config
 
 // Port is one routed port: the NIC with this MAC gets this address.
 type Port struct {
-	MAC  string // lowercase, colon separated
+	// MAC is the port's MAC address, lowercase and colon separated, or,
+	// for a board whose inventory names its ports, the interface name
+	// its kernel gives it ("eth1").
+	MAC  string
 	Addr string // address with prefix length, "198.18.1.1/24"
 }
 
@@ -112,7 +116,10 @@ func parsePorts(v string) []Port {
 		if !ok || mac == "" || !strings.Contains(addr, "/") {
 			return nil
 		}
-		ports = append(ports, Port{MAC: strings.ToLower(mac), Addr: addr})
+		if _, err := net.ParseMAC(mac); err == nil {
+			mac = strings.ToLower(mac) // a name's case is the kernel's
+		}
+		ports = append(ports, Port{MAC: mac, Addr: addr})
 	}
 	return ports
 }

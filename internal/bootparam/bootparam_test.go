@@ -19,6 +19,7 @@ func TestParse(t *testing.T) {
 		{"bootbench.bench=openssl bootbench.reps=5 bootbench.clock=680 bootbench.timeout=90", Params{Bench: "openssl", Reps: 5, ClockMHz: 680, Timeout: 90 * time.Second}},
 		{"bootbench.clock=0 bootbench.timeout=0.5", Params{Bench: "speed", Reps: 1, Timeout: 500 * time.Millisecond}},
 		{"bootbench.bench=route bootbench.ports=52:54:00:BB:01:01@198.18.1.1/24,52:54:00:bb:01:02@198.18.2.1/24", Params{Bench: "route", Reps: 1, Ports: []Port{{"52:54:00:bb:01:01", "198.18.1.1/24"}, {"52:54:00:bb:01:02", "198.18.2.1/24"}}}},
+		{"bootbench.bench=route bootbench.ports=eth1@198.18.1.1/24,LAN2@198.18.2.1/24", Params{Bench: "route", Reps: 1, Ports: []Port{{"eth1", "198.18.1.1/24"}, {"LAN2", "198.18.2.1/24"}}}},
 		// A port without its address drops them all: never half a router.
 		{"bootbench.ports=52:54:00:bb:01:01@198.18.1.1/24,52:54:00:bb:01:02", Params{Bench: "speed", Reps: 1}},
 		// Nonsense keeps the defaults rather than stopping the board.

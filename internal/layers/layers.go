@@ -66,6 +66,7 @@ var Layers = map[string]Layer{
 	"vbench":            Adapters,
 	"internal/benchnic": Adapters,
 	"internal/route":    Adapters, // the route benchmark's host side, a harness.HostDriver
+	"internal/routenet": Adapters, // the route benchmark's two host networks, virtual or a real bench's NICs
 
 	"cmd":     Commands,
 	"bench":   Commands, // the measurements' scripts, run by their test
