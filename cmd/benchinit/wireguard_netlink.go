@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -68,7 +69,8 @@ func nlRequest(proto int, typ, flags uint16, body []byte) ([][]byte, error) {
 		}
 		for _, m := range msgs {
 			if m.Header.Type != unix.NLMSG_ERROR {
-				answers = append(answers, m.Data)
+				// A copy: the next answer is read into buf.
+				answers = append(answers, slices.Clone(m.Data))
 				continue
 			}
 			if len(m.Data) < 4 {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -66,5 +68,17 @@ func TestWireGuardSetMessage(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Errorf("message:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// The generic netlink controller names its own family's id: GENL_ID_CTRL,
+// on any kernel (the board asks it for wireguard's the same way).
+func TestGenlFamily(t *testing.T) {
+	id, err := genlFamily("nlctrl")
+	if err != nil || id != unix.GENL_ID_CTRL {
+		t.Fatalf("genlFamily(nlctrl) = %d, %v; want %d", id, err, unix.GENL_ID_CTRL)
+	}
+	if _, err := genlFamily("bootbench-no-such-family"); err == nil {
+		t.Error("a family that does not exist has an id")
 	}
 }
