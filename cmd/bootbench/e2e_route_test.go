@@ -175,8 +175,9 @@ func assertRouteRun(t *testing.T, db, id string) {
 	}
 	// The board brought its end of the tunnel up for wireguard, with the
 	// client's key the host made for the run.
-	if !regexp.MustCompile(`wireguard wg0: 198\.18\.4\.1/24, port 51820, peer [A-Za-z0-9+/]{43}= allowed 198\.18\.4\.2/32`).MatchString(show.stdout) {
-		t.Error("the board's transcript does not show its WireGuard tunnel")
+	raw := bootbench(t, db, "results", "show", id, "--raw")
+	if !regexp.MustCompile(`wireguard wg0: 198\.18\.4\.1/24, port 51820, peer [A-Za-z0-9+/]{43}= allowed 198\.18\.4\.2/32`).MatchString(raw.stdout) {
+		t.Errorf("the board's output does not show its WireGuard tunnel:\n%s", raw.stdout)
 	}
 }
 

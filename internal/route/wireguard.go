@@ -34,6 +34,15 @@ const (
 	DirectWireGuard = "direct-wireguard"
 )
 
+// tunnelAdvMSS caps the segments either host asks for through a tunnel
+// at what fits a 1500-byte link (1500 - 40): the board forwards a
+// tunnel's decrypted packets onto a port of that MTU, and its answer to
+// a bigger one, ICMP's "fragmentation needed", is not let back into the
+// tunnel by every WireGuard. A 1460-byte test through the tunnel then
+// carries 1448-byte segments (TCP's timestamps take 12), as a routed one
+// does once the board's port has answered so.
+const tunnelAdvMSS = "1460"
+
 // TunnelPort is the UDP port the tunnel's far end (the board, or the
 // server host in the baseline) listens on.
 const TunnelPort = 51820
@@ -108,11 +117,14 @@ func (t *Tunnel) ToBoard(ctx context.Context, client, server Side, board, boardS
 	if err != nil {
 		return Side{}, nil, fmt.Errorf("WireGuard tunnel: server address %q: %w", server.Addr, err)
 	}
-	c, down, err := t.end(ctx, client, t.Client.Private, t.Far.Public, TunnelClient, netip.AddrPortFrom(board, TunnelPort), netip.PrefixFrom(srv, 32))
+	// The board's own tunnel address is let in too: its ICMP errors come
+	// from it, "fragmentation needed" among them, without which a
+	// segment too big for the server's side is never sent smaller.
+	c, down, err := t.end(ctx, client, t.Client.Private, t.Far.Public, TunnelClient, netip.AddrPortFrom(board, TunnelPort), netip.PrefixFrom(srv, 32), netip.PrefixFrom(TunnelFar.Addr(), 32))
 	if err != nil {
 		return Side{}, nil, err
 	}
-	back := []string{"route", "add", TunnelClient.Addr().String() + "/32", "via", boardServer.String(), "dev", server.Iface}
+	back := []string{"route", "add", TunnelClient.Addr().String() + "/32", "via", boardServer.String(), "dev", server.Iface, "advmss", tunnelAdvMSS}
 	if err := server.ip(ctx, back...); err != nil {
 		down()
 		return Side{}, nil, fmt.Errorf("WireGuard tunnel: %w", err)
@@ -150,8 +162,9 @@ func (t *Tunnel) Direct(ctx context.Context, client, server Side) (Side, Side, f
 
 // end brings up one end of a tunnel on s: a WireGuard interface with
 // address addr, listening on TunnelPort, whose one peer is at endpoint
-// and is let in for allowed, which is routed into the tunnel.
-func (t *Tunnel) end(ctx context.Context, s Side, key, peer Key, addr netip.Prefix, endpoint netip.AddrPort, allowed netip.Prefix) (Side, func(), error) {
+// and is let in for allowed, which is routed into the tunnel, and for
+// alsoAllowed.
+func (t *Tunnel) end(ctx context.Context, s Side, key, peer Key, addr netip.Prefix, endpoint netip.AddrPort, allowed netip.Prefix, alsoAllowed ...netip.Prefix) (Side, func(), error) {
 	name, down, err := wgLink(ctx, s)
 	if err != nil {
 		return Side{}, nil, err
@@ -161,7 +174,7 @@ func (t *Tunnel) end(ctx context.Context, s Side, key, peer Key, addr netip.Pref
 		return Side{}, nil, fmt.Errorf("WireGuard tunnel on %s: %w", name, err)
 	}
 	set := s.command(ctx, "wg", "set", name, "listen-port", strconv.Itoa(TunnelPort), "private-key", "/dev/stdin",
-		"peer", peer.String(), "endpoint", endpoint.String(), "allowed-ips", allowed.String())
+		"peer", peer.String(), "endpoint", endpoint.String(), "allowed-ips", prefixList(allowed, alsoAllowed...))
 	set.Stdin = strings.NewReader(key.String() + "\n")
 	if out, err := set.CombinedOutput(); err != nil {
 		return fail(fmt.Errorf("wg set: %w: %s", err, bytes.TrimSpace(out)))
@@ -169,7 +182,7 @@ func (t *Tunnel) end(ctx context.Context, s Side, key, peer Key, addr netip.Pref
 	for _, st := range [][]string{
 		{"addr", "add", addr.String(), "dev", name},
 		{"link", "set", name, "up"},
-		{"route", "replace", allowed.String(), "dev", name},
+		{"route", "replace", allowed.String(), "dev", name, "advmss", tunnelAdvMSS},
 	} {
 		if err := s.ip(ctx, st...); err != nil {
 			return fail(err)
@@ -273,4 +286,13 @@ func (p Path) Run(ctx context.Context, plan Plan, client, server Side, mark Mark
 		defer down()
 	}
 	return Run(ctx, plan, client, server, mark)
+}
+
+// prefixList is prefixes as wg's allowed-ips takes them.
+func prefixList(first netip.Prefix, more ...netip.Prefix) string {
+	l := first.String()
+	for _, p := range more {
+		l += "," + p.String()
+	}
+	return l
 }
