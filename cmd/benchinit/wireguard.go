@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/bootbench/bootbench/internal/bootparam"
-	"golang.org/x/sys/unix"
 )
 
 // The wireguard configuration: the board terminates a WireGuard tunnel
@@ -96,15 +95,6 @@ func wgUp(t wgTunnel) error {
 		wgDelete(wgIface)
 		return err
 	}
-	// A 1500-byte inner packet goes in whole, as through the host's end
-	// (the kernel's default, 1420, would answer the server's bigger
-	// ones with "fragmentation needed" and the reverse tests carry
-	// smaller segments than the forward ones); the outer packet is
-	// fragmented instead.
-	if err := setMTU(wgIface, 1500); err != nil {
-		wgDelete(wgIface)
-		return err
-	}
 	a := t.addr.Addr().As4()
 	if err := setAddr(wgIface, net.IP(a[:]), net.CIDRMask(t.addr.Bits(), 32)); err != nil {
 		wgDelete(wgIface)
@@ -145,23 +135,5 @@ func tunnelUp(out io.Writer, config, args string) error {
 		return err
 	}
 	fmt.Fprintln(out, t.describe())
-	return nil
-}
-
-// setMTU sets interface name's MTU.
-func setMTU(name string, mtu uint32) error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("set the MTU of %s: %w", name, err)
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq(name)
-	if err != nil {
-		return err
-	}
-	ifr.SetUint32(mtu)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFMTU, ifr); err != nil {
-		return fmt.Errorf("set the MTU of %s to %d: %w", name, mtu, err)
-	}
 	return nil
 }
