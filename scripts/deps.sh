@@ -37,7 +37,10 @@ fi
 # cluster, which Debian creates on install.
 # iperf3: the route benchmark's traffic (client and server in two network
 # namespaces); ethtool: turns off the offloads of the direct baseline's
-# veth pair, so it carries packets of the size under test.
+# veth pair, so it carries packets of the size under test. wireguard-tools:
+# wg, which configures the host's ends of the wireguard configurations'
+# tunnels; wireguard-go: a userspace WireGuard for a host whose kernel has
+# none (Debian's has it as a module, and is used where it loads).
 # gcc-mips-linux-gnu and libc6-dev-mips-cross: Debian 12 has no openssl
 # package for big-endian MIPS (the port ended with Debian 10), so bench
 # openssl builds one, static, from Debian's own openssl source with
@@ -56,7 +59,7 @@ fi
 # bootbench's patches to that source (internal/kernels/patches). No libssl-dev or
 # libelf-dev: that kernel signs no modules and has no BTF or objtool.
 missing=()
-for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool gcc-mips-linux-gnu libc6-dev-mips-cross dpkg-dev perl make qemu-user \
+for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool wireguard-tools wireguard-go gcc-mips-linux-gnu libc6-dev-mips-cross dpkg-dev perl make qemu-user \
 	gcc-mipsel-linux-gnu gcc libc6-dev bc flex bison patch; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done

@@ -30,6 +30,13 @@ type Machine struct {
 	// (-icount shift=N,sleep=off): each step halves its speed,
 	// deterministically. This is how virtual boards offer clock settings.
 	Icount int
+	// IdleInRealTime lets the virtual clock pass idle time as the host's
+	// clock does (-icount sleep=on) rather than skip it: a board that
+	// waits for traffic the host sends in real time (the route
+	// benchmark) would otherwise see a second of mostly idle waiting as
+	// many seconds of its own clock, and its CPU's busy fraction shrink
+	// toward nothing however loaded it is.
+	IdleInRealTime bool
 	// SeaBIOSSerial redirects SeaBIOS's and iPXE's text console to the
 	// first serial port, so the transcript shows the whole boot.
 	SeaBIOSSerial bool
@@ -155,7 +162,11 @@ func (m Machine) coreArgs(monitor string) []string {
 		}
 	}
 	if m.Icount >= 0 {
-		args = append(args, "-icount", fmt.Sprintf("shift=%d,sleep=off", m.Icount))
+		sleep := "off"
+		if m.IdleInRealTime {
+			sleep = "on"
+		}
+		args = append(args, "-icount", fmt.Sprintf("shift=%d,sleep=%s", m.Icount, sleep))
 	}
 	return args
 }

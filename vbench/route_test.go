@@ -53,7 +53,7 @@ func TestRouteNet(t *testing.T) {
 	if got := rn.Ports(); len(got) != 2 || got[0].Addr != "198.18.1.1/24" || got[1].MAC != "52:54:00:bb:01:02" {
 		t.Errorf("ports %+v", got)
 	}
-	figs, err := rn.Sweep(ctx, true, nil)
+	figs, err := rn.Sweep(ctx, route.Path{Config: route.Direct, Direct: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,10 +100,17 @@ func runRoute(out *frame.Writer, p bootparam.Params, root string, in io.Reader) 
 				return err
 			}
 		}
+		if err := wgDelete(wgIface); err != nil { // the last configuration's tunnel
+			return err
+		}
 		if cmd == routeDone {
 			return nil
 		}
-		if err := applyConfig(nft, cmd, pp); err != nil {
+		cmd, args, _ := strings.Cut(cmd, " ")
+		if err := applyConfig(nft, rulesOf(cmd), pp); err != nil {
+			return err
+		}
+		if err := tunnelUp(out, cmd, args); err != nil {
 			return err
 		}
 		// What the last configuration tracked is not this one's.

@@ -125,6 +125,7 @@ func openVirtual(ctx context.Context, b boards.Board, routes *route.Plan, progre
 		}
 		setupNote(progress, "network", "route networks: namespace %s (client), namespace %s (server)", rn.Client, rn.Server)
 		m.Ports = rn.BoardPorts()
+		m.IdleInRealTime = true
 		r.router = rn
 		r.close = func() { rn.Close(); n.Close() }
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,7 +28,7 @@ import (
 func requireRoute(t *testing.T) {
 	t.Helper()
 	requireBench(t)
-	for _, c := range []string{"iperf3", "ethtool"} {
+	for _, c := range []string{"iperf3", "ethtool", "wg"} {
 		if _, err := exec.LookPath(c); err != nil {
 			msg := "route benchmark prerequisite missing: " + c + " (make deps installs it)"
 			if os.Getenv("BOOTBENCH_E2E") == "1" {
@@ -82,7 +84,8 @@ func assertRouteRun(t *testing.T, db, id string) {
 			got[row[9]], _ = strconv.ParseFloat(row[11], 64)
 		}
 	}
-	for _, config := range append([]string{"direct"}, bootparam.RouteConfigs...) {
+	baselines := []string{"direct", "direct-wireguard"}
+	for _, config := range append(baselines, bootparam.RouteConfigs...) {
 		for _, size := range []string{"64", "1460"} {
 			for _, dir := range []string{"", "-reverse"} {
 				for _, name := range []string{"tcp-throughput", "udp-throughput"} {
@@ -98,9 +101,9 @@ func assertRouteRun(t *testing.T, db, id string) {
 					k := name + dir + "@" + size + "/" + config
 					v, ok := got[k]
 					switch {
-					case config == "direct" && ok:
+					case slices.Contains(baselines, config) && ok:
 						t.Errorf("%s = %v: the board is bypassed", k, v)
-					case config != "direct" && (!ok || v < 0 || v > 1):
+					case !slices.Contains(baselines, config) && (!ok || v < 0 || v > 1):
 						t.Errorf("%s = %v (stored %v), want a fraction of the time busy", k, v, ok)
 					}
 				}
@@ -131,6 +134,10 @@ func assertRouteRun(t *testing.T, db, id string) {
 			t.Errorf("%s: the board forwarded %.0f packets, fewer than the %.0f of 64 bytes its TCP test carried: it was handed bigger ones", config, fwd, carried)
 		}
 	}
+	// And the board's end of the tunnel is slower than a host's.
+	if got["tcp-throughput@1460/wireguard"] >= got["tcp-throughput@1460/direct-wireguard"] {
+		t.Errorf("wireguard %v >= direct-wireguard %v", got["tcp-throughput@1460/wireguard"], got["tcp-throughput@1460/direct-wireguard"])
+	}
 
 	// 2. The configurations as the board's frames report them.
 	show := bootbench(t, db, "results", "show", id, "--transcript")
@@ -141,6 +148,7 @@ func assertRouteRun(t *testing.T, db, id string) {
 	}{
 		bootparam.ConfigPlain: {false, false}, bootparam.ConfigFirewall: {true, false},
 		bootparam.ConfigConntrack: {true, true}, bootparam.ConfigStateful: {true, true},
+		bootparam.ConfigWireGuard: {false, false},
 	}
 	for config, w := range want {
 		rb, ok := ready[config]
@@ -174,6 +182,12 @@ func assertRouteRun(t *testing.T, db, id string) {
 	}
 	if strings.Join(ready[bootparam.ConfigFirewall].Rules, "\n") == strings.Join(ready[bootparam.ConfigStateful].Rules, "\n") {
 		t.Error("firewall and stateful read back the same rules")
+	}
+	// The board brought its end of the tunnel up for wireguard, with the
+	// client's key the host made for the run.
+	raw := bootbench(t, db, "results", "show", id, "--raw")
+	if !regexp.MustCompile(`wireguard wg0: 198\.18\.4\.1/24, port 51820, peer [A-Za-z0-9+/]{43}= allowed 198\.18\.4\.2/32`).MatchString(raw.stdout) {
+		t.Errorf("the board's output does not show its WireGuard tunnel:\n%s", raw.stdout)
 	}
 }
 

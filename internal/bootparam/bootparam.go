@@ -40,16 +40,18 @@ type Params struct {
 
 // The route benchmark's configurations, which the host asks the board
 // for by name: with and without connection tracking, with and without a
-// firewall, as people bench their routers.
+// firewall, as people bench their routers, and through a VPN tunnel that
+// the board terminates.
 const (
 	ConfigPlain     = "plain"     // no conntrack, no firewall: forwarding alone
 	ConfigFirewall  = "firewall"  // no conntrack, a stateless filter
 	ConfigConntrack = "conntrack" // connections tracked, nothing filtered
 	ConfigStateful  = "stateful"  // conntrack and a stateful firewall
+	ConfigWireGuard = "wireguard" // the client's traffic through a WireGuard tunnel to the board
 )
 
 // RouteConfigs lists them in the order the host runs them by default.
-var RouteConfigs = []string{ConfigPlain, ConfigFirewall, ConfigConntrack, ConfigStateful}
+var RouteConfigs = []string{ConfigPlain, ConfigFirewall, ConfigConntrack, ConfigStateful, ConfigWireGuard}
 
 // Port is one routed port: the NIC with this MAC gets this address.
 type Port struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"slices"
 	"sync"
 
@@ -18,9 +19,11 @@ import (
 type Router interface {
 	// Ports are the board's two routed ports, client side first.
 	Ports() []bootparam.Port
-	// Sweep sends the traffic of every packet size through the board,
-	// or with direct past it, telling mark as each test begins and ends.
-	Sweep(ctx context.Context, direct bool, mark Mark) ([]Figure, error)
+	// Sweep sends the traffic of every packet size along path: through
+	// the board, or past it over the direct link (path.Direct), with
+	// path.Run on the sides it chose, telling mark as each test begins
+	// and ends.
+	Sweep(ctx context.Context, path Path, mark Mark) ([]Figure, error)
 	String() string
 }
 
@@ -43,11 +46,17 @@ func (d *Driver) Start(con io.Writer, say harness.Say) harness.HostRun {
 	if len(configs) == 0 {
 		configs = bootparam.RouteConfigs
 	}
-	return &drive{router: d.Router, con: con, say: say, configs: configs, steps: make(chan harness.Step, 1)}
+	dr := &drive{router: d.Router, con: con, say: say, configs: configs, steps: make(chan harness.Step, 1)}
+	dr.baselines = []string{Direct}
+	if slices.Contains(configs, WireGuard) {
+		dr.baselines = append(dr.baselines, DirectWireGuard)
+		dr.tunnel, dr.tunnelErr = NewTunnel()
+	}
+	return dr
 }
 
 // drive takes the board through the configurations: on hello it
-// measures the direct baseline, then asks the board for each
+// measures the direct baselines, then asks the board for each
 // configuration in turn, measures when the board is ready, and finally
 // tells it it is done. One measurement runs at a time, on a goroutine,
 // so the console is read meanwhile.
@@ -56,8 +65,13 @@ type drive struct {
 	con     io.Writer
 	say     harness.Say
 	configs []string
-	next    int    // index of the next configuration to ask for
-	waiting string // the configuration asked for and not yet ready
+	// baselines are the direct baselines still to measure: "direct",
+	// and "direct-wireguard" for the wireguard configuration.
+	baselines []string
+	tunnel    *Tunnel // the wireguard configurations' keys, made for the run
+	tunnelErr error
+	next      int    // index of the next configuration to ask for
+	waiting   string // the configuration asked for and not yet ready
 
 	steps   chan harness.Step
 	cancel  context.CancelFunc
@@ -75,13 +89,37 @@ func (d *drive) measure(ctx context.Context, config string) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		var mark Mark
-		if config != Direct {
-			mark = d.markCPU
+		path, err := d.path(config)
+		var figs []Figure
+		if err == nil {
+			var mark Mark
+			if !path.Direct {
+				mark = d.markCPU
+			}
+			figs, err = d.router.Sweep(mctx, path, mark)
 		}
-		figs, err := d.router.Sweep(mctx, config == Direct, mark)
-		d.steps <- func() error { return d.done(config, figs, err) }
+		d.steps <- func() error { return d.done(ctx, config, figs, err) }
 	}()
+}
+
+// path is the way config's traffic takes.
+func (d *drive) path(config string) (Path, error) {
+	p := Path{Config: config, Direct: config == Direct || config == DirectWireGuard}
+	if config != WireGuard && config != DirectWireGuard {
+		return p, nil
+	}
+	if d.tunnelErr != nil {
+		return p, d.tunnelErr
+	}
+	p.Tunnel = d.tunnel
+	for i, pt := range d.router.Ports() {
+		a, err := netip.ParsePrefix(pt.Addr)
+		if err != nil || i > 1 {
+			return p, fmt.Errorf("the board's port %s: address %q", pt.MAC, pt.Addr)
+		}
+		p.Board[i] = a.Addr()
+	}
+	return p, nil
 }
 
 // markCPU tells the board a test begins or has ended, so that it samples
@@ -107,10 +145,17 @@ func (d *drive) Stop() {
 	d.wg.Wait()
 }
 
-// Hello starts the run: the baseline first, while the board waits.
+// Hello starts the run: the baselines first, while the board waits.
 func (d *drive) Hello(ctx context.Context) {
 	d.say(results.EventRoute, "direct baseline: %s", d.router)
-	d.measure(ctx, Direct)
+	d.measureBaseline(ctx)
+}
+
+// measureBaseline measures the next baseline.
+func (d *drive) measureBaseline(ctx context.Context) {
+	b := d.baselines[0]
+	d.baselines = d.baselines[1:]
+	d.measure(ctx, b)
 }
 
 // Board takes the board's frames: ready is the board routing in a
@@ -142,7 +187,7 @@ func (d *drive) ready(ctx context.Context, b frame.ReadyBody) error {
 
 // done is a finished sweep: keep its figures and ask for the next
 // configuration, or tell the board it is done.
-func (d *drive) done(config string, figs []Figure, err error) error {
+func (d *drive) done(ctx context.Context, config string, figs []Figure, err error) error {
 	d.cancel()
 	d.wg.Wait()
 	if err != nil {
@@ -155,10 +200,20 @@ func (d *drive) done(config string, figs []Figure, err error) error {
 		}
 		d.version = f.Test.Version
 	}
+	if len(d.baselines) > 0 {
+		d.measureBaseline(ctx)
+		return nil
+	}
 	cmd := "done"
 	if d.next < len(d.configs) {
 		cmd, d.waiting = d.configs[d.next], d.configs[d.next]
 		d.next++
+		if cmd == WireGuard {
+			// The board's keys and the tunnel's addresses go with the
+			// command, not on the kernel command line, which is short
+			// on some boards.
+			cmd += " " + d.tunnel.BoardCommand()
+		}
 	}
 	if _, err := d.con.Write([]byte("bootbench route " + cmd + "\n")); err != nil {
 		return &harness.Failure{Kind: harness.FailSetup, Err: fmt.Errorf("route: tell the board %q over the console: %w", cmd, err)}

@@ -155,8 +155,8 @@ func (b *routeBoard) On(ctx context.Context) error {
 				send(frame.Done, frame.DoneBody{SHA256: hex.EncodeToString(sum[:])})
 				return
 			}
-			cur = cmd
-			send(frame.Ready, frame.ReadyBody{Config: cmd, Rules: []string{}})
+			cur, _, _ = strings.Cut(cmd, " ")
+			send(frame.Ready, frame.ReadyBody{Config: cur, Rules: []string{}})
 		}
 	}()
 	return nil
@@ -165,7 +165,7 @@ func (b *routeBoard) On(ctx context.Context) error {
 // fakeRouter measures by the book: a figure per size and protocol, the
 // direct baseline fastest.
 type fakeRouter struct {
-	sweeps []bool
+	sweeps []Path
 	fail   error
 }
 
@@ -175,12 +175,13 @@ func (f *fakeRouter) Ports() []bootparam.Port {
 
 func (f *fakeRouter) String() string { return "two fake networks" }
 
-func (f *fakeRouter) Sweep(ctx context.Context, direct bool, mark Mark) ([]Figure, error) {
-	f.sweeps = append(f.sweeps, direct)
+func (f *fakeRouter) Sweep(ctx context.Context, path Path, mark Mark) ([]Figure, error) {
+	f.sweeps = append(f.sweeps, path)
+	direct := path.Direct
 	if direct != (mark == nil) {
 		return nil, fmt.Errorf("a sweep with direct %v has mark %v: the board's CPU is sampled when it routes", direct, mark != nil)
 	}
-	if f.fail != nil && len(f.sweeps) == 2 {
+	if f.fail != nil && !direct {
 		return nil, f.fail
 	}
 	rate := 100e6
@@ -218,6 +219,7 @@ func TestRouteRun(t *testing.T) {
 	}{
 		{"every configuration", nil, nil, ""},
 		{"two configurations", []string{bootparam.ConfigStateful, bootparam.ConfigPlain}, nil, ""},
+		{"wireguard alone", []string{bootparam.ConfigWireGuard}, nil, ""},
 		{"a measurement that fails", nil, errors.New("iperf3 TCP at 64 bytes to 198.18.2.2: unable to connect"), "benchmark-exit: route plain: iperf3 TCP at 64 bytes"},
 	}
 	for _, tt := range tests {
@@ -243,24 +245,44 @@ func TestRouteRun(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
-			if want := append(slices.Clone(configs), "done"); !slices.Equal(b.commands, want) {
+			var told []string
+			for _, c := range b.commands {
+				name, _, _ := strings.Cut(c, " ")
+				told = append(told, name)
+			}
+			if want := append(slices.Clone(configs), "done"); !slices.Equal(told, want) {
 				t.Errorf("board was told %q, want %q", b.commands, want)
 			}
-			if len(fr.sweeps) != len(configs)+1 || !fr.sweeps[0] || slices.Contains(fr.sweeps[1:], true) {
-				t.Errorf("sweeps (direct?) %v: want the baseline first, then one a configuration", fr.sweeps)
+			baselines := []string{Direct}
+			if slices.Contains(configs, WireGuard) {
+				baselines = append(baselines, DirectWireGuard)
 			}
+			var swept []string
+			for _, p := range fr.sweeps {
+				swept = append(swept, p.Config)
+				if direct := slices.Contains(baselines, p.Config); p.Direct != direct {
+					t.Errorf("sweep of %s: direct %v", p.Config, p.Direct)
+				}
+				if tunnel := strings.HasSuffix(p.Config, WireGuard); (p.Tunnel != nil) != tunnel {
+					t.Errorf("sweep of %s: tunnel %v", p.Config, p.Tunnel)
+				}
+			}
+			if want := append(slices.Clone(baselines), configs...); !slices.Equal(swept, want) {
+				t.Errorf("sweeps %q: want the baselines first, then one a configuration: %q", swept, want)
+			}
+			checkWireGuardCommand(t, b.commands, fr.sweeps)
 			got := map[string]float64{}
 			for _, m := range rec.Metrics {
 				got[m.Name] = m.Value
 			}
-			for _, c := range append([]string{Direct}, configs...) {
+			for _, c := range append(baselines, configs...) {
 				for _, name := range []string{"tcp-throughput@64/", "tcp-throughput@1460/", "udp-throughput@64/", "udp-loss@1460/", "tcp-retransmits@64/",
 					"tcp-throughput-reverse@64/", "tcp-throughput-reverse@1460/", "udp-throughput-reverse@64/", "udp-loss-reverse@1460/", "tcp-retransmits-reverse@64/"} {
 					if _, ok := got[name+c]; !ok {
 						t.Errorf("no %s%s", name, c)
 					}
 				}
-				if c == Direct {
+				if slices.Contains(baselines, c) {
 					if _, ok := got["cpu-busy@64/"+c]; ok {
 						t.Errorf("cpu-busy@64/%s: the board's CPU sampled when bypassed", c)
 					}
@@ -289,7 +311,7 @@ func TestRouteRun(t *testing.T) {
 			if slices.Sort(wantMarks); !slices.Equal(slices.Sorted(slices.Values(b.marks)), wantMarks) {
 				t.Errorf("cpu marks %q, want %q", b.marks, wantMarks)
 			}
-			if got["conntrack-entries/"+bootparam.ConfigStateful] != 4 || got["conntrack-entries/"+bootparam.ConfigPlain] != 0 {
+			if slices.Contains(configs, bootparam.ConfigStateful) && got["conntrack-entries/"+bootparam.ConfigStateful] != 4 || got["conntrack-entries/"+bootparam.ConfigPlain] != 0 {
 				t.Errorf("conntrack-entries: %v", got)
 			}
 			if rec.Tool != "iperf3" || rec.ToolVersion != "3.12" || rec.Bench != benchmark.Route {
@@ -309,5 +331,28 @@ func TestRouteNeedsRouter(t *testing.T) {
 	}
 	if b.ons != 0 {
 		t.Error("the board was powered on")
+	}
+}
+
+// checkWireGuardCommand: the board is told its own private key and the
+// client's public key, the two ends of the tunnel the sweeps used, the
+// routed one toward the board's client-side port.
+func checkWireGuardCommand(t *testing.T, commands []string, sweeps []Path) {
+	t.Helper()
+	i := slices.IndexFunc(commands, func(c string) bool { return strings.HasPrefix(c, WireGuard+" ") })
+	j := slices.IndexFunc(sweeps, func(p Path) bool { return p.Config == WireGuard })
+	if i < 0 || j < 0 {
+		return
+	}
+	tun := sweeps[j].Tunnel
+	want := fmt.Sprintf("wireguard key=%s peer=%s addr=198.18.4.1/24 port=51820 allowed=198.18.4.2/32", tun.Far.Private, tun.Client.Public)
+	if commands[i] != want {
+		t.Errorf("board told %q, want %q", commands[i], want)
+	}
+	if b := sweeps[j].Board; b[0].String() != "198.18.1.1" || b[1].String() != "198.18.2.1" {
+		t.Errorf("tunnel to the board's ports %v", b)
+	}
+	if k := slices.IndexFunc(sweeps, func(p Path) bool { return p.Config == DirectWireGuard }); sweeps[k].Tunnel != tun {
+		t.Error("the baseline's tunnel is not the configuration's")
 	}
 }

@@ -60,6 +60,17 @@ type Plan struct {
 	// Streams is how many parallel streams a test sends (iperf3 -P);
 	// 0 is one.
 	Streams int
+	// MaxPayload, when not 0, is the most a packet carries whatever the
+	// size: a tunnel's (see Path.Run). The figures keep the size's name.
+	MaxPayload int
+}
+
+// payload is what a packet of a test at size carries under plan.
+func (plan Plan) payload(size int) int {
+	if plan.MaxPayload > 0 {
+		return min(size, plan.MaxPayload)
+	}
+	return size
 }
 
 // Figure is one test's result.
@@ -175,7 +186,7 @@ func Run(ctx context.Context, plan Plan, client, server Side, mark Mark) ([]Figu
 	var figs []Figure
 	for _, size := range plan.Sizes {
 		for _, s := range []Side{client, server} {
-			if err := setMTU(ctx, s, size+HeaderBytes); err != nil {
+			if err := setMTU(ctx, s, plan.payload(size)+HeaderBytes); err != nil {
 				return nil, err
 			}
 		}
@@ -277,7 +288,7 @@ func iperfArgs(plan Plan, server string, f Figure) []string {
 	}
 	switch {
 	case f.Proto == "udp":
-		args = append(args, "-u", "-l", strconv.Itoa(f.Size), "-b", strconv.FormatFloat(plan.UDPRate/float64(streams), 'f', 0, 64))
+		args = append(args, "-u", "-l", strconv.Itoa(plan.payload(f.Size)), "-b", strconv.FormatFloat(plan.UDPRate/float64(streams), 'f', 0, 64))
 	case plan.Window != "":
 		args = append(args, "-w", plan.Window)
 	}

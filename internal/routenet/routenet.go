@@ -13,7 +13,7 @@
 //
 //	n, err := routenet.New(ctx, cacheDir, spec, note)
 //	defer n.Close()
-//	figs, err := n.Sweep(ctx, false, mark)
+//	figs, err := n.Sweep(ctx, route.Path{Config: "plain"}, mark)
 //
 // A run killed before it could put things back leaves a record in the
 // cache; Sweep, called by the next run, puts the interfaces back from it

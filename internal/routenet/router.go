@@ -17,11 +17,11 @@ func (n *Net) Ports() []bootparam.Port {
 	}
 }
 
-// Sweep sends the plan's traffic through the board, or with direct past
+// Sweep sends the plan's traffic along path: through the board, or past
 // it over the direct pair, telling mark as each test begins and ends.
-func (n *Net) Sweep(ctx context.Context, direct bool, mark route.Mark) ([]route.Figure, error) {
-	client, server := n.sides(direct)
-	return route.Run(ctx, n.spec.Plan, client, server, mark)
+func (n *Net) Sweep(ctx context.Context, path route.Path, mark route.Mark) ([]route.Figure, error) {
+	client, server := n.sides(path.Direct)
+	return path.Run(ctx, n.spec.Plan, client, server, mark)
 }
 
 // sides are the iperf3 client's and server's interfaces and addresses.
