@@ -285,7 +285,7 @@ func (f *Firmware) Forwards(ctx context.Context) error {
 
 // Measure implements harness.FirmwareHost.
 func (f *Firmware) Measure(ctx context.Context, config string) ([]results.Metric, error) {
-	figs, err := f.Router.Sweep(ctx, config == Direct, nil)
+	figs, err := f.Router.Sweep(ctx, Path{Config: config, Direct: config == Direct}, nil)
 	if err != nil {
 		return nil, err
 	}
