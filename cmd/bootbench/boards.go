@@ -115,9 +115,13 @@ func benchLine(p boards.Profile, name string) string {
 		return "supported: in the image's benchinit, a file written to and read back from a tmpfs in 16 KiB blocks (64 MiB, or a quarter of the free RAM)"
 	case benchmark.Route:
 		if routable(boards.Board{Profile: p}) {
-			return "supported: the board routes between the virtual bench's two host networks, on its two extra virtio NICs"
+			nic := p.Virtual.NIC
+			if p.Virtual.PortNIC != "" {
+				nic = p.Virtual.PortNIC
+			}
+			return "supported: the board routes between the virtual bench's two host networks, on two extra " + nic + " NICs"
 		}
-		return "not yet on this board: the route benchmark runs on the virtual PCs (qemu-x86_64, qemu-x86_64-uefi)"
+		return "not yet on this board: the route benchmark runs on the virtual PCs (qemu-x86_64, qemu-x86_64-uefi) and qemu-rb450g"
 	}
 	if bm, _ := benchmark.Lookup(name); bm.Image.BuiltIn {
 		return "supported: in the image's benchinit"

@@ -167,7 +167,7 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 		return nil, err
 	}
 	if bm.HostNetworks && !routable(b) {
-		return nil, usageErr("%s: the route benchmark runs on the virtual PCs for now (qemu-x86_64, qemu-x86_64-uefi): a real bench needs its two routed networks described in the inventory", cmd)
+		return nil, usageErr("%s: the route benchmark runs on the virtual PCs (qemu-x86_64, qemu-x86_64-uefi) and qemu-rb450g for now: a real bench needs its two routed networks described in the inventory", cmd)
 	}
 	return &runJob{rf: rf, board: b, inv: inv, settings: settings, src: src, routes: routes, configs: configs}, nil
 }
@@ -186,12 +186,19 @@ func (j *runJob) check(ctx context.Context, cmd string) error {
 	return checkBoard(ctx, job)
 }
 
-// routable is a board the route benchmark can run on: a virtual PC,
-// whose extra virtio NICs Debian's kernel drives with the modules the
-// image then carries.
+// routable is a board the route benchmark can run on: a virtual board
+// booted from the virtual bench's network (the route networks come with
+// it), either a virtual PC, whose extra virtio NICs Debian's kernel drives
+// with the modules the image then carries, or a board with bootbench's
+// own kernel (drivers, nf_tables and conntrack built in) whose profile
+// names the extra NICs' model.
 func routable(b boards.Board) bool {
-	v := b.Profile.Virtual
-	return v != nil && b.Profile.Arch == "amd64" && v.NIC == "virtio-net-pci" && b.Profile.Boot != boards.BootQEMUDirect
+	p := b.Profile
+	v := p.Virtual
+	if v == nil || p.Boot == boards.BootQEMUDirect {
+		return false
+	}
+	return p.Arch == "amd64" && v.NIC == "virtio-net-pci" || p.Kernel.Build != "" && v.PortNIC != ""
 }
 
 // routePlan reads the route flags.
