@@ -273,7 +273,7 @@ func routeFrames(t *testing.T, transcript string) (map[string]frame.ReadyBody, m
 // TestE2ERB450GRoute runs the route benchmark on the big-endian twin of
 // the RB450G (the router the seeds routed through): booted as RouterBOOT
 // boots it, bootbench's own kernel with nf_tables and conntrack built in,
-// the two routed ports on extra e1000 NICs, the board-side rules in raw
+// the two routed ports on extra PCnet NICs, the board-side rules in raw
 // netlink from a big-endian benchinit. The stored set is the virtual PC's:
 // TCG MIPS routes slowly, so the figures are checked for being there and
 // sane, not for speed.
