@@ -151,9 +151,13 @@ func (k DebianKernel) Named() bool { return k.Flavour != "" || k.Build != "" }
 
 // Virtual describes a QEMU board.
 type Virtual struct {
-	QEMU          string   `yaml:"qemu"`
-	Args          []string `yaml:"args"`
-	NIC           string   `yaml:"nic"`
+	QEMU string   `yaml:"qemu"`
+	Args []string `yaml:"args"`
+	NIC  string   `yaml:"nic"`
+	// PortNIC is the -device model of the route benchmark's two extra
+	// NICs when it is not NIC (a board whose boot NIC is its machine's
+	// own: Malta's PCnet, set up by a boot ROM).
+	PortNIC       string   `yaml:"port_nic"`
 	MAC           string   `yaml:"mac"`
 	SeaBIOSSerial bool     `yaml:"seabios_serial"`
 	UBootEnv      []string `yaml:"uboot_env"`

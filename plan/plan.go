@@ -126,7 +126,9 @@ func New(job Job) Plan {
 		Params: bootparam.Params{Bench: job.Benchmark, Seconds: job.Seconds, Algs: job.Algs},
 		extra:  job.Append,
 	}
-	if bm, err := benchmark.Lookup(job.Benchmark); err == nil {
+	// bootbench's own kernels (Build) have no modules: what the
+	// benchmark needs of them is built in.
+	if bm, err := benchmark.Lookup(job.Benchmark); err == nil && (job.Kernel != "" || b.Kernel != "" || p.Kernel.Build == "") {
 		pl.Modules = bm.Image.KernelModules
 	}
 	if pl.Kernel == "" {

@@ -24,8 +24,10 @@ type Machine struct {
 	Binary string   // qemu-system-x86_64
 	Args   []string // machine, CPU, firmware, NIC model: everything board-specific
 	NIC    string   // -device model for the tap, e.g. "virtio-net-pci"
-	MAC    net.HardwareAddr
-	Memory int // MiB
+	// PortNIC is the -device model for Ports, when not NIC.
+	PortNIC string
+	MAC     net.HardwareAddr
+	Memory  int // MiB
 	// Icount, when >= 0, runs the guest on a virtual clock
 	// (-icount shift=N,sleep=off): each step halves its speed,
 	// deterministically. This is how virtual boards offer clock settings.
@@ -217,6 +219,10 @@ func (m Machine) nicArgs(n *Net) ([]string, []*os.File, error) {
 		args = append(args, "-nic", "none")
 	}
 	var files []*os.File
+	model := m.NIC
+	if m.PortNIC != "" {
+		model = m.PortNIC
+	}
 	for i, p := range m.Ports {
 		f, err := openTap(p.Netns, p.Tap, 0)
 		if err != nil {
@@ -226,7 +232,7 @@ func (m Machine) nicArgs(n *Net) ([]string, []*os.File, error) {
 		id := fmt.Sprintf("p%d", i+1)
 		args = append(args,
 			"-netdev", fmt.Sprintf("tap,id=%s,fd=%d", id, 3+i),
-			"-device", m.NIC+",netdev="+id+",mac="+p.MAC.String())
+			"-device", model+",netdev="+id+",mac="+p.MAC.String())
 	}
 	return args, files, nil
 }

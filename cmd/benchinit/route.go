@@ -1,5 +1,3 @@
-//go:build !mips && !mipsle
-
 package main
 
 import (
@@ -19,13 +17,13 @@ import (
 
 	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/internal/frame"
-	"github.com/google/nftables"
+	"github.com/bootbench/bootbench/internal/nftnl"
 	"golang.org/x/sys/unix"
 )
 
-// The route benchmark is left out of 32-bit MIPS builds: its netlink
-// (nf_tables) code costs some 400 kB of image, and those builds are for
-// the routers with the least RAM (see route_small.go).
+// The board's nf_tables and conntrack requests are raw netlink messages
+// (package nftnl and flushConntrack): a general nf_tables library cost
+// some 400 kB of image, more than the smallest routers' images can spare.
 //
 // The route benchmark makes the board a router between two host networks
 // and lets the host drive it over the console, one configuration at a
@@ -69,7 +67,7 @@ func runRoute(out *frame.Writer, p bootparam.Params, root string, in io.Reader) 
 	if err := writeFile(filepath.Join(root, "proc/sys/net/ipv4/ip_forward"), "1"); err != nil {
 		return fmt.Errorf("turn on forwarding: %w", err)
 	}
-	nft, err := nftables.New()
+	nft, err := nftnl.Dial()
 	if err != nil {
 		return fmt.Errorf("netlink to nf_tables: %w", err)
 	}
@@ -138,7 +136,7 @@ func nonNil(s []string) []string {
 }
 
 // reportCounters sends what the kernel counted in config since before.
-func reportCounters(out *frame.Writer, nft *nftables.Conn, root string, pp ports, config string, before counters, cpu []frame.CPUSample, ctPeak uint64) error {
+func reportCounters(out *frame.Writer, nft *nftnl.Conn, root string, pp ports, config string, before counters, cpu []frame.CPUSample, ctPeak uint64) error {
 	after := readCounters(root, pp)
 	rs, err := listRules(nft)
 	if err != nil {

@@ -1,5 +1,3 @@
-//go:build !mips && !mipsle
-
 package main
 
 import (
@@ -10,8 +8,7 @@ import (
 	"strings"
 
 	"github.com/bootbench/bootbench/internal/bootparam"
-	"github.com/google/nftables"
-	"github.com/google/nftables/expr"
+	"github.com/bootbench/bootbench/internal/nftnl"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,73 +25,84 @@ type ports struct {
 // applyConfig replaces the board's whole rule set with config's. A
 // configuration without rules leaves none, so the kernel neither filters
 // nor tracks connections (nf_conntrack only tracks once a rule needs it).
-func applyConfig(c *nftables.Conn, config string, p ports) error {
-	c.FlushRuleset()
-	rules, policy, err := configRules(config, p)
+func applyConfig(c *nftnl.Conn, config string, p ports) error {
+	b, err := configBatch(config, p)
 	if err != nil {
 		return err
 	}
-	if rules != nil {
-		t := c.AddTable(&nftables.Table{Family: nftables.TableFamilyINet, Name: tableName})
-		ch := c.AddChain(&nftables.Chain{
-			Name: "forward", Table: t, Type: nftables.ChainTypeFilter,
-			Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter, Policy: &policy,
-		})
-		for _, r := range rules {
-			c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: r})
-		}
-	}
-	if err := c.Flush(); err != nil {
+	if err := c.Send(b); err != nil {
 		return fmt.Errorf("apply configuration %s through netlink: %w", config, err)
 	}
 	return nil
 }
 
+// configBatch is the netlink batch that replaces the rule set with
+// config's.
+func configBatch(config string, p ports) (*nftnl.Batch, error) {
+	var b nftnl.Batch
+	b.FlushRuleset()
+	rules, policy, err := configRules(config, p)
+	if err != nil {
+		return nil, err
+	}
+	if rules != nil {
+		t := b.AddTable(nftnl.Table{Family: unix.NFPROTO_INET, Name: tableName})
+		ch := b.AddChain(nftnl.Chain{
+			Name: "forward", Table: t, Type: "filter",
+			Hook: unix.NF_INET_FORWARD, Priority: 0, Policy: policy,
+		})
+		for _, r := range rules {
+			b.AddRule(ch, r)
+		}
+	}
+	return &b, nil
+}
+
 // configRules are config's forward chain rules and policy; nil rules for
 // no chain at all.
-func configRules(config string, p ports) ([][]expr.Any, nftables.ChainPolicy, error) {
-	accept, drop := nftables.ChainPolicyAccept, nftables.ChainPolicyDrop
+func configRules(config string, p ports) ([][]nftnl.Expr, nftnl.ChainPolicy, error) {
+	accept, drop := nftnl.ChainPolicyAccept, nftnl.ChainPolicyDrop
 	switch config {
 	case bootparam.ConfigPlain:
 		return nil, accept, nil
 	case bootparam.ConfigFirewall:
 		// What a stateless router filter holds: a few ports refused,
 		// then each direction let through by interface and subnet.
-		return [][]expr.Any{
+		return [][]nftnl.Expr{
 			portRule(unix.IPPROTO_TCP, 23), portRule(unix.IPPROTO_TCP, 135),
 			portRule(unix.IPPROTO_TCP, 445), portRule(unix.IPPROTO_UDP, 1900),
-			join(ifaces(p.lan, p.wan), ipNet(12, p.lanNet), counterVerdict(expr.VerdictAccept)),
-			join(ifaces(p.wan, p.lan), ipNet(16, p.lanNet), counterVerdict(expr.VerdictAccept)),
-			counterVerdict(expr.VerdictDrop),
+			join(ifaces(p.lan, p.wan), ipNet(12, p.lanNet), counterVerdict(nftnl.VerdictAccept)),
+			join(ifaces(p.wan, p.lan), ipNet(16, p.lanNet), counterVerdict(nftnl.VerdictAccept)),
+			counterVerdict(nftnl.VerdictDrop),
 		}, drop, nil
 	case bootparam.ConfigConntrack:
 		// A rule that only looks at the connection state makes the
 		// kernel track every connection, and filters nothing.
-		return [][]expr.Any{join(ctState(expr.CtStateBitNEW), []expr.Any{&expr.Counter{}})}, accept, nil
+		return [][]nftnl.Expr{join(ctState(nftnl.CtStateBitNEW), []nftnl.Expr{nftnl.Counter{}})}, accept, nil
 	case bootparam.ConfigStateful:
-		return [][]expr.Any{
-			join(ctState(expr.CtStateBitESTABLISHED|expr.CtStateBitRELATED), counterVerdict(expr.VerdictAccept)),
-			join(ctState(expr.CtStateBitINVALID), counterVerdict(expr.VerdictDrop)),
-			join(ifaces(p.lan, p.wan), ctState(expr.CtStateBitNEW), counterVerdict(expr.VerdictAccept)),
-			counterVerdict(expr.VerdictDrop),
+		return [][]nftnl.Expr{
+			join(ctState(nftnl.CtStateBitESTABLISHED|nftnl.CtStateBitRELATED), counterVerdict(nftnl.VerdictAccept)),
+			join(ctState(nftnl.CtStateBitINVALID), counterVerdict(nftnl.VerdictDrop)),
+			join(ifaces(p.lan, p.wan), ctState(nftnl.CtStateBitNEW), counterVerdict(nftnl.VerdictAccept)),
+			counterVerdict(nftnl.VerdictDrop),
 		}, drop, nil
 	}
 	return nil, accept, fmt.Errorf("unknown configuration %q (%s)", config, strings.Join(bootparam.RouteConfigs, ", "))
 }
 
-func join(parts ...[]expr.Any) []expr.Any { return slices.Concat(parts...) }
+func join(parts ...[]nftnl.Expr) []nftnl.Expr { return slices.Concat(parts...) }
 
-func counterVerdict(k expr.VerdictKind) []expr.Any {
-	return []expr.Any{&expr.Counter{}, &expr.Verdict{Kind: k}}
+func counterVerdict(k nftnl.VerdictKind) []nftnl.Expr {
+	return []nftnl.Expr{nftnl.Counter{}, nftnl.Verdict{Kind: k}}
 }
 
 // ifaces matches packets in at in and out at out.
-func ifaces(in, out string) []expr.Any {
-	return []expr.Any{
-		&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ifname(in)},
-		&expr.Meta{Key: expr.MetaKeyOIFNAME, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ifname(out)},
+func ifaces(in, out string) []nftnl.Expr {
+	return []nftnl.Expr{
+		nftnl.Meta{Key: nftnl.MetaKeyIIFNAME, Register: 1},
+		nftnl.Cmp{Op: nftnl.CmpOpEq, Register: 1, Data: ifname(in)},
+		nftnl.Meta{Key: nftnl.MetaKeyOIFNAME, Register: 1},
+		nftnl.Cmp{Op: nftnl.CmpOpEq, Register: 1, Data: ifname(out)},
 	}
 }
 
@@ -108,34 +116,34 @@ func ifname(n string) []byte {
 
 // ipNet matches IPv4 packets whose address at offset (12 source, 16
 // destination) is in n.
-func ipNet(offset uint32, n *net.IPNet) []expr.Any {
-	return []expr.Any{
-		&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.NFPROTO_IPV4}},
-		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: offset, Len: 4},
-		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: []byte(n.Mask), Xor: make([]byte, 4)},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: n.IP.To4()},
+func ipNet(offset uint32, n *net.IPNet) []nftnl.Expr {
+	return []nftnl.Expr{
+		nftnl.Meta{Key: nftnl.MetaKeyNFPROTO, Register: 1},
+		nftnl.Cmp{Op: nftnl.CmpOpEq, Register: 1, Data: []byte{unix.NFPROTO_IPV4}},
+		nftnl.Payload{DestRegister: 1, Base: nftnl.PayloadBaseNetworkHeader, Offset: offset, Len: 4},
+		nftnl.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: []byte(n.Mask), Xor: make([]byte, 4)},
+		nftnl.Cmp{Op: nftnl.CmpOpEq, Register: 1, Data: n.IP.To4()},
 	}
 }
 
 // portRule drops proto traffic to port.
-func portRule(proto byte, port uint16) []expr.Any {
+func portRule(proto byte, port uint16) []nftnl.Expr {
 	dport := binary.BigEndian.AppendUint16(nil, port)
-	return join([]expr.Any{
-		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{proto}},
-		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: dport},
-	}, counterVerdict(expr.VerdictDrop))
+	return join([]nftnl.Expr{
+		nftnl.Meta{Key: nftnl.MetaKeyL4PROTO, Register: 1},
+		nftnl.Cmp{Op: nftnl.CmpOpEq, Register: 1, Data: []byte{proto}},
+		nftnl.Payload{DestRegister: 1, Base: nftnl.PayloadBaseTransportHeader, Offset: 2, Len: 2},
+		nftnl.Cmp{Op: nftnl.CmpOpEq, Register: 1, Data: dport},
+	}, counterVerdict(nftnl.VerdictDrop))
 }
 
 // ctState matches connections in any of the states.
-func ctState(bits uint32) []expr.Any {
-	return []expr.Any{
-		&expr.Ct{Register: 1, Key: expr.CtKeySTATE},
-		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
+func ctState(bits uint32) []nftnl.Expr {
+	return []nftnl.Expr{
+		nftnl.Ct{Register: 1, Key: nftnl.CtKeySTATE},
+		nftnl.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
 			Mask: binary.NativeEndian.AppendUint32(nil, bits), Xor: make([]byte, 4)},
-		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: make([]byte, 4)},
+		nftnl.Cmp{Op: nftnl.CmpOpNeq, Register: 1, Data: make([]byte, 4)},
 	}
 }
 
@@ -148,65 +156,63 @@ type ruleSet struct {
 	dropped   uint64
 }
 
-func listRules(c *nftables.Conn) (ruleSet, error) {
-	var rs ruleSet
-	chains, err := c.ListChains()
+func listRules(c *nftnl.Conn) (ruleSet, error) {
+	rules, err := c.ListRules()
 	if err != nil {
-		return rs, fmt.Errorf("list chains through netlink: %w", err)
+		return ruleSet{}, fmt.Errorf("list the rules through netlink: %w", err)
 	}
-	for _, ch := range chains {
-		rules, err := c.GetRules(ch.Table, ch)
-		if err != nil {
-			return rs, fmt.Errorf("list rules of %s through netlink: %w", ch.Name, err)
-		}
-		for _, r := range rules {
-			line, ct, dropped := describeRule(r.Exprs)
-			rs.lines = append(rs.lines, fmt.Sprintf("%s %s: %s", ch.Table.Name, ch.Name, line))
-			rs.conntrack = rs.conntrack || ct
-			rs.dropped += dropped
-		}
+	return describeRules(rules), nil
+}
+
+func describeRules(rules []nftnl.Rule) ruleSet {
+	var rs ruleSet
+	for _, r := range rules {
+		line, ct, dropped := describeRule(r.Exprs)
+		rs.lines = append(rs.lines, fmt.Sprintf("%s %s: %s", r.Table, r.Chain, line))
+		rs.conntrack = rs.conntrack || ct
+		rs.dropped += dropped
 	}
-	return rs, nil
+	return rs
 }
 
 // describeRule renders a rule's expressions the way nft's own listing
 // names them, and says whether it looks at conntrack and what it dropped.
-func describeRule(exprs []expr.Any) (line string, conntrack bool, dropped uint64) {
+func describeRule(exprs []nftnl.Expr) (line string, conntrack bool, dropped uint64) {
 	var words []string
 	var counted uint64
 	for _, e := range exprs {
 		switch e := e.(type) {
-		case *expr.Meta:
+		case nftnl.Meta:
 			words = append(words, "meta", metaName(e.Key))
-		case *expr.Cmp:
+		case nftnl.Cmp:
 			data := fmt.Sprintf("%x", e.Data)
 			if n := len(words); n > 0 && (words[n-1] == "iifname" || words[n-1] == "oifname") {
 				data = fmt.Sprintf("%q", strings.TrimRight(string(e.Data), "\x00"))
 			}
 			words = append(words, cmpName(e.Op), data)
-		case *expr.Payload:
+		case nftnl.Payload:
 			words = append(words, fmt.Sprintf("payload @%d,%d,%d", e.Base, e.Offset, e.Len))
-		case *expr.Bitwise:
+		case nftnl.Bitwise:
 			words = append(words, fmt.Sprintf("& %x", e.Mask))
-		case *expr.Ct:
+		case nftnl.Ct:
 			conntrack = true
 			words = append(words, "ct", fmt.Sprint(e.Key))
-		case *expr.Counter:
+		case nftnl.Counter:
 			counted = e.Packets
 			words = append(words, fmt.Sprintf("counter packets %d", e.Packets))
-		case *expr.Verdict:
+		case nftnl.Verdict:
 			words = append(words, verdictName(e.Kind))
-			if e.Kind == expr.VerdictDrop {
+			if e.Kind == nftnl.VerdictDrop {
 				dropped = counted
 			}
 		default:
-			words = append(words, fmt.Sprintf("%T", e))
+			words = append(words, e.Name())
 		}
 	}
 	if conntrack {
 		// nft names the key: "ct state".
 		for i := range words {
-			if i > 0 && words[i-1] == "ct" && words[i] == fmt.Sprint(expr.CtKeySTATE) {
+			if i > 0 && words[i-1] == "ct" && words[i] == fmt.Sprint(nftnl.CtKeySTATE) {
 				words[i] = "state"
 			}
 		}
@@ -214,35 +220,35 @@ func describeRule(exprs []expr.Any) (line string, conntrack bool, dropped uint64
 	return strings.Join(words, " "), conntrack, dropped
 }
 
-func metaName(k expr.MetaKey) string {
+func metaName(k nftnl.MetaKey) string {
 	switch k {
-	case expr.MetaKeyIIFNAME:
+	case nftnl.MetaKeyIIFNAME:
 		return "iifname"
-	case expr.MetaKeyOIFNAME:
+	case nftnl.MetaKeyOIFNAME:
 		return "oifname"
-	case expr.MetaKeyNFPROTO:
+	case nftnl.MetaKeyNFPROTO:
 		return "nfproto"
-	case expr.MetaKeyL4PROTO:
+	case nftnl.MetaKeyL4PROTO:
 		return "l4proto"
 	}
 	return fmt.Sprint("key ", k)
 }
 
-func cmpName(op expr.CmpOp) string {
-	if op == expr.CmpOpNeq {
+func cmpName(op nftnl.CmpOp) string {
+	if op == nftnl.CmpOpNeq {
 		return "!="
 	}
-	if op == expr.CmpOpEq {
+	if op == nftnl.CmpOpEq {
 		return "=="
 	}
 	return fmt.Sprint("cmp ", op)
 }
 
-func verdictName(k expr.VerdictKind) string {
+func verdictName(k nftnl.VerdictKind) string {
 	switch k {
-	case expr.VerdictAccept:
+	case nftnl.VerdictAccept:
 		return "accept"
-	case expr.VerdictDrop:
+	case nftnl.VerdictDrop:
 		return "drop"
 	}
 	return fmt.Sprint("verdict ", k)

@@ -101,7 +101,7 @@ func openVirtual(ctx context.Context, b boards.Board, routes *route.Plan, progre
 		setupNote(progress, "network", "%s, left by a bootbench that was killed", s)
 	}
 	m := vbench.Machine{
-		Binary: p.Virtual.QEMU, Args: p.Virtual.Args, NIC: p.Virtual.NIC, MAC: b.MAC,
+		Binary: p.Virtual.QEMU, Args: p.Virtual.Args, NIC: p.Virtual.NIC, PortNIC: p.Virtual.PortNIC, MAC: b.MAC,
 		Memory: p.RAMMB, SeaBIOSSerial: p.Virtual.SeaBIOSSerial, UBootEnv: p.Virtual.UBootEnv,
 		Pflash: p.Virtual.Pflash,
 	}

@@ -133,12 +133,16 @@ func benchLine(p boards.Profile, name string) string {
 		return "supported: in the image's benchinit, a file written to and read back from a tmpfs in 16 KiB blocks (64 MiB, or a quarter of the free RAM)"
 	case benchmark.Route:
 		switch {
-		case !routeModel(p) && p.Virtual == nil:
-			return "not yet on this board netbooted (its images lack the route code); under its own firmware (image: none in the inventory, see README) it runs"
+		case p.Virtual == nil && p.Unsupported() != nil:
+			return "not netbooted (see above); under its own firmware (image: none in the inventory, see README) it runs"
 		case !routeModel(p):
-			return "not yet on this board: the route benchmark runs on the virtual PCs (qemu-x86_64, qemu-x86_64-uefi)"
+			return "not yet on this board: the route benchmark runs on the virtual boards qemu-x86_64, qemu-x86_64-uefi and qemu-rb450g"
 		case p.Virtual != nil:
-			return "supported: the board routes between the virtual bench's two host networks, on its two extra virtio NICs"
+			nic := p.Virtual.NIC
+			if p.Virtual.PortNIC != "" {
+				nic = p.Virtual.PortNIC
+			}
+			return "supported: the board routes between the virtual bench's two host networks, on two extra " + nic + " NICs"
 		}
 		return "supported on a bench whose inventory cables two host NICs to the board's routed ports (bench: route:, and the board's route_ports:); its kernel must drive those ports. Or under the board's own firmware: image: none (see README)"
 	}

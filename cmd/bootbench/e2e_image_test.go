@@ -57,7 +57,10 @@ func bootbenchAt(t *testing.T, bin, dir string, env []string, args ...string) (r
 var cpioSizeRE = regexp.MustCompile(`: (\d+) bytes \(cpio (\d+)\)`)
 
 // TestImageMipsleSmall: the MIPS router image (u-root's init and benchinit
-// as one binary) is at most 1.4 MiB as cpio.xz and 5 MiB unpacked, a build
+// as one binary) is at most 1.4 MiB as cpio.xz and 5.25 MiB unpacked (with
+// the route benchmark's netlink code, 5.11 MiB: the WRT54G twin's 16 MiB
+// then hold kernel, gzipped image, unpacked image and working margin with
+// some 0.2 MiB to spare, see initramfs.CheckFit), a build
 // from an empty cache gives the same bytes as the shared cache's (built in
 // another process, maybe another day, from the same inputs — or now, if
 // it has none), and a rebuild of the same inputs takes under 2 s.
@@ -81,7 +84,7 @@ func TestImageMipsleSmall(t *testing.T) {
 		}
 		unpacked, _ := strconv.Atoi(m[2])
 		t.Logf("build %d (cache %s): cpio.xz %d bytes, cpio %d bytes, %.1fs", i+1, cache, len(b), unpacked, took.Seconds())
-		const xzLimit, cpioLimit = 14 << 20 / 10, 5 << 20 // 1.4 MiB, 5 MiB
+		const xzLimit, cpioLimit = 14 << 20 / 10, 21 << 20 / 4 // 1.4 MiB, 5.25 MiB
 		if len(b) > xzLimit || unpacked > cpioLimit {
 			t.Errorf("mipsle image: %d bytes xz (limit %d), %d unpacked (limit %d)", len(b), xzLimit, unpacked, cpioLimit)
 		}

@@ -209,12 +209,12 @@ func (j *runJob) check(ctx context.Context, cmd string) error {
 }
 
 // routeRefusal says why board b cannot run the route benchmark, nil when
-// it can: a virtual PC, whose extra virtio NICs Debian's kernel drives
-// with the modules the image then carries, or a board on a bench whose
-// inventory cables two host interfaces to its two routed ports.
+// it can: a virtual board whose extra NICs its kernel drives, or a board
+// on a bench whose inventory cables two host interfaces to its two
+// routed ports.
 func routeRefusal(b boards.Board, inv *boards.Inventory) error {
 	if !routeModel(b.Profile) && !b.OwnFirmware { // under its own firmware no image of ours runs
-		return fmt.Errorf("board %s: the route benchmark is not in %s images yet (its virtual boards: qemu-x86_64, qemu-x86_64-uefi)", b.Name, b.Profile.Arch)
+		return fmt.Errorf("board %s: the route benchmark runs on the virtual boards qemu-x86_64, qemu-x86_64-uefi and qemu-rb450g, and on boards of a real bench", b.Name)
 	}
 	if b.Virtual() {
 		return nil
@@ -223,15 +223,22 @@ func routeRefusal(b boards.Board, inv *boards.Inventory) error {
 	return err
 }
 
-// routeModel is a board model whose images hold the route benchmark (not
-// yet 32-bit MIPS: its netlink code would not fit the small routers'
-// images) and, for a virtual one, whose extra NICs its kernel drives.
+// routeModel is a board model that can run the route benchmark: any real
+// one (its inventory says how it is cabled), or a virtual board booted
+// from the virtual bench's network (the route networks come with it),
+// either a virtual PC, whose extra virtio NICs Debian's kernel drives with
+// the modules the image then carries, or a board with bootbench's own
+// kernel (drivers, nf_tables and conntrack built in) whose profile names
+// the extra NICs' model.
 func routeModel(p boards.Profile) bool {
-	if p.Arch == "mips" || p.Arch == "mipsle" {
+	v := p.Virtual
+	if v == nil {
+		return true
+	}
+	if p.Boot == boards.BootQEMUDirect {
 		return false
 	}
-	v := p.Virtual
-	return v == nil || p.Arch == "amd64" && v.NIC == "virtio-net-pci" && p.Boot != boards.BootQEMUDirect
+	return p.Arch == "amd64" && v.NIC == "virtio-net-pci" || p.Kernel.Build != "" && v.PortNIC != ""
 }
 
 // routePlan reads the route flags.
