@@ -45,6 +45,7 @@ var Layers = map[string]Layer{
 	"internal/owner":       Contracts,
 	"internal/junitxsd":    Contracts,
 	"internal/openwrtwiki": Contracts, // the OpenWrt wiki recipe's /proc/cpuinfo lines, chosen on the board, printed by the export
+	"internal/nftnl":       Contracts, // nf_tables messages in raw netlink, for the board side of the route benchmark
 	"internal/redact":      Contracts, // credentials out of messages, logs and stored text; boards quotes inventory URLs
 
 	"netboot":          Actions,
