@@ -144,8 +144,8 @@ func reportCounters(out *frame.Writer, nft *nftnl.Conn, root string, pp ports, c
 	}
 	c := frame.CountersBody{
 		Config:           config,
-		Forwarded:        after.forwarded - before.forwarded,
-		Dropped:          after.discarded - before.discarded + rs.dropped,
+		Forwarded:        since(after.forwarded, before.forwarded),
+		Dropped:          since(after.discarded, before.discarded) + rs.dropped,
 		ConntrackEntries: max(after.ctEntries, ctPeak),
 		CPU:              cpu,
 	}
@@ -279,6 +279,16 @@ func setAddr(name string, ip net.IP, mask net.IPMask) error {
 type counters struct {
 	forwarded, discarded uint64
 	ctEntries            uint64
+}
+
+// since is what a counter counted from before to after. One that went
+// down (a NIC driver whose drop counts start again: PCnet's did on the
+// RB450G twin) counted nothing that can be told, not 2^64 less a little.
+func since(after, before uint64) uint64 {
+	if after < before {
+		return 0
+	}
+	return after - before
 }
 
 // readCounters reads the IP layer's forwarded and discarded datagrams

@@ -17,9 +17,13 @@
 //
 // A packet size is the payload each packet carries: UDP datagrams of that
 // many bytes (iperf3 -l), and TCP segments of that many bytes, made by an
-// MTU on the client's interface of size + 52 (IPv4 20, TCP 20, timestamps
-// 12) on both hosts' interfaces: Linux refuses an MSS below 88 (iperf3
-// -M), and an MTU also holds for a sender writing faster than the wire.
+// MTU on the client's interface of size + 40 (IPv4 20, TCP 20) on both
+// hosts' interfaces: Linux refuses an MSS below 88 (iperf3 -M), and an
+// MTU also holds for a sender writing faster than the wire. The two
+// hosts' TCP sends no timestamps (a sysctl of their namespaces), so that
+// a full Ethernet segment's 1460 bytes fit a 1500-byte wire: with
+// timestamps its MTU would be 1512, which a real router's port, or
+// QEMU's PCnet, drops.
 // Both ends, because a veth pair drops what exceeds the receiving end's
 // MTU: a server left at 1500 loses its own segments to a small client.
 package route
@@ -45,9 +49,9 @@ var DefaultSizes = []int{64, 128, 256, 512, 1024, 1460}
 // Direct is the configuration name of the baseline without the board.
 const Direct = "direct"
 
-// HeaderBytes is what an MTU adds to a TCP payload: IPv4 and TCP headers
-// and TCP's timestamp option.
-const HeaderBytes = 52
+// HeaderBytes is what an MTU adds to a TCP payload: IPv4 and TCP headers,
+// no options (timestamps are off: see noTimestamps).
+const HeaderBytes = 40
 
 // Plan is what one sweep sends.
 type Plan struct {
@@ -183,6 +187,11 @@ func Run(ctx context.Context, plan Plan, client, server Side, mark Mark) ([]Figu
 			setMTU(context.WithoutCancel(ctx), s, 1500)
 		}
 	}()
+	for _, s := range []Side{client, server} {
+		if err := noTimestamps(ctx, s); err != nil {
+			return nil, err
+		}
+	}
 	var figs []Figure
 	for _, size := range plan.Sizes {
 		for _, s := range []Side{client, server} {
@@ -219,6 +228,20 @@ func marked(mark Mark, label string, test func() (parse.IPerf3Test, error)) (par
 		return t, err
 	}
 	return t, mark(label, false)
+}
+
+// noTimestamps turns TCP timestamps off in the side's namespace, one the
+// route networks made for the run (a side in the host's own is left as it
+// is), so a segment's headers are HeaderBytes.
+func noTimestamps(ctx context.Context, s Side) error {
+	if s.Netns == "" {
+		return nil
+	}
+	out, err := s.command(ctx, "sh", "-c", "echo 0 > /proc/sys/net/ipv4/tcp_timestamps").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("turn TCP timestamps off in namespace %s: %w: %s", s.Netns, err, bytes.TrimSpace(out))
+	}
+	return nil
 }
 
 // setMTU sets an interface's MTU, so TCP sends segments of the size under

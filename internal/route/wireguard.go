@@ -36,7 +36,7 @@ const (
 
 // TunnelMaxPayload is the most a test's packet carries through a tunnel:
 // what fits WireGuard's own default MTU, 1420 (the board's end's), less
-// the IPv4, TCP and timestamp headers (HeaderBytes), so that an outer
+// the IPv4 and TCP headers (HeaderBytes), so that an outer
 // packet (inner + 60) fits a 1500-byte link unfragmented. Fragmented
 // outer packets to the virtual board were not carried (a TCP test at
 // 1400 or 1460 bytes sent nothing), and a UDP datagram bigger than the
