@@ -33,7 +33,7 @@ func TestNew(t *testing.T) {
 			"", "amd64", Wrapping{Payload: "cpio"}, 0,
 			"console=ttyS0,115200 panic=-1 quiet loglevel=1 bootbench.run=R bootbench.bench=speed bootbench.seconds=1 bootbench.clock=1000"},
 		{"route on a PC", Job{Board: boards.Board{Name: "pc1", Profile: pc}, Benchmark: "route", Kernel: "/k/vmlinuz"}, []bootparam.Port{{MAC: "52:54:00:00:00:01", Addr: "198.18.1.1/24"}},
-			"/k/vmlinuz", "", Wrapping{Payload: "cpio"}, 6,
+			"/k/vmlinuz", "", Wrapping{Payload: "cpio"}, 7,
 			"console=ttyS0,115200 panic=-1 quiet loglevel=1 bootbench.run=R bootbench.bench=route bootbench.ports=52:54:00:00:00:01@198.18.1.1/24"},
 		{"QEMU's -kernel", Job{Board: boards.Board{Name: "m1", Profile: mipsel}, Kernel: "/k/vmlinux"}, nil,
 			"/k/vmlinux", "", Wrapping{Payload: "cpio", ELF: true}, 0,
