@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/hex"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +9,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const (
 	testKey  = "yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk="
@@ -57,7 +54,7 @@ func TestWireGuardSetMessage(t *testing.T) {
 	}
 	got := hex.Dump(wgSetMsg("wg0", w))
 	golden := filepath.Join("testdata", "wg-set-device.hex")
-	if *updateGolden {
+	if *update {
 		os.WriteFile(golden, []byte(got), 0o644)
 	}
 	want, err := os.ReadFile(golden)
