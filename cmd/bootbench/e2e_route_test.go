@@ -51,6 +51,12 @@ func TestE2ERoute(t *testing.T) {
 	r := bootbench(t, db, routeArgs...)
 	defer assertNoIPerf(t)
 	defer assertNothingLeft(t, r.stderr)
+	assertRouteRun(t, db, storedRunID(t, r))
+}
+
+// storedRunID is the id of the run r stored, r having succeeded.
+func storedRunID(t *testing.T, r result) string {
+	t.Helper()
 	if r.code != 0 {
 		t.Fatalf("bootbench run --bench route: exit %d\nstderr:\n%s", r.code, r.stderr)
 	}
@@ -58,7 +64,7 @@ func TestE2ERoute(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no run id in progress output:\n%s", r.stderr)
 	}
-	assertRouteRun(t, db, m[1])
+	return m[1]
 }
 
 // assertRouteRun checks a stored route run, sizes 64 and 1460: a
@@ -329,12 +335,5 @@ func TestE2ERB450GRoute(t *testing.T) {
 	t.Logf("bootbench %s: %.0fs", strings.Join(args, " "), time.Since(start).Seconds())
 	defer assertNoIPerf(t)
 	defer assertNothingLeft(t, r.stderr)
-	if r.code != 0 {
-		t.Fatalf("bootbench run --bench route: exit %d\nstderr:\n%s", r.code, r.stderr)
-	}
-	m := runIDRE.FindStringSubmatch(r.stderr)
-	if m == nil {
-		t.Fatalf("no run id in progress output:\n%s", r.stderr)
-	}
-	assertRouteRun(t, db, m[1], configs...)
+	assertRouteRun(t, db, storedRunID(t, r), configs...)
 }
