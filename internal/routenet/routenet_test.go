@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/internal/route"
+	"github.com/bootbench/bootbench/internal/userenv"
 )
 
 func TestHostAddr(t *testing.T) {
@@ -83,8 +84,8 @@ func TestHostLinks(t *testing.T) {
 	// the namespaces a killed run made (and the interfaces in them)
 	// with it when it dies.
 	for _, mode := range []string{"close", "killed", "vlan"} {
-		cmd := exec.Command("nsenter", "--net=/run/netns/"+host, os.Args[0], "-test.run", "^TestHostLinks$", "-test.v")
-		cmd.Env = append(os.Environ(), childEnv+"="+mode, "ROUTENET_TEST_CACHE="+cache)
+		cmd := userenv.Command([]string{childEnv + "=" + mode, "ROUTENET_TEST_CACHE=" + cache},
+			"nsenter", "--net=/run/netns/"+host, os.Args[0], "-test.run", "^TestHostLinks$", "-test.v")
 		out, err := cmd.CombinedOutput()
 		if killed := mode == "killed" && strings.Contains(fmt.Sprint(err), "killed"); err != nil && !killed {
 			t.Fatalf("%s run: %v\n%s", mode, err, out)
@@ -95,8 +96,8 @@ func TestHostLinks(t *testing.T) {
 			if exec.Command("ip", "-n", host, "link", "show", "dev", "lan0").Run() == nil {
 				t.Fatalf("the killed run left lan0 where it was: the test tests nothing\n%s", out)
 			}
-			cmd := exec.Command("nsenter", "--net=/run/netns/"+host, os.Args[0], "-test.run", "^TestHostLinks$")
-			cmd.Env = append(os.Environ(), childEnv+"=sweep", "ROUTENET_TEST_CACHE="+cache)
+			cmd := userenv.Command([]string{childEnv + "=sweep", "ROUTENET_TEST_CACHE=" + cache},
+				"nsenter", "--net=/run/netns/"+host, os.Args[0], "-test.run", "^TestHostLinks$")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("sweep: %v\n%s", err, out)
 			}
