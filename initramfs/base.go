@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/bootbench/bootbench/initramfs/gofix"
+	"github.com/bootbench/bootbench/internal/cachelock"
 	"github.com/u-root/gobusybox/src/pkg/golang"
 	"github.com/u-root/mkuimage/uimage"
 	"github.com/u-root/uio/llog"
@@ -77,8 +78,15 @@ func baseImage(ctx context.Context, spec Spec, cacheDir string, say func(string)
 		img.Cached = true
 		return img, nil
 	}
-	say("building init and benchinit (one binary) for " + spec.variant())
-	if err := buildBase(ctx, spec, goroot, fixes, cacheDir, out); err != nil {
+	// Under a lock: a second bootbench wanting the same image waits for
+	// this build rather than running a second Go build beside it.
+	built := func() bool { _, err := os.Stat(out); return err == nil }
+	waiting := func() { say("waiting for another bootbench building the " + spec.variant() + " image") }
+	err = cachelock.Once(ctx, out+".lock", built, waiting, func() error {
+		say("building init and benchinit (one binary) for " + spec.variant())
+		return buildBase(ctx, spec, goroot, fixes, cacheDir, out)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return describe(out)

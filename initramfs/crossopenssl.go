@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/cachelock"
 	"github.com/bootbench/bootbench/internal/debpkg"
 )
 
@@ -136,19 +137,26 @@ func crossOpenSSL(ctx context.Context, spec Spec, cacheDir string, say func(stri
 		return "", err
 	}
 	dest := filepath.Join(root, "openssl", t.Name+"-"+src.Version+"-"+r.digest()[:16], "openssl")
-	if _, err := os.Stat(dest); err == nil {
-		return dest, nil
-	}
-	say(fmt.Sprintf("building openssl %s for %s from Debian's source (a few minutes, once)", upstreamVersion(src.Version), t.Name))
-	start := time.Now()
-	if err := t.build(ctx, src, r, dest); err != nil {
-		return "", err
-	}
-	st, err := os.Stat(dest)
+	built := func() bool { _, err := os.Stat(dest); return err == nil }
+	// Under a lock: another bootbench building the same openssl would
+	// take the cores this build needs, and one that waited finds it built.
+	waiting := func() { say("waiting for another bootbench building openssl for " + t.Name) }
+	err = cachelock.Once(ctx, filepath.Dir(dest)+".lock", built, waiting, func() error {
+		say(fmt.Sprintf("building openssl %s for %s from Debian's source (a few minutes, once)", upstreamVersion(src.Version), t.Name))
+		start := time.Now()
+		if err := t.build(ctx, src, r, dest); err != nil {
+			return err
+		}
+		st, err := os.Stat(dest)
+		if err != nil {
+			return err
+		}
+		say(fmt.Sprintf("built openssl %s for %s in %s: static, stripped, %.1f MiB", upstreamVersion(src.Version), t.Name, time.Since(start).Round(time.Second), float64(st.Size())/(1<<20)))
+		return nil
+	})
 	if err != nil {
 		return "", err
 	}
-	say(fmt.Sprintf("built openssl %s for %s in %s: static, stripped, %.1f MiB", upstreamVersion(src.Version), t.Name, time.Since(start).Round(time.Second), float64(st.Size())/(1<<20)))
 	return dest, nil
 }
 

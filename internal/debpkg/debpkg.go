@@ -25,6 +25,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/bootbench/bootbench/internal/cachelock"
 )
 
 // Package is one binary package as APT resolves it.
@@ -79,7 +81,16 @@ func (a *apt) what() string {
 	return a.arch
 }
 
+// run runs an APT tool holding the lists' lock: APT's own locking is off
+// (Debug::NoLocking, it would lock the host's dpkg), and two bootbench
+// processes updating one list at once would each write the other's
+// partial files.
 func (a *apt) run(ctx context.Context, dir, tool string, args ...string) ([]byte, error) {
+	unlock, err := cachelock.Lock(ctx, filepath.Join(a.lists, "bootbench.lock"), nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tool, err)
+	}
+	defer unlock()
 	cmd := exec.CommandContext(ctx, tool, append(a.opts(), args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive", "LC_ALL=C")

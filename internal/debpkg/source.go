@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/bootbench/bootbench/internal/cachelock"
 )
 
 // Release is the Debian release whose source packages Source unpacks:
@@ -111,7 +113,10 @@ func (a *apt) firstFetchable(ctx context.Context, cacheDir, name string, version
 			t.Skipped = append(t.Skipped, v+": "+why)
 			continue
 		}
-		err := a.unpackSource(ctx, name, v, dir)
+		// Under the version's lock: another bootbench may be unpacking
+		// the same source, and one that waited finds it complete.
+		complete := func() bool { _, err := os.Stat(filepath.Join(dir, ".complete")); return err == nil }
+		err := cachelock.Once(ctx, dir+".lock", complete, nil, func() error { return a.unpackSource(ctx, name, v, dir) })
 		switch {
 		case err == nil:
 			t.Version, t.Dir = v, filepath.Join(dir, "src")

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/cachelock"
+
 	"github.com/bootbench/bootbench/internal/debpkg"
 )
 
@@ -114,23 +116,31 @@ func Built(ctx context.Context, cacheDir string, v Variant, say func(string)) (s
 		return "", err
 	}
 	dest := filepath.Join(cacheDir, "kernels", "built", string(v)+"-"+digest(config, src[0].Version, gcc, patches.text))
-	if _, err := os.Stat(filepath.Join(dest, "vmlinux")); err == nil {
-		return filepath.Join(dest, "vmlinux"), nil
-	}
-	tree, err := sourceTree(ctx, cacheDir, src[0], say)
+	vmlinux := filepath.Join(dest, "vmlinux")
+	built := func() bool { _, err := os.Stat(vmlinux); return err == nil }
+	// One build at a time per variant and cache: the build takes every
+	// core, and the source tree and its patched copy are shared.
+	waiting := func() { say("waiting for another bootbench building the " + spec.what + " kernel") }
+	err = cachelock.Once(ctx, dest+".lock", built, waiting, func() error {
+		tree, err := sourceTree(ctx, cacheDir, src[0], say)
+		if err != nil {
+			return err
+		}
+		if tree, err = patchedTree(ctx, tree, patches); err != nil {
+			return err
+		}
+		say(fmt.Sprintf("building the %s kernel from %s %s (some minutes, once)", spec.what, sourcePackage, src[0].Version))
+		start := time.Now()
+		if err := build(ctx, spec, tree, dest, config); err != nil {
+			return fmt.Errorf("build the %s kernel: %w", spec.what, err)
+		}
+		say(fmt.Sprintf("built the %s kernel in %s", spec.what, time.Since(start).Round(time.Second)))
+		return nil
+	})
 	if err != nil {
 		return "", err
 	}
-	if tree, err = patchedTree(ctx, tree, patches); err != nil {
-		return "", err
-	}
-	say(fmt.Sprintf("building the %s kernel from %s %s (some minutes, once)", spec.what, sourcePackage, src[0].Version))
-	start := time.Now()
-	if err := build(ctx, spec, tree, dest, config); err != nil {
-		return "", fmt.Errorf("build the %s kernel: %w", spec.what, err)
-	}
-	say(fmt.Sprintf("built the %s kernel in %s", spec.what, time.Since(start).Round(time.Second)))
-	return filepath.Join(dest, "vmlinux"), nil
+	return vmlinux, nil
 }
 
 // buildTools reports, all at once, the programs a kernel build needs that
@@ -192,31 +202,34 @@ func digest(parts ...string) string {
 // which is unpacked and dropped.
 func sourceTree(ctx context.Context, cacheDir string, src debpkg.Package, say func(string)) (string, error) {
 	tree := filepath.Join(cacheDir, "kernels", "src", src.Name+"_"+src.Version)
-	if _, err := os.Stat(filepath.Join(tree, "Makefile")); err == nil {
-		return tree, nil
+	unpacked := func() bool { _, err := os.Stat(filepath.Join(tree, "Makefile")); return err == nil }
+	// Under a lock: both variants unpack the same source, a gigabyte.
+	err := cachelock.Once(ctx, tree+".lock", unpacked, nil, func() error { return unpackTree(ctx, cacheDir, src, tree, say) })
+	if err != nil {
+		return "", err
 	}
+	return tree, nil
+}
+
+// unpackTree unpacks Debian's kernel source package src into tree.
+func unpackTree(ctx context.Context, cacheDir string, src debpkg.Package, tree string, say func(string)) error {
 	say(fmt.Sprintf("unpacking %s %s into the cache (once)", src.Name, src.Version))
 	x, done, err := debpkg.Unpack(ctx, cacheDir, sourceListsArch, src.Name+"="+src.Version, filepath.Dir(tree), []string{sourceTarball})
 	if err != nil {
-		return "", fmt.Errorf("kernel source: %w", err)
+		return fmt.Errorf("kernel source: %w", err)
 	}
 	defer done()
 	tarball := filepath.Join(x, sourceTarball)
 	if out, err := exec.CommandContext(ctx, "tar", "-xJf", tarball, "-C", x).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("unpack %s: %w: %s", filepath.Base(tarball), err, out)
+		return fmt.Errorf("unpack %s: %w: %s", filepath.Base(tarball), err, out)
 	}
 	os.Remove(tarball)
 	unpacked := filepath.Join(x, strings.TrimSuffix(filepath.Base(tarball), ".tar.xz"))
-	// One rename: a tree in the cache is a whole one. It fails when
-	// another build unpacked the same source meanwhile; then that one is
-	// as good.
+	// One rename: a tree in the cache is a whole one.
 	if err := os.Rename(unpacked, tree); err != nil {
-		if _, serr := os.Stat(filepath.Join(tree, "Makefile")); serr == nil {
-			return tree, nil
-		}
-		return "", fmt.Errorf("kernel source: %w", err)
+		return fmt.Errorf("kernel source: %w", err)
 	}
-	return tree, nil
+	return nil
 }
 
 // build configures and builds vmlinux from tree into a directory beside

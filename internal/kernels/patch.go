@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+
+	"github.com/bootbench/bootbench/internal/cachelock"
 )
 
 // patches are bootbench's patches to the kernel source, in the order they
@@ -43,13 +45,22 @@ func patchedTree(ctx context.Context, tree string, ps patches) (string, error) {
 		return tree, nil
 	}
 	out := tree + "+bootbench-" + digest(ps.text)
-	if _, err := os.Stat(out + "/Makefile"); err == nil {
-		return out, nil
+	// Under a lock: both variants' builds patch the same tree, and tmp is
+	// one name.
+	patched := func() bool { _, err := os.Stat(out + "/Makefile"); return err == nil }
+	err := cachelock.Once(ctx, out+".lock", patched, nil, func() error { return patchTree(ctx, tree, out, ps) })
+	if err != nil {
+		return "", err
 	}
+	return out, nil
+}
+
+// patchTree makes out: a hard-linked copy of tree with ps applied.
+func patchTree(ctx context.Context, tree, out string, ps patches) error {
 	tmp := out + ".tmp"
 	os.RemoveAll(tmp)
 	if b, err := exec.CommandContext(ctx, "cp", "-al", tree, tmp).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("copy the kernel source for patching: %w: %s", err, b)
+		return fmt.Errorf("copy the kernel source for patching: %w: %s", err, b)
 	}
 	for _, n := range ps.names {
 		text, _ := patchFS.ReadFile(n)
@@ -57,11 +68,11 @@ func patchedTree(ctx context.Context, tree string, ps patches) (string, error) {
 		cmd.Stdin = strings.NewReader(string(text))
 		if b, err := cmd.CombinedOutput(); err != nil {
 			os.RemoveAll(tmp)
-			return "", fmt.Errorf("kernel source: %s does not apply: %w: %s", n, err, strings.TrimSpace(string(b)))
+			return fmt.Errorf("kernel source: %s does not apply: %w: %s", n, err, strings.TrimSpace(string(b)))
 		}
 	}
 	if err := os.Rename(tmp, out); err != nil {
-		return "", fmt.Errorf("kernel source: %w", err)
+		return fmt.Errorf("kernel source: %w", err)
 	}
-	return out, nil
+	return nil
 }
