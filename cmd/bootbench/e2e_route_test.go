@@ -132,6 +132,20 @@ func assertRouteRun(t *testing.T, db, id string, configs ...string) {
 		}
 		t.Logf("cpu busy at %s B (forward/reverse): %s", size, strings.Join(line, ", "))
 	}
+	// What each configuration carried, for the log: Mbit/s and TCP's
+	// retransmits, UDP's loss, forward/reverse.
+	for _, size := range []string{"64", "1460"} {
+		var line []string
+		for _, config := range append(baselines, configs...) {
+			at := "@" + size + "/" + config
+			line = append(line, fmt.Sprintf("%s tcp %.1f/%.1f (retr %.0f/%.0f) udp %.1f/%.1f (loss %.1f%%/%.1f%%)", config,
+				got["tcp-throughput"+at]/1e6, got["tcp-throughput-reverse"+at]/1e6,
+				got["tcp-retransmits"+at], got["tcp-retransmits-reverse"+at],
+				got["udp-throughput"+at]/1e6, got["udp-throughput-reverse"+at]/1e6,
+				got["udp-loss"+at], got["udp-loss-reverse"+at]))
+		}
+		t.Logf("Mbit/s at %s B (forward/reverse): %s", size, strings.Join(line, ", "))
+	}
 	// The board is slower than a veth pair: routed TCP is below the
 	// direct baseline.
 	if got["tcp-throughput@1460/plain"] >= got["tcp-throughput@1460/direct"] {
@@ -183,6 +197,7 @@ func assertRouteRun(t *testing.T, db, id string, configs ...string) {
 		if cb.Forwarded == 0 {
 			t.Errorf("%s: the board forwarded nothing", config)
 		}
+		t.Logf("%s: the board forwarded %d datagrams, dropped %d", config, cb.Forwarded, cb.Dropped)
 		if (cb.ConntrackEntries > 0) != w.conntrack {
 			t.Errorf("%s: %d conntrack entries, want tracking %v", config, cb.ConntrackEntries, w.conntrack)
 		}
