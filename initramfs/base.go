@@ -80,9 +80,8 @@ func baseImage(ctx context.Context, spec Spec, cacheDir string, say func(string)
 	}
 	// Under a lock: a second bootbench wanting the same image waits for
 	// this build rather than running a second Go build beside it.
-	built := func() bool { _, err := os.Stat(out); return err == nil }
 	waiting := func() { say("waiting for another bootbench building the " + spec.variant() + " image") }
-	err = cachelock.Once(ctx, out+".lock", built, waiting, func() error {
+	err = cachelock.Once(ctx, out+".lock", cachelock.Exists(out), waiting, func() error {
 		say("building init and benchinit (one binary) for " + spec.variant())
 		return buildBase(ctx, spec, goroot, fixes, cacheDir, out)
 	})

@@ -137,11 +137,10 @@ func crossOpenSSL(ctx context.Context, spec Spec, cacheDir string, say func(stri
 		return "", err
 	}
 	dest := filepath.Join(root, "openssl", t.Name+"-"+src.Version+"-"+r.digest()[:16], "openssl")
-	built := func() bool { _, err := os.Stat(dest); return err == nil }
 	// Under a lock: another bootbench building the same openssl would
 	// take the cores this build needs, and one that waited finds it built.
 	waiting := func() { say("waiting for another bootbench building openssl for " + t.Name) }
-	err = cachelock.Once(ctx, filepath.Dir(dest)+".lock", built, waiting, func() error {
+	err = cachelock.Once(ctx, filepath.Dir(dest)+".lock", cachelock.Exists(dest), waiting, func() error {
 		say(fmt.Sprintf("building openssl %s for %s from Debian's source (a few minutes, once)", upstreamVersion(src.Version), t.Name))
 		start := time.Now()
 		if err := t.build(ctx, src, r, dest); err != nil {

@@ -76,3 +76,9 @@ func Once(ctx context.Context, path string, done func() bool, waiting func(), bu
 	}
 	return build()
 }
+
+// Exists is the done of an entry that is whole once path exists (the
+// entries are moved into place in one rename).
+func Exists(path string) func() bool {
+	return func() bool { _, err := os.Stat(path); return err == nil }
+}

@@ -115,8 +115,7 @@ func (a *apt) firstFetchable(ctx context.Context, cacheDir, name string, version
 		}
 		// Under the version's lock: another bootbench may be unpacking
 		// the same source, and one that waited finds it complete.
-		complete := func() bool { _, err := os.Stat(filepath.Join(dir, ".complete")); return err == nil }
-		err := cachelock.Once(ctx, dir+".lock", complete, nil, func() error { return a.unpackSource(ctx, name, v, dir) })
+		err := cachelock.Once(ctx, dir+".lock", cachelock.Exists(filepath.Join(dir, ".complete")), nil, func() error { return a.unpackSource(ctx, name, v, dir) })
 		switch {
 		case err == nil:
 			t.Version, t.Dir = v, filepath.Join(dir, "src")

@@ -117,11 +117,10 @@ func Built(ctx context.Context, cacheDir string, v Variant, say func(string)) (s
 	}
 	dest := filepath.Join(cacheDir, "kernels", "built", string(v)+"-"+digest(config, src[0].Version, gcc, patches.text))
 	vmlinux := filepath.Join(dest, "vmlinux")
-	built := func() bool { _, err := os.Stat(vmlinux); return err == nil }
 	// One build at a time per variant and cache: the build takes every
 	// core, and the source tree and its patched copy are shared.
 	waiting := func() { say("waiting for another bootbench building the " + spec.what + " kernel") }
-	err = cachelock.Once(ctx, dest+".lock", built, waiting, func() error {
+	err = cachelock.Once(ctx, dest+".lock", cachelock.Exists(vmlinux), waiting, func() error {
 		tree, err := sourceTree(ctx, cacheDir, src[0], say)
 		if err != nil {
 			return err
@@ -202,9 +201,8 @@ func digest(parts ...string) string {
 // which is unpacked and dropped.
 func sourceTree(ctx context.Context, cacheDir string, src debpkg.Package, say func(string)) (string, error) {
 	tree := filepath.Join(cacheDir, "kernels", "src", src.Name+"_"+src.Version)
-	unpacked := func() bool { _, err := os.Stat(filepath.Join(tree, "Makefile")); return err == nil }
 	// Under a lock: both variants unpack the same source, a gigabyte.
-	err := cachelock.Once(ctx, tree+".lock", unpacked, nil, func() error { return unpackTree(ctx, cacheDir, src, tree, say) })
+	err := cachelock.Once(ctx, tree+".lock", cachelock.Exists(filepath.Join(tree, "Makefile")), nil, func() error { return unpackTree(ctx, cacheDir, src, tree, say) })
 	if err != nil {
 		return "", err
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -47,8 +48,7 @@ func patchedTree(ctx context.Context, tree string, ps patches) (string, error) {
 	out := tree + "+bootbench-" + digest(ps.text)
 	// Under a lock: both variants' builds patch the same tree, and tmp is
 	// one name.
-	patched := func() bool { _, err := os.Stat(out + "/Makefile"); return err == nil }
-	err := cachelock.Once(ctx, out+".lock", patched, nil, func() error { return patchTree(ctx, tree, out, ps) })
+	err := cachelock.Once(ctx, out+".lock", cachelock.Exists(filepath.Join(out, "Makefile")), nil, func() error { return patchTree(ctx, tree, out, ps) })
 	if err != nil {
 		return "", err
 	}
