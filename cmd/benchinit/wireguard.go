@@ -20,9 +20,12 @@ import (
 //
 //	bootbench route wireguard key=<board's private key> peer=<client's public key>
 //	    addr=<board's tunnel address/len> port=<UDP port> allowed=<client's tunnel address/32>
+//	    [seed=<32 random bytes, base64>]
 //
 // The kernel's own WireGuard does the work, configured through netlink
-// (wireguard_netlink.go); the board's firewall stays as in plain.
+// (wireguard_netlink.go); the board's firewall stays as in plain. The
+// seed goes into the kernel's random pool first (seedRandom): WireGuard's
+// handshake waits until that pool is ready.
 
 // wgIface is the board's tunnel interface.
 const wgIface = "wg0"
@@ -33,6 +36,7 @@ type wgTunnel struct {
 	addr      netip.Prefix // the board's end
 	port      uint16
 	allowed   netip.Prefix // the client's end, let in and routed back
+	seed      []byte       // for the kernel's random pool, if sent
 }
 
 // parseWireGuard reads the words after the configuration's name.
@@ -51,6 +55,10 @@ func parseWireGuard(args string) (wgTunnel, error) {
 			t.addr, err = netip.ParsePrefix(v)
 		case "allowed":
 			t.allowed, err = netip.ParsePrefix(v)
+		case "seed":
+			var k [32]byte
+			err = parseKey(v, &k)
+			t.seed = k[:]
 		case "port":
 			var n uint64
 			n, err = strconv.ParseUint(v, 10, 16)
@@ -128,6 +136,11 @@ func tunnelUp(out io.Writer, config, args string) error {
 	t, err := parseWireGuard(args)
 	if err != nil {
 		return err
+	}
+	if t.seed != nil {
+		if err := seedRandom(out, t.seed); err != nil {
+			return err
+		}
 	}
 	if err := wgUp(t); err != nil {
 		return err

@@ -26,6 +26,8 @@ func TestParseWireGuard(t *testing.T) {
 		{strings.Replace(good, "port=51820", "port=70000", 1), "port:"},
 		{strings.Replace(good, "addr=198.18.4.1/24", "addr=fd00::1/64", 1), "not IPv4"},
 		{good + " mtu=1420", `unknown setting "mtu=1420"`},
+		{good + " seed=" + testPeer, ""},
+		{good + " seed=c2VlZA==", `seed: "c2VlZA==" is not a base64 WireGuard key`},
 	}
 	for _, tt := range tests {
 		w, err := parseWireGuard(tt.args)
@@ -34,6 +36,8 @@ func TestParseWireGuard(t *testing.T) {
 				t.Errorf("%q: %v", tt.args, err)
 			} else if w.port != 51820 || w.addr.String() != "198.18.4.1/24" || w.allowed.String() != "198.18.4.2/32" || w.key[0] != 0xc8 {
 				t.Errorf("%q: %+v", tt.args, w)
+			} else if strings.Contains(tt.args, "seed=") != (len(w.seed) == 32) {
+				t.Errorf("%q: seed %x", tt.args, w.seed)
 			}
 			continue
 		}

@@ -345,7 +345,7 @@ func checkWireGuardCommand(t *testing.T, commands []string, sweeps []Path) {
 		return
 	}
 	tun := sweeps[j].Tunnel
-	want := fmt.Sprintf("wireguard key=%s peer=%s addr=198.18.4.1/24 port=51820 allowed=198.18.4.2/32", tun.Far.Private, tun.Client.Public)
+	want := fmt.Sprintf("wireguard key=%s peer=%s addr=198.18.4.1/24 port=51820 allowed=198.18.4.2/32 seed=%s", tun.Far.Private, tun.Client.Public, tun.Seed)
 	if commands[i] != want {
 		t.Errorf("board told %q, want %q", commands[i], want)
 	}

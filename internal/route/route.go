@@ -291,11 +291,16 @@ func iperf(ctx context.Context, plan Plan, client, server Side, f Figure) (parse
 // retryable is a test that failed before it measured anything: a server
 // not yet listening refuses the connection, one still ending the last test
 // says it is busy, or resets the new test's control connection (seen after
-// a reverse test, through the stateful firewall).
+// a reverse test, through the stateful firewall). iperf3's server closes
+// its listening socket after each test and opens a new one: a connection
+// that reached the old one's queue is reset ("unable to connect to server:
+// Connection reset by peer", seen on the MIPS twin), one that came between
+// the two is refused.
 func retryable(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "Connection refused") || strings.Contains(msg, "busy") ||
-		strings.Contains(msg, "control message")
+		strings.Contains(msg, "control message") ||
+		strings.Contains(msg, "unable to connect to server: Connection reset")
 }
 
 // iperfArgs is the client's command line for the test f is to hold. UDP's

@@ -84,9 +84,19 @@ func NewKeyPair() (KeyPair, error) {
 }
 
 // Tunnel is one run's WireGuard tunnel: the client's keys and the far
-// end's, made afresh for the run.
+// end's, made afresh for the run, and a seed for the board's random pool.
 type Tunnel struct {
 	Client, Far KeyPair
+	// Seed is 32 random bytes the board credits to its kernel's random
+	// pool before it brings its end up. WireGuard's handshake waits for
+	// that pool to be ready (it draws its ephemeral key with
+	// get_random_bytes_wait), and a board seconds after boot, with no
+	// random device and little interrupt jitter (every virtual board
+	// here, under TCG), has not filled it: the board never answered the
+	// client's first handshake, and a run of the wireguard configuration
+	// alone failed at its first test. A boot loader passes a seed the
+	// same way (random.trust_bootloader).
+	Seed Key
 }
 
 // NewTunnel makes a tunnel's two key pairs.
@@ -99,16 +109,21 @@ func NewTunnel() (*Tunnel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tunnel{Client: c, Far: f}, nil
+	t := &Tunnel{Client: c, Far: f}
+	if _, err := rand.Read(t.Seed[:]); err != nil {
+		return nil, fmt.Errorf("WireGuard tunnel: random seed: %w", err)
+	}
+	return t, nil
 }
 
 // BoardCommand is what the host's command for the wireguard
 // configuration carries after its name: the board's private key, the
-// client's public key, the board's tunnel address and port, and the
-// client's tunnel address, the one the board lets into the tunnel.
+// client's public key, the board's tunnel address and port, the client's
+// tunnel address, the one the board lets into the tunnel, and the seed
+// for the board's random pool.
 func (t *Tunnel) BoardCommand() string {
-	return fmt.Sprintf("key=%s peer=%s addr=%s port=%d allowed=%s/32",
-		t.Far.Private, t.Client.Public, TunnelFar, TunnelPort, TunnelClient.Addr())
+	return fmt.Sprintf("key=%s peer=%s addr=%s port=%d allowed=%s/32 seed=%s",
+		t.Far.Private, t.Client.Public, TunnelFar, TunnelPort, TunnelClient.Addr(), t.Seed)
 }
 
 // ToBoard brings up the client's end of the tunnel to a board that

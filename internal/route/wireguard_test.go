@@ -139,3 +139,19 @@ func udpDatagrams(t *testing.T, ns string) int {
 	t.Fatal("no Udp InDatagrams in /proc/net/snmp")
 	return 0
 }
+
+// The board's command carries a fresh seed for its random pool, the
+// tunnel's own, as base64 like the keys.
+func TestBoardCommandSeed(t *testing.T) {
+	a, err := NewTunnel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewTunnel()
+	if a.Seed == b.Seed || a.Seed == (Key{}) {
+		t.Errorf("seeds %s and %s: want two random ones", a.Seed, b.Seed)
+	}
+	if cmd := a.BoardCommand(); !strings.HasSuffix(cmd, " seed="+a.Seed.String()) {
+		t.Errorf("BoardCommand() = %q, want it to end with the seed", cmd)
+	}
+}
