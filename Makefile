@@ -41,8 +41,12 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 # The end-to-end tests boot QEMU boards; BOOTBENCH_E2E=1 makes a missing
-# prerequisite a failure instead of a skip. -p 1: the boards' timings and the
-# image builds of every architecture should not fight over two cores.
+# prerequisite a failure instead of a skip. -p 2: two packages at a time, so
+# the other packages' tests (./bench's scripts most of all) run beside
+# cmd/bootbench's boots, the longest package, instead of after them. The
+# boards keep their timings (each virtual board runs on QEMU's instruction
+# clock), a shared cache entry is built once (a lock beside each), and no
+# test takes another package's namespaces or processes for its leftovers.
 # ./bench's TestScripts runs every bench/*.sh (netboot-vs-dnsmasq.sh,
 # realbench-vs-virtual.sh, speed-vs-openssl.sh, store-sqlite-vs-postgres.sh,
 # tftp-vs-dnsmasq.sh) at its smallest count, and fails for one it does not know.
@@ -50,7 +54,7 @@ fmt-check:
 # what go test prints, then the ten slowest tests.
 test: deps fmt-check vet
 	@$(MAKE) --no-print-directory fuzz
-	BOOTBENCH_E2E=1 $(GO) run ./scripts/testsummary -top 10 -- -count=1 -p 1 -timeout 60m ./...
+	BOOTBENCH_E2E=1 $(GO) run ./scripts/testsummary -top 10 -- -count=1 -p 2 -timeout 60m ./...
 
 # The servers' input from the network and the board's frames from the
 # console, fuzzed beyond their seed corpora (testdata/fuzz/ beside each
