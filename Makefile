@@ -43,10 +43,12 @@ fmt-check:
 # The end-to-end tests boot QEMU boards; BOOTBENCH_E2E=1 makes a missing
 # prerequisite a failure instead of a skip. -p 2: two packages at a time, so
 # the other packages' tests (./bench's scripts most of all) run beside
-# cmd/bootbench's boots, the longest package, instead of after them. The
-# boards keep their timings (each virtual board runs on QEMU's instruction
-# clock), a shared cache entry is built once (a lock beside each), and no
-# test takes another package's namespaces or processes for its leftovers.
+# cmd/bootbench's boots, the longest package, instead of after them. A
+# virtual board's figures are counted on QEMU's instruction clock, whatever
+# else runs; what runs on the host's clock (iperf3's rates, time limits,
+# sleeps) shares the two cores and is checked with room for that. A shared
+# cache entry is built once (a lock beside each, APT's lists included), and
+# no test takes another package's namespaces or processes for leftovers.
 # ./bench's TestScripts runs every bench/*.sh (netboot-vs-dnsmasq.sh,
 # realbench-vs-virtual.sh, speed-vs-openssl.sh, store-sqlite-vs-postgres.sh,
 # tftp-vs-dnsmasq.sh) at its smallest count, and fails for one it does not know.

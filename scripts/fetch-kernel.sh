@@ -13,6 +13,10 @@ arch=${1:?usage: fetch-kernel.sh DEBIAN_ARCH [FLAVOUR]}
 flavour=${2:-$arch}
 cache=${BOOTBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bootbench}/kernels/$arch
 mkdir -p "$cache/lists/partial"
+# One APT at a time on these lists, the lock bootbench's own fetches take
+# (internal/debpkg), held until the script ends.
+exec 9>"$cache/lists/bootbench.lock"
+flock 9
 o=(-oAPT::Architecture="$arch" -oAPT::Architectures="$arch" -oDir::State::Lists="$cache/lists" -oDebug::NoLocking=1 -oAPT::Sandbox::User=root)
 
 meta=linux-image-$flavour

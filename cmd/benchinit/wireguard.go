@@ -24,8 +24,8 @@ import (
 //
 // The kernel's own WireGuard does the work, configured through netlink
 // (wireguard_netlink.go); the board's firewall stays as in plain. The
-// seed goes into the kernel's random pool first (seedRandom): WireGuard's
-// handshake waits until that pool is ready.
+// seed goes into the kernel's random pool first (seedRandom): the kernel's
+// WireGuard drops every handshake message until that pool is ready.
 
 // wgIface is the board's tunnel interface.
 const wgIface = "wg0"
@@ -56,9 +56,7 @@ func parseWireGuard(args string) (wgTunnel, error) {
 		case "allowed":
 			t.allowed, err = netip.ParsePrefix(v)
 		case "seed":
-			var k [32]byte
-			err = parseKey(v, &k)
-			t.seed = k[:]
+			t.seed, err = parseSeed(v)
 		case "port":
 			var n uint64
 			n, err = strconv.ParseUint(v, 10, 16)
@@ -80,6 +78,16 @@ func parseWireGuard(args string) (wgTunnel, error) {
 		return t, fmt.Errorf("wireguard: tunnel addresses %s and %s are not IPv4", t.addr, t.allowed)
 	}
 	return t, nil
+}
+
+// parseSeed reads the seed for the kernel's random pool: 32 bytes, in
+// base64.
+func parseSeed(s string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(b) != 32 {
+		return nil, fmt.Errorf("%q is not 32 bytes in base64", s)
+	}
+	return b, nil
 }
 
 func parseKey(s string, k *[32]byte) error {

@@ -27,7 +27,8 @@ func TestParseWireGuard(t *testing.T) {
 		{strings.Replace(good, "addr=198.18.4.1/24", "addr=fd00::1/64", 1), "not IPv4"},
 		{good + " mtu=1420", `unknown setting "mtu=1420"`},
 		{good + " seed=" + testPeer, ""},
-		{good + " seed=c2VlZA==", `seed: "c2VlZA==" is not a base64 WireGuard key`},
+		{good + " seed=c2VlZA==", `seed: "c2VlZA==" is not 32 bytes in base64`},
+		{good + " seed=!", `seed: "!" is not 32 bytes in base64`},
 	}
 	for _, tt := range tests {
 		w, err := parseWireGuard(tt.args)

@@ -154,7 +154,12 @@ func TestOverlayCorrectsSleeps(t *testing.T) {
 			if stock > 50*time.Millisecond {
 				t.Errorf("stock runtime slept %v: the bug this corrects is not there", stock)
 			}
-			if fixed < 100*time.Millisecond || fixed > 150*time.Millisecond {
+			// At least what was asked; and not a unit off the other
+			// way (1000× long would be 100 s). The upper bound leaves
+			// room for a host whose two cores run QEMU boards beside
+			// this test (make test runs two packages at a time): each
+			// of the 100 wake-ups may come late.
+			if fixed < 100*time.Millisecond || fixed > time.Second {
 				t.Errorf("corrected runtime slept %v for 100 ms", fixed)
 			}
 		})

@@ -300,7 +300,7 @@ func retryable(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "Connection refused") || strings.Contains(msg, "busy") ||
 		strings.Contains(msg, "control message") ||
-		strings.Contains(msg, "unable to connect to server: Connection reset")
+		strings.Contains(msg, "unable to connect to server") && strings.Contains(msg, "Connection reset")
 }
 
 // iperfArgs is the client's command line for the test f is to hold. UDP's

@@ -183,6 +183,7 @@ func TestRetryable(t *testing.T) {
 		{"iperf3: error - the server is busy running a test. try again later", true},
 		{"line 1: iperf3: unable to receive control message: Connection reset by peer", true},
 		{"line 1: iperf3: unable to connect to server: Connection reset by peer", true},
+		{"iperf3: error - unable to connect to server - server may have stopped running or use a different port, firewall issue, etc.: Connection reset by peer", true},
 		{"iperf3: error - unable to read from stream socket: Connection reset by peer", false},
 		{"iperf3: error - unable to connect to server: No route to host", false},
 		{"iperf3 JSON has no end.sum_received and end.sum_sent (iperf3 before 3.7, or truncated output?)", false},

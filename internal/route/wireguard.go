@@ -88,14 +88,14 @@ func NewKeyPair() (KeyPair, error) {
 type Tunnel struct {
 	Client, Far KeyPair
 	// Seed is 32 random bytes the board credits to its kernel's random
-	// pool before it brings its end up. WireGuard's handshake waits for
-	// that pool to be ready (it draws its ephemeral key with
-	// get_random_bytes_wait), and a board seconds after boot, with no
-	// random device and little interrupt jitter (every virtual board
-	// here, under TCG), has not filled it: the board never answered the
-	// client's first handshake, and a run of the wireguard configuration
-	// alone failed at its first test. A boot loader passes a seed the
-	// same way (random.trust_bootloader).
+	// pool before it brings its end up. The kernel's WireGuard drops
+	// every handshake message it receives until that pool is ready
+	// (Linux 6.1, receive.c: !rng_is_initialized()), and a board seconds
+	// after boot, with no random device and little interrupt jitter
+	// (every virtual board here, under TCG), has not filled it: the
+	// board never answered the client's first handshake, and a run of
+	// the wireguard configuration alone failed at its first test. A
+	// boot loader passes a seed the same way (random.trust_bootloader).
 	Seed Key
 }
 
