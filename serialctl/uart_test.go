@@ -46,8 +46,7 @@ func newUART(t *testing.T, dir string) *uart {
 
 // plug starts socat and waits for both links to point at a live pty. The
 // board's old link goes first: a link left by a killed socat may point at
-// a reused pty that socat has not unlocked yet. The host's is left for
-// the console to cope with.
+// a reused pty that socat has not unlocked yet.
 func (u *uart) plug() {
 	u.t.Helper()
 	os.Remove(u.board)
@@ -69,8 +68,12 @@ func (u *uart) plug() {
 	}
 }
 
-// unplug ends socat with sig: SIGKILL leaves the links dangling, SIGTERM
-// lets socat remove them.
+// unplug ends socat with sig: SIGTERM lets socat remove its links,
+// SIGKILL leaves them, and the host's goes as a USB adapter's device node
+// goes when it is unplugged. Left dangling, it pointed at whatever pty the
+// kernel gave out next under the freed number: with make test's packages
+// running side by side, once a QEMU board's console, which the console
+// then reconnected to and read.
 func (u *uart) unplug(sig syscall.Signal) {
 	if u.cmd == nil {
 		return
@@ -78,6 +81,9 @@ func (u *uart) unplug(sig syscall.Signal) {
 	u.cmd.Process.Signal(sig)
 	u.cmd.Wait()
 	u.cmd = nil
+	if sig == syscall.SIGKILL {
+		os.Remove(u.host)
+	}
 }
 
 // openBoard opens the board's end of the adapter.
