@@ -506,3 +506,52 @@ func TestTFTPShutdownEndsStalledTransfers(t *testing.T) {
 		t.Errorf("last packet %+v, want an ERROR saying the server is shutting down", last)
 	}
 }
+
+// TestTFTPStraysNeitherAdvanceNorDelay: datagrams to a transfer's port
+// from another port (a stale client, a scan) are ignored: an ACK from
+// there does not move the transfer on, and a stream of them does not put
+// off the resend that the client's silence is owed, one timeout (1 s)
+// after the block went out.
+func TestTFTPStraysNeitherAdvanceNorDelay(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "vmlinuz"), make([]byte, 4096), 0o644)
+	srv := mustTFTP(t, root)
+	conn, _ := net.ListenPacket("udp4", "127.0.0.1:0")
+	go srv.Serve(conn)
+	t.Cleanup(srv.Shutdown)
+	c := newRawClient(t, "127.0.0.1")
+	c.rrq(conn.LocalAddr().String(), "vmlinuz", "octet")
+	first, ok := c.read(3 * time.Second)
+	if !ok || first.op != opDATA || first.block != 1 {
+		t.Fatalf("first answer %+v, want DATA 1", first)
+	}
+	sent := time.Now()
+	stray := newRawClient(t, "127.0.0.1")
+	stray.peer = c.peer
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		// Strays for 600 ms, then none: the wait after the last
+		// is what is left of the timeout, not a whole one.
+		for i := 0; i < 12; i++ {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+				stray.conn.WriteToUDP([]byte{0, opACK, 0, 1}, stray.peer)
+			}
+		}
+	}()
+	again, ok := c.read(3 * time.Second)
+	waited := time.Since(sent)
+	if !ok || again.op != opDATA || again.block != 1 {
+		t.Fatalf("answer to silence %+v, want DATA 1 again", again)
+	}
+	if waited < 900*time.Millisecond || waited > 1300*time.Millisecond {
+		t.Errorf("DATA 1 came again after %v with strays arriving, want the 1 s timeout", waited.Round(time.Millisecond))
+	}
+	c.ack(1)
+	if p, ok := c.read(3 * time.Second); !ok || p.op != opDATA || p.block != 2 {
+		t.Errorf("after the client's ACK %+v, want DATA 2", p)
+	}
+}

@@ -68,14 +68,14 @@ type Client struct {
 
 // Send starts outgoing file transmission. It returns io.ReaderFrom or error.
 func (c Client) Send(filename string, mode string) (io.ReaderFrom, error) {
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{})
+	conn, err := newClientConnection(c.addr) // bootbench patch: blocking reads
 	if err != nil {
 		return nil, err
 	}
 	s := &sender{
 		send:    make([]byte, datagramLength),
 		receive: make([]byte, datagramLength),
-		conn:    &connConnection{conn: conn},
+		conn:    conn,
 		retry:   &backoff{handler: c.backoff},
 		timeout: c.timeout,
 		retries: c.retries,
@@ -98,7 +98,7 @@ func (c Client) Send(filename string, mode string) (io.ReaderFrom, error) {
 
 // Receive starts incoming file transmission. It returns io.WriterTo or error.
 func (c Client) Receive(filename string, mode string) (io.WriterTo, error) {
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{})
+	conn, err := newClientConnection(c.addr) // bootbench patch: blocking reads
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (c Client) Receive(filename string, mode string) (io.WriterTo, error) {
 	r := &receiver{
 		send:     make([]byte, datagramLength),
 		receive:  make([]byte, datagramLength),
-		conn:     &connConnection{conn: conn},
+		conn:     conn,
 		retry:    &backoff{handler: c.backoff},
 		timeout:  c.timeout,
 		retries:  c.retries,

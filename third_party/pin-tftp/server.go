@@ -419,11 +419,11 @@ func (s *Server) handlePacket(localAddr net.IP, remoteAddr *net.UDPAddr, buffer 
 			}
 			wt.singlePort = true
 		} else {
-			conn, err := net.ListenUDP("udp", listenAddr)
+			conn, err := newTransferConnection(listenAddr) // bootbench patch: blocking reads
 			if err != nil {
 				return err
 			}
-			wt.conn = &connConnection{conn: conn}
+			wt.conn = conn
 		}
 		s.wg.Add(1)
 		go func() {
@@ -473,11 +473,11 @@ func (s *Server) handlePacket(localAddr net.IP, remoteAddr *net.UDPAddr, buffer 
 				timeout: s.timeout,
 			}
 		} else {
-			conn, err := net.ListenUDP("udp", listenAddr)
+			conn, err := newTransferConnection(listenAddr) // bootbench patch: blocking reads
 			if err != nil {
 				return err
 			}
-			rf.conn = &connConnection{conn: conn}
+			rf.conn = conn
 		}
 		if s.sendAEnable { /* senderAnticipate if enabled in server */
 			rf.sendA.enabled = true /* pass enable from server to sender */
