@@ -59,6 +59,7 @@ func TestCIBadBaseline(t *testing.T) {
 // quick suite: the verdicts' statistics are the gate package's unit tests.
 func TestE2ECI(t *testing.T) {
 	requireBench(t)
+	parallelE2E(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "results.db")
 	ci := func(args ...string) result {

@@ -16,6 +16,7 @@ import (
 // TFTP of one ELF, the UEFI PC by its firmware's PXE chainloading iPXE.
 func TestE2EBoards(t *testing.T) {
 	requireBench(t)
+	parallelE2E(t)
 	tests := []struct {
 		board, qemu, arch string
 		algs              string   // as few as make 12 metrics where the command line is short (Malta: 255 bytes)

@@ -25,6 +25,7 @@ import (
 // openssl 3.0 and its speed gives md5 and DES (legacy provider) figures.
 func TestE2ECrossOpenSSL(t *testing.T) {
 	requireTools(t, "go", "apt-get", "dpkg-source", "perl", "make", "mips-linux-gnu-gcc", "mips-linux-gnu-strip", "qemu-mips")
+	parallelE2E(t)
 	files, stderr := imageFiles(t, "mips")
 	t.Logf("image build --arch mips --bench openssl:\n%s", stderr)
 	bin := filepath.Join(t.TempDir(), "openssl")

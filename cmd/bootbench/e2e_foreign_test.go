@@ -16,6 +16,7 @@ import (
 // the arm64 and MIPS virtual boards, and stores openssl 3.0's figures.
 func TestE2EForeignOpenSSL(t *testing.T) {
 	requireBench(t)
+	parallelE2E(t)
 	for _, tt := range []struct {
 		board, qemu string
 		args        []string

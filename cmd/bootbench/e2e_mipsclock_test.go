@@ -41,6 +41,7 @@ func assertCP0Ticks(t *testing.T, run storedRun) {
 // asked for.
 func TestE2EMIPSClocks(t *testing.T) {
 	requireBench(t)
+	parallelE2E(t)
 	requireTools(t, "qemu-system-mipsel")
 	db := filepath.Join(t.TempDir(), "results.db")
 	runs := runAtTwoClocks(t, db, "--board", "qemu-mipsel", "--algs", "md5,sha256,aes-128-cbc,rsa2048", "--seconds", "0.1")

@@ -69,6 +69,7 @@ func TestE2ERB450OpenSSL(t *testing.T) {
 // RouterBOOT's menu; QEMU can make only powers of two exact.)
 func TestE2ERB450GClocks(t *testing.T) {
 	requireBench(t)
+	parallelE2E(t)
 	requireTools(t, "qemu-system-mips", "mips-linux-gnu-gcc")
 	db := filepath.Join(t.TempDir(), "results.db")
 	runAtTwoClocks(t, db, "--board", "qemu-rb450g", "--bench", "openssl", "--algs", "md5,aes-128-cbc", "--seconds", "1")

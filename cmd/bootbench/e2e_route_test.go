@@ -282,7 +282,7 @@ func TestE2ERouteInterrupt(t *testing.T) {
 // these (go test -p 2), with their own iperf3, are not taken for a leak.
 func assertNoIPerf(t *testing.T) {
 	t.Helper()
-	ours := []byte("BOOTBENCH_CACHE=" + testCache + "\x00")
+	ours := []byte("BOOTBENCH_CACHE=" + cacheOf(t) + "\x00")
 	procs, _ := filepath.Glob("/proc/[0-9]*/comm")
 	for _, p := range procs {
 		b, _ := os.ReadFile(p)

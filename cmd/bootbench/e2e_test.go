@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -78,6 +79,12 @@ func shareCache(dir string) (string, error) {
 		}
 		user = filepath.Join(c, "bootbench")
 	}
+	return shareCacheOf(user, dir)
+}
+
+// shareCacheOf makes a cache at dir whose shared parts are those of the
+// cache at user.
+func shareCacheOf(user, dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -90,6 +97,34 @@ func shareCache(dir string) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// ownCaches are the caches of the tests that run in parallel
+// (parallelE2E), by top-level test name.
+var ownCaches sync.Map
+
+// parallelE2E runs t beside the other tests that call it, with a cache of
+// its own whose shared parts are testCache's: what a run leaves behind
+// (QEMU's directory, a bench address, a process) is then the test's own
+// to find. Boots under TCG take a core each, and most of make test's time
+// is such boots, one after another.
+func parallelE2E(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+	cache, err := shareCacheOf(testCache, filepath.Join(t.TempDir(), "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownCaches.Store(t.Name(), cache)
+}
+
+// cacheOf is the cache the bootbench t starts uses.
+func cacheOf(t *testing.T) string {
+	top, _, _ := strings.Cut(t.Name(), "/")
+	if c, ok := ownCaches.Load(top); ok {
+		return c.(string)
+	}
+	return testCache
 }
 
 // requireBench fails (BOOTBENCH_E2E=1) or skips when the virtual bench
@@ -135,7 +170,7 @@ func bootbench(t *testing.T, db string, args ...string) result {
 // user on a bench host whose bench NIC is in that namespace would.
 func bootbenchIn(t *testing.T, ns, db string, args ...string) result {
 	t.Helper()
-	env := []string{"BOOTBENCH_DB=" + db}
+	env := []string{"BOOTBENCH_DB=" + db, "BOOTBENCH_CACHE=" + cacheOf(t)}
 	cmd := userenv.Command(env, bootbenchBin, args...)
 	if ns != "" {
 		// nsenter, not ip netns exec: the bench host is another host's
@@ -178,11 +213,11 @@ func assertNothingLeft(t *testing.T, stderr string) {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, _ := os.ReadFile(p)
-		if bytes.Contains(b, []byte(testCache)) {
+		if bytes.Contains(b, []byte(cacheOf(t))) {
 			t.Errorf("process left behind: %s", bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
 		}
 	}
-	ents, _ := os.ReadDir(testCache)
+	ents, _ := os.ReadDir(cacheOf(t))
 	for _, e := range ents {
 		if !slices.Contains(sharedCache, e.Name()) {
 			t.Errorf("left in the cache: %s", e.Name())
@@ -224,6 +259,7 @@ func exportJSON(t *testing.T, db string) exported {
 // with the Go toolchain on PATH, `make demo`, then the export it suggests.
 func TestE2EDemo(t *testing.T) {
 	requireBench(t)
+	parallelE2E(t)
 	clone := cleanCopy(t)
 	cache := filepath.Join(t.TempDir(), "cache")
 	if err := os.MkdirAll(filepath.Join(cache, "images"), 0o755); err != nil {
