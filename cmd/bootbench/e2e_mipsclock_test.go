@@ -155,8 +155,9 @@ func metricLine(ms []comparedMetric, name string) string {
 func TestE2EStockGoRuntime(t *testing.T) {
 	requireBench(t)
 	requireTools(t, "qemu-system-mipsel")
+	parallelE2E(t)
 	db := filepath.Join(t.TempDir(), "results.db")
-	r, _ := bootbenchAt(t, bootbenchBin, ".", []string{"BOOTBENCH_DB=" + db, initramfs.StockRuntimeEnv + "=1"},
+	r, _ := bootbenchAt(t, bootbenchBin, ".", []string{"BOOTBENCH_DB=" + db, "BOOTBENCH_CACHE=" + cacheOf(t), initramfs.StockRuntimeEnv + "=1"},
 		"run", "--board", "qemu-mipsel", "--clock", "500", "--retries", "0", "--algs", "md5", "--seconds", "0.1")
 	if r.code != 1 || !strings.Contains(r.stderr, "go-runtime: Go runtime go1.") {
 		t.Fatalf("exit %d, want 1 with go-runtime\n%s", r.code, r.stderr)

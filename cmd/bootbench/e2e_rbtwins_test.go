@@ -18,6 +18,7 @@ import (
 func TestE2ERB450OpenSSL(t *testing.T) {
 	requireBench(t)
 	requireTools(t, "qemu-system-mips", "mips-linux-gnu-gcc")
+	parallelE2E(t)
 	const board, ramMiB = "qemu-rb450", 32
 	db := filepath.Join(t.TempDir(), "results.db")
 	// 250 MHz, the cheapest clock.
