@@ -87,3 +87,12 @@ func parseThrottle(s sql.NullString) (*Throttle, error) {
 	}
 	return &t, nil
 }
+
+// Why says in one line why a run gave no result to count: its failure
+// reason, or what throttled it; "" for an ok run.
+func (r *Run) Why() string {
+	if r.Reason == "" {
+		return r.Throttle.String()
+	}
+	return r.Reason
+}

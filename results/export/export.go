@@ -134,12 +134,8 @@ func WriteTable(w io.Writer, runs []results.Run) error {
 			// CI, and a listing must not change with the reader's TZ.
 			started = r.Started.UTC().Format("2006-01-02 15:04:05Z")
 		}
-		why := r.Reason
-		if why == "" {
-			why = r.Throttle.String() // a throttled run's why
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n",
-			r.ID, r.Board, r.ClockMHz.Label(), r.Status, dash(r.Bench), len(r.Metrics), started, oneLine(why, 72))
+			r.ID, r.Board, r.ClockMHz.Label(), r.Status, dash(r.Bench), len(r.Metrics), started, oneLine(r.Why(), 72))
 	}
 	return tw.Flush()
 }
