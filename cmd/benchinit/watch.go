@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,11 +24,14 @@ import (
 // says something new (a clock changed, a temperature moved by a degree or
 // crossed a trip point), and kept samples go in batches; the last sample
 // of the run is always sent, so the host knows the watch lasted to the end.
+// A batch stays short, as a raw frame does: one bad byte on the wire costs
+// the frame and with it the run, and the longer the line the likelier.
 const (
 	watchEvery = time.Second
-	// watchBatch keeps a watch frame of a board with several zones
-	// under a line a console tool shows whole.
-	watchBatch = 8
+	// A batch goes at watchBatch samples or watchBatchBytes of them,
+	// whichever comes first.
+	watchBatch      = 8
+	watchBatchBytes = 384
 	// watchTempStep is the temperature change worth a sample.
 	watchTempStep = 1000 // millidegrees
 )
@@ -100,9 +104,9 @@ type watch struct {
 
 	// Only the watch's goroutine touches these, and Stop once it is
 	// gone.
-	kept      *frame.WatchSample // the last sample kept
-	pending   []frame.WatchSample
-	sentZones bool
+	kept         *frame.WatchSample // the last sample kept
+	pending      []frame.WatchSample
+	pendingBytes int // their JSON's length
 
 	idle bool // nothing to watch
 	stop chan struct{}
@@ -110,18 +114,28 @@ type watch struct {
 }
 
 // startWatch starts the watch of the board below root, sampling every
-// interval. A board with neither cpufreq nor a thermal zone (most virtual
-// boards) has nothing to watch: one frame without samples says so, and
-// the returned watch does nothing.
+// interval. Its first frame names the thermal zones with their trip
+// points, and carries no samples. A board with neither cpufreq nor a
+// thermal zone (most virtual boards) has nothing to watch: that frame,
+// naming none, is all it sends, and the returned watch does nothing.
 func startWatch(out *frame.Writer, root string, every time.Duration, now func() time.Time) *watch {
 	w := newWatch(out, root, now)
+	w.announce()
 	if w.idle {
-		out.Send(frame.Watch, frame.WatchBody{Samples: []frame.WatchSample{}})
 		return w
 	}
 	w.sample(false)
 	go w.loop(every)
 	return w
+}
+
+// announce sends the first watch frame: the zones, no samples.
+func (w *watch) announce() {
+	zones := make([]frame.ThermalZone, len(w.zones))
+	for i, z := range w.zones {
+		zones[i] = z.ThermalZone
+	}
+	w.out.Send(frame.Watch, frame.WatchBody{Zones: zones, Samples: []frame.WatchSample{}})
 }
 
 // newWatch finds what there is to watch below root; the clock starts now.
@@ -181,7 +195,9 @@ func (w *watch) sample(last bool) {
 	}
 	w.kept = &s
 	w.pending = append(w.pending, s)
-	if len(w.pending) >= watchBatch {
+	js, _ := json.Marshal(s)
+	w.pendingBytes += len(js) + 1
+	if len(w.pending) >= watchBatch || w.pendingBytes >= watchBatchBytes {
 		w.flush()
 	}
 }
@@ -210,19 +226,11 @@ func tripsReached(trips []frame.TripPoint, temp int) int {
 	return n
 }
 
-// flush sends the pending samples, the zones with the first batch.
+// flush sends the pending samples.
 func (w *watch) flush() {
 	if len(w.pending) == 0 {
 		return
 	}
-	b := frame.WatchBody{Samples: w.pending}
-	if !w.sentZones {
-		b.Zones = make([]frame.ThermalZone, len(w.zones))
-		for i, z := range w.zones {
-			b.Zones[i] = z.ThermalZone
-		}
-		w.sentZones = true
-	}
-	w.out.Send(frame.Watch, b)
-	w.pending = nil
+	w.out.Send(frame.Watch, frame.WatchBody{Samples: w.pending})
+	w.pending, w.pendingBytes = nil, 0
 }

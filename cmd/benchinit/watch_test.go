@@ -59,10 +59,28 @@ const (
 	zone1Temp = "sys/class/thermal/thermal_zone1/temp"
 )
 
+// TestThermalZones finds the fake board's zones whose sensors answer, in
+// the kernel's order, with the trip points the host judges by.
+func TestThermalZones(t *testing.T) {
+	var got []frame.ThermalZone
+	for _, z := range thermalZones("testdata/watch-sys") {
+		got = append(got, z.ThermalZone)
+	}
+	want := []frame.ThermalZone{
+		{Type: "cpu-thermal", Trips: []frame.TripPoint{{Type: "passive", TempMC: 85000}, {Type: "critical", TempMC: 105000}}},
+		{Type: "gpu-thermal", Trips: []frame.TripPoint{{Type: "hot", TempMC: 95000}}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("zones\n got %+v\nwant %+v", got, want)
+	}
+	if z := thermalZones(t.TempDir()); z != nil {
+		t.Errorf("zones of a board without any: %+v", z)
+	}
+}
+
 // TestWatchKeepsWhatIsNew samples the fake board once a (fake) second
 // while its clocks and temperatures change: only samples that say
-// something new go to the host, the last one always, with the zones and
-// their passive, hot and critical trip points once.
+// something new go to the host, and the last one always.
 func TestWatchKeepsWhatIsNew(t *testing.T) {
 	root := watchBoard(t)
 	var console bytes.Buffer
@@ -91,11 +109,8 @@ func TestWatchKeepsWhatIsNew(t *testing.T) {
 	w.sample(true) // the end of the run
 	w.flush()
 	got := watchFrames(t, console.String())
+	// Two frames: a batch is kept under watchBatchBytes.
 	want := []frame.WatchBody{{
-		Zones: []frame.ThermalZone{
-			{Type: "cpu-thermal", Trips: []frame.TripPoint{{Type: "passive", TempMC: 85000}, {Type: "critical", TempMC: 105000}}},
-			{Type: "gpu-thermal", Trips: []frame.TripPoint{{Type: "hot", TempMC: 95000}}},
-		},
 		Samples: []frame.WatchSample{
 			{AtMS: 0, CurKHz: []int{800000, 1200000}, TempMC: []int{51000, 48000}},
 			{AtMS: 3000, CurKHz: []int{800000, 1200000}, TempMC: []int{52100, 48000}},
@@ -111,36 +126,61 @@ func TestWatchKeepsWhatIsNew(t *testing.T) {
 }
 
 // TestWatchBatches: a board whose clock changes every second sends its
-// samples watchBatch at a time, the zones with the first batch only, and
-// the host's collector takes them all.
+// samples in batches of at most watchBatch samples and about
+// watchBatchBytes of them, each a short line, and the host's collector
+// takes them all.
 func TestWatchBatches(t *testing.T) {
-	root := watchBoard(t)
-	var console bytes.Buffer
-	now := time.Unix(0, 0)
-	out := frame.NewWriter(&console, "r1")
-	out.Send(frame.Hello, frame.HelloBody{Arch: "arm64"})
-	w := newWatch(out, root, func() time.Time { return now })
-	for i := range 2*watchBatch + 3 {
-		now = time.Unix(int64(i), 0)
-		setSys(t, root, cpu0Freq, []string{"800000", "600000"}[i%2])
-		w.sample(false)
+	tests := []struct {
+		name string
+		root func(t *testing.T) string
+		size int // the samples in a full batch
+	}{
+		// {"at_ms":1000,"cur_khz":[600000,1200000],"temp_mc":[51000,48000]}
+		{"clocks and zones: bounded by bytes", watchBoard, 6},
+		// {"at_ms":1000,"cur_khz":[600000]}
+		{"a clock alone: bounded by samples", func(t *testing.T) string {
+			root := t.TempDir()
+			if err := os.CopyFS(filepath.Join(root, filepath.Dir(cpu0Freq)), os.DirFS(filepath.Join("testdata/watch-sys", filepath.Dir(cpu0Freq)))); err != nil {
+				t.Fatal(err)
+			}
+			return root
+		}, watchBatch},
 	}
-	w.flush()
-	got := watchFrames(t, console.String())
-	if len(got) != 3 || len(got[0].Samples) != watchBatch || len(got[1].Samples) != watchBatch || len(got[2].Samples) != 3 {
-		t.Fatalf("%d frames: %+v", len(got), got)
-	}
-	if len(got[0].Zones) != 2 || got[1].Zones != nil || got[2].Zones != nil {
-		t.Errorf("zones in frames: %+v, %+v, %+v", got[0].Zones, got[1].Zones, got[2].Zones)
-	}
-	col := frame.NewCollector("r1")
-	for _, l := range strings.Split(strings.TrimSuffix(console.String(), "\n"), "\n") {
-		if _, err := col.Feed([]byte(l)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := len(col.Result().Samples); n != 2*watchBatch+3 {
-		t.Errorf("host took %d samples", n)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := tt.root(t)
+			var console bytes.Buffer
+			now := time.Unix(0, 0)
+			out := frame.NewWriter(&console, "r1")
+			out.Send(frame.Hello, frame.HelloBody{Arch: "arm64"})
+			w := newWatch(out, root, func() time.Time { return now })
+			w.announce()
+			const n = 20
+			for i := range n {
+				now = time.Unix(int64(i), 0)
+				setSys(t, root, cpu0Freq, []string{"800000", "600000"}[i%2])
+				w.sample(false)
+			}
+			w.flush()
+			got := watchFrames(t, console.String())[1:] // after the zones
+			for i, b := range got {
+				if want := min(tt.size, n-i*tt.size); len(b.Samples) != want {
+					t.Errorf("frame %d of %d: %d samples, want %d", i+1, len(got), len(b.Samples), want)
+				}
+			}
+			col := frame.NewCollector("r1")
+			for _, l := range strings.Split(strings.TrimSuffix(console.String(), "\n"), "\n") {
+				if len(l) > 600 {
+					t.Errorf("a frame line of %d bytes", len(l))
+				}
+				if _, err := col.Feed([]byte(l)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if k := len(col.Result().Samples); k != n {
+				t.Errorf("host took %d samples of %d", k, n)
+			}
+		})
 	}
 }
 
@@ -154,8 +194,12 @@ func TestWatchRuns(t *testing.T) {
 	setSys(t, root, cpu0Freq, "600000")
 	time.Sleep(30 * time.Millisecond)
 	w.Stop()
+	frames := watchFrames(t, console.String())
+	if len(frames) < 2 || len(frames[0].Zones) != 2 || len(frames[0].Samples) != 0 {
+		t.Fatalf("the first frame names the zones and nothing else: %+v", frames)
+	}
 	var clocks []int
-	for _, b := range watchFrames(t, console.String()) {
+	for _, b := range frames {
 		for _, s := range b.Samples {
 			clocks = append(clocks, s.CurKHz[0])
 		}

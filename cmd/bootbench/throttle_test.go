@@ -156,8 +156,8 @@ func TestThrottledRunLeftOutOfCompare(t *testing.T) {
 	if steady.Status != results.StatusOK || hot.Status != results.StatusThrottled {
 		t.Fatalf("stored %s and %s, want ok and throttled", steady.Status, hot.Status)
 	}
-	// The clock fell between the samples at 4.0 and 5.0 s.
-	want := results.Throttle{Clock: &results.ClockDrop{AskedMHz: 800, LowestMHz: 600, AtMS: 5000}}
+	// The clock fell between the samples at 4.0 and 5.0 s into the run.
+	want := results.Throttle{Clock: &results.ClockDrop{AskedMHz: 800, LowestMHz: 600, AtMS: 5002}}
 	if hot.Throttle == nil || !jsonEqual(*hot.Throttle, want) || len(hot.Metrics) == 0 {
 		t.Fatalf("throttled run: %+v, %d metrics; want %+v with its figures", hot.Throttle, len(hot.Metrics), want)
 	}
