@@ -1,7 +1,9 @@
 package harness
 
 import (
+	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/bootbench/bootbench/boards"
@@ -93,5 +95,31 @@ func TestJudgeThrottle(t *testing.T) {
 				t.Errorf("got %s (%+v), want %s", got, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestThrottleSaidAsItHappens: the progress says the board slows down
+// when the watch shows it, before the result, and once more as the run is
+// stored throttled.
+func TestThrottleSaidAsItHappens(t *testing.T) {
+	ft := &fakeTarget{boots: []script{watched(frame.HelloBody{CPUFreqCurKHz: 800000, ClockRequestedMHz: 800}, 800000, 600000, 700000, 600000)}}
+	o := fakeOptions(t, ft, boards.Profile{ClockMethod: boards.ClockCPUFreq})
+	o.Clock = 800
+	var said []string
+	o.Events = func(e Event) {
+		if e.Stage == results.EventThrottle || e.Stage == results.EventStored {
+			said = append(said, string(e.Stage)+" "+e.Msg)
+		}
+	}
+	if _, err := Run(context.Background(), o.Job, o.Rig); err != nil {
+		t.Fatal(err)
+	}
+	ft.written.Wait()
+	want := []string{
+		"throttle the board is slowing down: the clock fell to 600 MHz (800 MHz asked) 1.0 s into the benchmark",
+		"throttle the clock fell to 600 MHz (800 MHz asked) 1.0 s into the benchmark: stored as throttled, left out of comparisons unless asked",
+	}
+	if len(said) != 3 || !reflect.DeepEqual(said[:2], want) || !strings.HasSuffix(said[2], ": throttled, 12 metrics") {
+		t.Errorf("progress:\n%s", strings.Join(said, "\n"))
 	}
 }
