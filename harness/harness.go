@@ -373,8 +373,14 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 			}
 		}
 	}
+	if err == nil {
+		rec.Throttle = judgeThrottle(boards.MHz(r.res.Hello.ClockRequestedMHz), r.res.Zones, r.res.Samples)
+	}
 	var f *Failure
 	switch {
+	case err == nil && rec.Throttle != nil:
+		rec.Status = results.StatusThrottled
+		r.say(results.EventThrottle, "%s: stored as throttled, left out of comparisons unless asked", rec.Throttle)
 	case err == nil:
 		rec.Status = results.StatusOK
 	case errors.As(err, &f) && f.Kind == FailCorrupt:

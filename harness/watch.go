@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/netboot"
@@ -42,6 +43,9 @@ type watcher struct {
 	firmwareErr string
 	banners     map[string]bool
 	ignored     map[string]bool // MACs whose DHCP requests were not ours, said once
+	// throttled is set once the board's throttling watch showed it
+	// slowing down, said as it happened.
+	throttled bool
 }
 
 // watch follows the boot until the board reports its result, fails, or
@@ -124,6 +128,8 @@ func (w *watcher) line(text []byte) (err error, done bool) {
 		return w.helloArrived()
 	case ev == frame.EventProgress:
 		r.showProgress(w.col.Output())
+	case ev == frame.EventWatch:
+		w.watchArrived()
 	case (ev == frame.EventReady || ev == frame.EventCounters) && r.host != nil:
 		w.stepped = ev == frame.EventReady
 		if err := r.host.Board(w.ctx, ev, w.col.Result()); err != nil {
@@ -217,6 +223,19 @@ func (w *watcher) helloArrived() (error, bool) {
 		r.say("clock", "%s asked for; nothing on the board can confirm it (stored as unverified)", r.o.Clock)
 	}
 	return nil, false
+}
+
+// watchArrived says, once and as it happens, that the board's throttling
+// watch saw it slow down; the run's verdict comes when it is stored.
+func (w *watcher) watchArrived() {
+	if w.throttled {
+		return
+	}
+	res := w.col.Result()
+	if t := judgeThrottle(boards.MHz(res.Hello.ClockRequestedMHz), res.Zones, res.Samples); t != nil {
+		w.throttled = true
+		w.r.say(results.EventThrottle, "the board is slowing down: %s", t)
+	}
 }
 
 func (w *watcher) timedOut() error {

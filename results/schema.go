@@ -142,6 +142,14 @@ ALTER TABLE runs ADD COLUMN metrics_sha256 TEXT;   -- hex sha256 of the metrics 
 ALTER TABLE runs ADD COLUMN metric_count INTEGER;
 ALTER TABLE runs ADD COLUMN metrics_sha256 TEXT COLLATE "C";
 `},
+	// Why a run is throttled: the board's throttling watch saw its clock
+	// fall below the one asked for, or a thermal zone reach a trip point.
+	// NULL for every other run and for runs saved before the watch.
+	{sqlite: `
+ALTER TABLE runs ADD COLUMN throttle TEXT; -- JSON (results.Throttle); NULL: not throttled
+`, postgres: `
+ALTER TABLE runs ADD COLUMN throttle TEXT COLLATE "C";
+`},
 }
 
 // SchemaVersion reports the database's schema version (the number of

@@ -36,6 +36,10 @@ const (
 	// StatusClockMismatch is a run whose board did not run at the clock
 	// asked for: its figures would be filed under the wrong setting.
 	StatusClockMismatch = "clock-mismatch"
+	// StatusThrottled is a run whose board slowed down while it ran
+	// (Run.Throttle says how): its figures are real but not the
+	// clock's, so comparisons leave it out unless asked.
+	StatusThrottled = "throttled"
 )
 
 // How a run's clock was checked (Run.ClockCheck).
@@ -91,9 +95,11 @@ type Run struct {
 	// when no clock was asked for or the run is imported.
 	ClockCheck string
 	Rep        int
-	Status     string // StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted, StatusClockMismatch
+	Status     string // StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted, StatusClockMismatch, StatusThrottled
 	Reason     string // one-line failure reason
 	Bench      string // "speed", "openssl", ...
+	// Throttle says why a run is StatusThrottled; nil for any other.
+	Throttle *Throttle
 
 	// Tool and ToolVersion name what printed the output, as the parser
 	// saw it: "openssl" "3.0.13", "bootbench-speed" "0.1.0".
@@ -249,7 +255,7 @@ func parseTime(s string) (time.Time, error) {
 // ValidStatus says whether s is one of the run statuses.
 func ValidStatus(s string) bool {
 	switch s {
-	case StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted, StatusClockMismatch:
+	case StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted, StatusClockMismatch, StatusThrottled:
 		return true
 	}
 	return false
@@ -262,7 +268,9 @@ func (r *Run) validate() error {
 	case r.Board == "":
 		return fmt.Errorf("run %s has no board", r.ID)
 	case !ValidStatus(r.Status):
-		return fmt.Errorf("run %s: unknown status %q (want ok, failed, corrupt, interrupted or clock-mismatch)", r.ID, r.Status)
+		return fmt.Errorf("run %s: unknown status %q (want ok, failed, corrupt, interrupted, clock-mismatch or throttled)", r.ID, r.Status)
+	case (r.Status == StatusThrottled) != (r.Throttle != nil):
+		return fmt.Errorf("run %s: a throttled run, and only one, says why it is throttled", r.ID)
 	case r.Hello != nil && !json.Valid(r.Hello):
 		return fmt.Errorf("run %s: hello report is not valid JSON", r.ID)
 	}
@@ -418,15 +426,19 @@ func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 	if r.InputSHA256 != "" {
 		sum = r.InputSHA256
 	}
-	_, err := tx.ExecContext(ctx, s.eng.bind(`
+	throttle, err := throttleJSON(r.Throttle)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, s.eng.bind(`
 		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
 			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256,
-			clock_reported_mhz, clock_check, metric_count, metrics_sha256)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			clock_reported_mhz, clock_check, metric_count, metrics_sha256, throttle)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		r.ID, r.Board, r.ClockMHz, r.Rep, r.Status, r.Reason, r.Bench, r.Tool, r.ToolVersion,
 		formatTime(r.Started), formatTime(r.Finished), r.ImageDigest, r.Kernel, hello,
 		r.Transcript, r.RawOutput, source, sum, r.ClockReportedMHz, r.ClockCheck,
-		len(r.Metrics), metricsDigest(r.Metrics))
+		len(r.Metrics), metricsDigest(r.Metrics), throttle)
 	return err
 }
 
@@ -668,7 +680,8 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 	rows, err := tx.QueryContext(ctx, `
 		SELECT r.id, r.board, r.clock_mhz, r.rep, r.status, r.reason, r.bench, r.tool, r.tool_version,
 			r.started, r.finished, r.image_digest, r.kernel, r.hello, `+blobs+`,
-			r.source, r.input_sha256, r.clock_reported_mhz, r.clock_check, r.metric_count, r.metrics_sha256
+			r.source, r.input_sha256, r.clock_reported_mhz, r.clock_check, r.metric_count, r.metrics_sha256,
+			r.throttle
 		FROM runs r`+cond+` ORDER BY r.started, r.id`, args...)
 	if err != nil {
 		return nil, nil, err
@@ -680,12 +693,15 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 		var r Run
 		var sm savedMetrics
 		var started, finished string
-		var hello, sum sql.NullString
+		var hello, sum, throttle sql.NullString
 		if err := rows.Scan(&r.ID, &r.Board, &r.ClockMHz, &r.Rep, &r.Status, &r.Reason, &r.Bench,
 			&r.Tool, &r.ToolVersion, &started, &finished, &r.ImageDigest, &r.Kernel, &hello,
 			&r.Transcript, &r.RawOutput, &r.Source, &sum, &r.ClockReportedMHz, &r.ClockCheck,
-			&sm.count, &sm.digest); err != nil {
+			&sm.count, &sm.digest, &throttle); err != nil {
 			return nil, nil, err
+		}
+		if r.Throttle, err = parseThrottle(throttle); err != nil {
+			return nil, nil, fmt.Errorf("run %s: throttle: %w", r.ID, err)
 		}
 		if r.Source == SourceRun {
 			r.Source = ""

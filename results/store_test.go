@@ -102,6 +102,41 @@ func TestRoundTrip(t *testing.T) {
 	})
 }
 
+// A throttled run comes back with why, its figures kept; the runs saved
+// before (and every other) have none.
+func TestThrottleRoundTrip(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		s, _ := e.open(t)
+		hot := sampleRun("hot", t0)
+		hot.Status = StatusThrottled
+		hot.Throttle = &Throttle{
+			Clock: &ClockDrop{AskedMHz: 800, LowestMHz: 600, AtMS: 4000},
+			Heat:  &Heat{Zone: "cpu-thermal", Trip: "passive", TripMC: 85000, HighestMC: 86500, AtMS: 3500},
+		}
+		for _, r := range []*Run{hot, sampleRun("cool", t0.Add(time.Minute))} {
+			if err := s.SaveRun(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runs, err := s.Runs(ctx, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 2 || !reflect.DeepEqual(runs[0].Throttle, hot.Throttle) || len(runs[0].Metrics) != 3 || runs[1].Throttle != nil {
+			t.Fatalf("runs: %+v", runs)
+		}
+		want := "the clock fell to 600 MHz (800 MHz asked) 4.0 s into the benchmark; cpu-thermal reached 86.5 °C (passive trip point 85.0 °C) 3.5 s in"
+		if got := runs[0].Throttle.String(); got != want {
+			t.Errorf("String() = %q, want %q", got, want)
+		}
+		throttled, err := s.Runs(ctx, Filter{Status: StatusThrottled})
+		if err != nil || len(throttled) != 1 || throttled[0].ID != "hot" {
+			t.Errorf("throttled runs: %+v, %v", throttled, err)
+		}
+	})
+}
+
 func TestRunNotFound(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e engineKind) {
 		s, _ := e.open(t)
@@ -222,6 +257,8 @@ func TestSaveRunRejects(t *testing.T) {
 			{"bad status", func(r *Run) { r.ID, r.Status = "y", "great" }, nil},
 			{"bad hello", func(r *Run) { r.ID, r.Hello = "y", json.RawMessage("{") }, nil},
 			{"nan", func(r *Run) { r.ID, r.Metrics = "y", []Metric{{"m", "B/s", nan()}} }, nil},
+			{"throttled without why", func(r *Run) { r.ID, r.Status = "y", StatusThrottled }, nil},
+			{"why without throttled", func(r *Run) { r.ID, r.Throttle = "y", &Throttle{Heat: &Heat{Zone: "cpu"}} }, nil},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

@@ -116,6 +116,9 @@ func writeRunHeader(r *results.Run) {
 	if r.Reason != "" {
 		fmt.Printf("reason   %s\n", r.Reason)
 	}
+	if r.Throttle != nil {
+		fmt.Printf("throttle %s; left out of comparisons unless --include-throttled\n", r.Throttle)
+	}
 	fmt.Printf("bench    %s (%s %s)\nkernel   %s\nimage    %s\nstarted  %s\n", r.Bench, r.Tool, r.ToolVersion, r.Kernel, r.ImageDigest, r.Started.Format("2006-01-02 15:04:05Z07:00"))
 	if r.Source != "" {
 		fmt.Printf("source   %s\n", r.Source)

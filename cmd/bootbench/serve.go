@@ -282,15 +282,15 @@ func (d *serveDisplay) done(rec *results.Run, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	last := fmt.Sprintf("%s %s, %d metrics", rec.ID, rec.Status, len(rec.Metrics))
-	if rec.Reason != "" {
-		last += ": " + rec.Reason
+	if why := rec.Why(); why != "" {
+		last += ": " + why
 	}
 	if st := d.status[rec.Board]; st != nil {
 		st.stage, st.last, st.run = "waiting for a boot", last, ""
 	}
 	switch d.format {
 	case "json":
-		json.NewEncoder(d.w).Encode(map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "board": rec.Board, "run": rec.ID, "event": "result", "status": rec.Status, "metrics": len(rec.Metrics), "reason": rec.Reason})
+		json.NewEncoder(d.w).Encode(map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "board": rec.Board, "run": rec.ID, "event": "result", "status": rec.Status, "metrics": len(rec.Metrics), "reason": rec.Why()})
 	case "text":
 		fmt.Fprintf(d.w, "%s %-10s %-8s %s\n", time.Now().Format("15:04:05"), rec.Board, "result", last)
 	default:

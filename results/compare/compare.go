@@ -81,6 +81,9 @@ type Options struct {
 	// (its Board empty or the compared board); by board, a setting, which
 	// is compared with every other named.
 	Baseline *Pick
+	// IncludeThrottled pools throttled runs with the ok ones; without
+	// it they are left out, and the comparison says how many.
+	IncludeThrottled bool
 }
 
 // Pick names one setting to compare: a board, at a clock if HasClock.
@@ -137,6 +140,11 @@ type Setting struct {
 	Runs     int          `json:"runs"`
 	Images   []ImageCount `json:"images,omitempty"`
 	Imported int          `json:"imported,omitempty"`
+	// Throttled is how many of the runs were throttled (pooled only
+	// when asked).
+	Throttled int `json:"throttled,omitempty"`
+
+	throttled []results.Run // the throttled runs pooled
 }
 
 // ImageCount is how many pooled runs booted one image.
@@ -157,6 +165,8 @@ type Comparison struct {
 	Comparisons []Candidate `json:"comparisons"`
 	// Skipped says what the store holds that was not compared, and why.
 	Skipped []string `json:"skipped,omitempty"`
+	// Throttled says how many throttled runs were left out, or pooled.
+	Throttled Throttled `json:"throttled"`
 }
 
 // Candidate is one setting measured against a baseline.
@@ -200,26 +210,33 @@ type MetricCompare struct {
 	Scaling string `json:"scaling,omitempty"`
 }
 
-// Stored compares the runs in s as o says. Only runs with status ok count.
+// Stored compares the runs in s as o says. Only runs with status ok
+// count, and throttled ones when o says so.
 func Stored(ctx context.Context, s *results.Store, o Options) (*Comparison, error) {
+	var f results.Filter
 	switch o.By {
 	case ByClock:
 		if o.Board == "" {
 			return nil, errors.New("results: compare by clock: no board named")
 		}
-		runs, err := s.Runs(ctx, results.Filter{Board: o.Board, Status: results.StatusOK})
-		if err != nil {
-			return nil, err
-		}
-		return compareClocks(o, runs)
+		f.Board = o.Board
 	case ByBoard:
-		runs, err := s.Runs(ctx, results.Filter{Status: results.StatusOK})
-		if err != nil {
-			return nil, err
-		}
-		return compareBoards(o, runs)
+	default:
+		return nil, fmt.Errorf("results: compare by %q: want %q or %q", o.By, ByClock, ByBoard)
 	}
-	return nil, fmt.Errorf("results: compare by %q: want %q or %q", o.By, ByClock, ByBoard)
+	runs, err := s.Runs(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return compareMeasured(o, measured(runs))
+}
+
+// compareRuns compares runs, all of them measured, as o says.
+func compareRuns(o Options, runs []results.Run) (*Comparison, error) {
+	if o.By == ByClock {
+		return compareClocks(o, runs)
+	}
+	return compareBoards(o, runs)
 }
 
 // benchKey is what runs must share to be pooled: the benchmark and what
@@ -265,6 +282,10 @@ func pool(board string, clock boards.MHz, runs []results.Run) Setting {
 	for _, r := range runs {
 		if strings.HasPrefix(r.Source, results.SourceImportPrefix) {
 			st.Imported++
+		}
+		if r.Status == results.StatusThrottled {
+			st.Throttled++
+			st.throttled = append(st.throttled, r)
 		}
 		if r.ImageDigest == "" {
 			continue
@@ -821,6 +842,11 @@ func WriteText(w io.Writer, c *Comparison) error {
 			return err
 		}
 	}
+	if line := c.Throttled.line(); line != "" {
+		if _, err := fmt.Fprintf(w, "\n%s\n", line); err != nil {
+			return err
+		}
+	}
 	if len(c.Skipped) > 0 {
 		if _, err := fmt.Fprintf(w, "\nnot compared: %s\n", strings.Join(c.Skipped, "; ")); err != nil {
 			return err
@@ -854,12 +880,16 @@ func originText(st Setting) string {
 	if n := st.Runs - counted; n > 0 {
 		parts = append(parts, fmt.Sprintf("image not recorded ×%d", n))
 	}
+	throttled := ""
+	if st.Throttled > 0 {
+		throttled = fmt.Sprintf(" (%d throttled)", st.Throttled)
+	}
 	if len(parts) == 1 {
 		// One origin: the count is the side's run count, said already.
 		p, _, _ := strings.Cut(parts[0], " ×")
-		return p
+		return p + throttled
 	}
-	return "pooled from " + strings.Join(parts, ", ")
+	return "pooled from " + strings.Join(parts, ", ") + throttled
 }
 
 // shortDigest is enough of an image digest to tell images apart.

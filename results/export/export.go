@@ -67,6 +67,8 @@ type jsonRun struct {
 	// unverified, mismatch); absent for runs that asked for none.
 	ClockReportedMHz boards.MHz `json:"clock_reported_mhz,omitempty"`
 	ClockCheck       string     `json:"clock_check,omitempty"`
+	// Throttle says why a throttled run is (results.Throttle).
+	Throttle *results.Throttle `json:"throttle,omitempty"`
 }
 
 func jsonTime(t time.Time) string {
@@ -103,6 +105,7 @@ func WriteJSON(w io.Writer, runs []results.Run) error {
 			ClockReportedMHz: r.ClockReportedMHz,
 			ClockCheck:       r.ClockCheck,
 			Hello:            r.Hello,
+			Throttle:         r.Throttle,
 		}
 		ms := append([]results.Metric(nil), r.Metrics...)
 		results.SortMetrics(ms)
@@ -132,7 +135,7 @@ func WriteTable(w io.Writer, runs []results.Run) error {
 			started = r.Started.UTC().Format("2006-01-02 15:04:05Z")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n",
-			r.ID, r.Board, r.ClockMHz.Label(), r.Status, dash(r.Bench), len(r.Metrics), started, oneLine(r.Reason, 72))
+			r.ID, r.Board, r.ClockMHz.Label(), r.Status, dash(r.Bench), len(r.Metrics), started, oneLine(r.Why(), 72))
 	}
 	return tw.Flush()
 }
@@ -232,7 +235,7 @@ func ReadJSON(r io.Reader) ([]results.Run, error) {
 			ID: jr.ID, Board: jr.Board, ClockMHz: jr.ClockMHz, Status: jr.Status, Rep: jr.Rep,
 			Reason: jr.Reason, Bench: jr.Bench, Tool: jr.Tool, ToolVersion: jr.ToolVersion,
 			Kernel: jr.Kernel, ImageDigest: jr.ImageDigest, Hello: jr.Hello,
-			ClockReportedMHz: jr.ClockReportedMHz, ClockCheck: jr.ClockCheck,
+			ClockReportedMHz: jr.ClockReportedMHz, ClockCheck: jr.ClockCheck, Throttle: jr.Throttle,
 		}
 		if jr.Started != "" {
 			var err error

@@ -381,7 +381,7 @@ func htmlRunRowFor(r *results.Run) htmlRunRow {
 	row := htmlRunRow{
 		ID: string(r.ID), Clock: r.ClockMHz.Label(), Rep: r.Rep, Status: r.Status,
 		Started: "-", Tool: dash(strings.TrimSpace(r.Tool + " " + r.ToolVersion)),
-		Metrics: len(r.Metrics), Boot: "-", Reason: r.Reason,
+		Metrics: len(r.Metrics), Boot: "-", Reason: r.Why(),
 		StatusCSSClass: "st-" + htmlAnchor(r.Status),
 	}
 	if !r.Started.IsZero() {
