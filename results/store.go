@@ -111,6 +111,10 @@ type Run struct {
 
 	Metrics []Metric
 
+	// Energy is what the board's power meter measured; nil when its
+	// switch has none.
+	Energy *Energy
+
 	// Source says where the run came from: "" for a run on the bench,
 	// "import:<file name>" for imported output.
 	Source string
@@ -277,7 +281,7 @@ func (r *Run) validate() error {
 			return fmt.Errorf("run %s: metric with empty name", r.ID)
 		}
 	}
-	return nil
+	return r.Energy.validate(r.ID)
 }
 
 // SaveRun stores r with its stages, metrics and transcript in one
@@ -344,6 +348,9 @@ func (s *Store) saveRun(ctx context.Context, r *Run) (err error) {
 	}
 	if err := insertRows(ctx, tx, s.eng, `INSERT INTO metrics(run, name, unit, value) VALUES`, metrics); err != nil {
 		return fmt.Errorf("results: save run %s: metrics: %w", r.ID, err)
+	}
+	if err := s.saveEnergy(ctx, tx, r); err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
@@ -611,6 +618,10 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, with
 		return nil, nil, err
 	}
 	if err := loadMetrics(ctx, tx, cond, args, runs, index); err != nil {
+		return nil, nil, err
+	}
+	// The samples are bulk, as the transcript is: loaded with it.
+	if err := loadEnergy(ctx, tx, cond, args, runs, index, withTranscript); err != nil {
 		return nil, nil, err
 	}
 	return runs, saved, nil
