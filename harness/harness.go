@@ -161,6 +161,10 @@ type run struct {
 	// measured are the host's figures of a board under its own
 	// firmware, which sends none.
 	measured []results.Metric
+
+	// energy reads the board's power meter while it is on; nil when its
+	// switch has none.
+	energy *sampler
 }
 
 func runOnce(ctx context.Context, o config) (*results.Run, error) {
@@ -267,6 +271,7 @@ func (r *run) boot(ctx context.Context) error {
 		return fail(FailSetup, fmt.Errorf("power on: %w", err))
 	}
 	r.poweredOn = true
+	defer r.sampleEnergy(ctx)() // stops before the power goes off
 	if len(o.Board.Profile.ConsoleSteps) > 0 {
 		dctx, stop := context.WithCancel(ctx)
 		driven := make(chan error, 1)
@@ -393,6 +398,9 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 	if err != nil {
 		rec.Reason = redact.Text(firstLine(err.Error()))
 		rec.Metrics = nil // a failed run's partial output is kept raw, never as figures
+	}
+	if r.energy != nil {
+		rec.Energy = r.energy.result(rec.Metrics)
 	}
 	if r.o.Store == nil {
 		return rec, err
