@@ -19,7 +19,8 @@ type Energy struct {
 	// Failed counts the samples the meter did not give.
 	Failed int
 	// Samples are loaded with a run's transcript (Filter.WithTranscript,
-	// Store.Run): a listing leaves them out.
+	// Store.Run) or when asked (Filter.WithSamples): a listing leaves
+	// them out.
 	Samples []PowerSample
 	// Spans are the idle span (Name SpanIdle), then one per test, in the
 	// order the board ran them.

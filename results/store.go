@@ -132,10 +132,17 @@ type Filter struct {
 	// IDs, when set, selects only these runs.
 	IDs []RunID
 
-	// WithTranscript loads Transcript and RawOutput too. They are the bulk
-	// of the database, so listings leave them out unless asked.
+	// WithTranscript loads Transcript and RawOutput too, and the power
+	// samples. They are the bulk of the database, so listings leave them
+	// out unless asked.
 	WithTranscript bool
+	// WithSamples loads the power samples (Energy.Samples) without the
+	// transcripts, for a report that draws them.
+	WithSamples bool
 }
+
+// bulk says which of a run's bulky parts a read loads.
+type bulk struct{ transcript, samples bool }
 
 // Store is an open results database: a SQLite file or a PostgreSQL
 // database, the same to every caller. It is safe for concurrent use, and
@@ -524,7 +531,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	runs, err := s.load(ctx, cond, args, f.WithTranscript)
+	runs, err := s.load(ctx, cond, args, bulk{f.WithTranscript, f.WithTranscript || f.WithSamples})
 	if err != nil {
 		return nil, fmt.Errorf("results: list runs: %w", err)
 	}
@@ -562,7 +569,7 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 // Run returns the run with the given id, transcript included. A missing id
 // gives an error wrapping ErrNotFound.
 func (s *Store) Run(ctx context.Context, id RunID) (*Run, error) {
-	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, true)
+	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, bulk{true, true})
 	if err != nil {
 		return nil, fmt.Errorf("results: run %s: %w", id, err)
 	}
@@ -577,10 +584,10 @@ func (s *Store) Run(ctx context.Context, id RunID) (*Run, error) {
 // run saved meanwhile cannot show up half-loaded. A run whose metrics read
 // otherwise than they were saved fails the read (see saved.go): never a
 // partial run handed on as whole.
-func (s *Store) load(ctx context.Context, cond string, args []any, withTranscript bool) ([]Run, error) {
-	runs, saved, err := s.loadUnchecked(ctx, cond, args, withTranscript)
+func (s *Store) load(ctx context.Context, cond string, args []any, b bulk) ([]Run, error) {
+	runs, saved, err := s.loadUnchecked(ctx, cond, args, b)
 	if err != nil && IsDamaged(err) {
-		return nil, s.locate(ctx, cond, args, withTranscript, err)
+		return nil, s.locate(ctx, cond, args, b, err)
 	}
 	if err != nil {
 		return nil, err
@@ -596,7 +603,7 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 
 // loadUnchecked is load without the check, for the check itself: the runs
 // as read, and what their rows say they were saved with.
-func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, withTranscript bool) ([]Run, []savedMetrics, error) {
+func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bulk) ([]Run, []savedMetrics, error) {
 	tx, err := s.db.BeginTx(ctx, s.eng.readTx())
 	if err != nil {
 		return nil, nil, err
@@ -604,7 +611,7 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, with
 	defer tx.Rollback() // read-only: nothing to commit
 	cond = s.eng.bind(cond)
 
-	runs, saved, err := loadRuns(ctx, tx, cond, args, withTranscript)
+	runs, saved, err := loadRuns(ctx, tx, cond, args, b.transcript)
 	if err != nil || len(runs) == 0 {
 		return nil, nil, err
 	}
@@ -620,8 +627,7 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, with
 	if err := loadMetrics(ctx, tx, cond, args, runs, index); err != nil {
 		return nil, nil, err
 	}
-	// The samples are bulk, as the transcript is: loaded with it.
-	if err := loadEnergy(ctx, tx, cond, args, runs, index, withTranscript); err != nil {
+	if err := loadEnergy(ctx, tx, cond, args, runs, index, b.samples); err != nil {
 		return nil, nil, err
 	}
 	return runs, saved, nil
@@ -631,14 +637,14 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, with
 // runs that cannot be read alone, so the error names them; readErr itself
 // when none can be named (the runs' own table is damaged, say). Only a
 // failed read pays for it.
-func (s *Store) locate(ctx context.Context, cond string, args []any, withTranscript bool, readErr error) error {
+func (s *Store) locate(ctx context.Context, cond string, args []any, b bulk, readErr error) error {
 	ids, err := textColumn(ctx, s.db, s.eng.bind(`SELECT r.id FROM runs r`+cond+` ORDER BY r.started, r.id`), args...)
 	if err != nil {
 		return readErr
 	}
 	e := &DamagedRunError{}
 	for _, id := range ids {
-		_, _, err := s.loadUnchecked(ctx, " WHERE r.id = ?", []any{id}, withTranscript)
+		_, _, err := s.loadUnchecked(ctx, " WHERE r.id = ?", []any{id}, b)
 		if err == nil || !IsDamaged(err) {
 			continue
 		}
@@ -656,7 +662,7 @@ func (s *Store) locate(ctx context.Context, cond string, args []any, withTranscr
 // savedProblems lists every run whose metrics read otherwise than they
 // were saved, one line each, for the store's check.
 func (s *Store) savedProblems(ctx context.Context) ([]string, error) {
-	runs, saved, err := s.loadUnchecked(ctx, "", nil, false)
+	runs, saved, err := s.loadUnchecked(ctx, "", nil, bulk{})
 	if err != nil {
 		return nil, err
 	}

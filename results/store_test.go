@@ -115,6 +115,16 @@ func TestRoundTrip(t *testing.T) {
 				t.Errorf("Runs(with=%v):\n got %+v\nwant %+v", with, runs[0], w)
 			}
 		}
+		// A report that draws the power gets the samples alone.
+		runs, err := s.Runs(ctx, Filter{WithSamples: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := want(in, false)
+		w.Energy = in.Energy
+		if len(runs) != 1 || !reflect.DeepEqual(runs[0], w) {
+			t.Errorf("Runs(WithSamples):\n got %+v\nwant %+v", runs, w)
+		}
 	})
 }
 

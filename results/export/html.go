@@ -70,6 +70,7 @@ type htmlBoard struct {
 	MediansOpen  bool
 	Runs         []htmlRunRow
 	Stages       *htmlStageChart
+	Energy       *htmlEnergy
 }
 
 type htmlMedianRow struct {
@@ -294,6 +295,7 @@ func buildHTMLBoard(name string, runs []*results.Run, stageColors map[results.St
 		b.Runs = append(b.Runs, htmlRunRowFor(r))
 	}
 	b.Stages = htmlStageChartFor(runs, stageColors)
+	b.Energy = htmlEnergyFor(runs)
 	return b, settings
 }
 
@@ -747,6 +749,17 @@ summary { cursor: pointer; font-weight: 600; margin: 1em 0 .3em; }
 {{end}}</tbody>
 </table>
 </details>
+{{end}}{{with .Energy}}
+<h3>Power</h3>
+<p class="muted">{{.Summary}}</p>
+{{with .Chart}}<div class="charts">
+{{template "lines" .}}</div>
+{{end}}<table>
+<thead><tr><th>test</th><th>per joule</th>{{range .Clocks}}<th>{{.}} W</th><th>J</th><th>per J</th>{{end}}</tr></thead>
+<tbody>
+{{range .Rows}}<tr><td><code>{{.Test}}</code></td><td>{{.Unit}}</td>{{range .Cells}}<td class="num">{{.Watts}}</td><td class="num">{{.Joules}}</td><td class="num">{{.PerJoule}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
 {{end}}
 <h3>Runs</h3>
 <table>
