@@ -132,13 +132,7 @@ func (s *Store) saveEnergy(ctx context.Context, tx *sql.Tx, r *Run) error {
 // loadEnergy attaches the selected runs' meters and spans, and their
 // samples when withSamples.
 func loadEnergy(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []Run, index map[RunID]int, withSamples bool) error {
-	rows, err := tx.QueryContext(ctx, `
-		SELECT p.run, p.meter, p.failed FROM power_meters p JOIN runs r ON r.id = p.run`+cond, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err := eachRow(ctx, tx, `SELECT p.run, p.meter, p.failed FROM power_meters p JOIN runs r ON r.id = p.run`+cond, args, func(rows *sql.Rows) error {
 		var run RunID
 		e := &Energy{}
 		if err := rows.Scan(&run, &e.Meter, &e.Failed); err != nil {
@@ -147,28 +141,28 @@ func loadEnergy(ctx context.Context, tx *sql.Tx, cond string, args []any, runs [
 		if i, ok := index[run]; ok {
 			runs[i].Energy = e
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if err := loadSpans(ctx, tx, cond, args, runs, index); err != nil {
-		return err
-	}
-	if !withSamples {
 		return nil
-	}
-	return loadSamples(ctx, tx, cond, args, runs, index)
-}
-
-func loadSpans(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []Run, index map[RunID]int) error {
-	rows, err := tx.QueryContext(ctx, `
-		SELECT p.run, p.name, p.from_seconds, p.to_seconds, p.mean_watts, p.joules, p.per_joule, p.unit
-		FROM power_spans p JOIN runs r ON r.id = p.run`+cond+` ORDER BY p.run, p.seq`, args...)
+	})
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
+	energyOf := func(run RunID) *Energy {
+		if i, ok := index[run]; ok {
+			return runs[i].Energy
+		}
+		return nil
+	}
+	if err := loadSpans(ctx, tx, cond, args, energyOf); err != nil || !withSamples {
+		return err
+	}
+	return loadSamples(ctx, tx, cond, args, energyOf)
+}
+
+// loadSpans attaches the spans to the Energy energyOf gives for their run.
+func loadSpans(ctx context.Context, tx *sql.Tx, cond string, args []any, energyOf func(RunID) *Energy) error {
+	return eachRow(ctx, tx, `
+		SELECT p.run, p.name, p.from_seconds, p.to_seconds, p.mean_watts, p.joules, p.per_joule, p.unit
+		FROM power_spans p JOIN runs r ON r.id = p.run`+cond+` ORDER BY p.run, p.seq`, args, func(rows *sql.Rows) error {
 		var run RunID
 		var sp PowerSpan
 		var from, to float64
@@ -176,29 +170,40 @@ func loadSpans(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []
 			return err
 		}
 		sp.From, sp.To = seconds(from), seconds(to)
-		if i, ok := index[run]; ok && runs[i].Energy != nil {
-			runs[i].Energy.Spans = append(runs[i].Energy.Spans, sp)
+		if e := energyOf(run); e != nil {
+			e.Spans = append(e.Spans, sp)
 		}
-	}
-	return rows.Err()
+		return nil
+	})
 }
 
-func loadSamples(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []Run, index map[RunID]int) error {
-	rows, err := tx.QueryContext(ctx, `
+// loadSamples attaches the samples as loadSpans the spans.
+func loadSamples(ctx context.Context, tx *sql.Tx, cond string, args []any, energyOf func(RunID) *Energy) error {
+	return eachRow(ctx, tx, `
 		SELECT p.run, p.seconds, p.watts FROM power_samples p JOIN runs r ON r.id = p.run`+cond+`
-		ORDER BY p.run, p.seq`, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+		ORDER BY p.run, p.seq`, args, func(rows *sql.Rows) error {
 		var run RunID
 		var at, w float64
 		if err := rows.Scan(&run, &at, &w); err != nil {
 			return err
 		}
-		if i, ok := index[run]; ok && runs[i].Energy != nil {
-			runs[i].Energy.Samples = append(runs[i].Energy.Samples, PowerSample{At: seconds(at), Watts: w})
+		if e := energyOf(run); e != nil {
+			e.Samples = append(e.Samples, PowerSample{At: seconds(at), Watts: w})
+		}
+		return nil
+	})
+}
+
+// eachRow runs query and hands each row to scan.
+func eachRow(ctx context.Context, tx *sql.Tx, query string, args []any, scan func(*sql.Rows) error) error {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
 		}
 	}
 	return rows.Err()

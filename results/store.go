@@ -741,8 +741,7 @@ func loadStages(ctx context.Context, tx *sql.Tx, cond string, args []any, runs [
 			return err
 		}
 		if i, ok := index[run]; ok {
-			d := time.Duration(math.Round(secs * float64(time.Second)))
-			runs[i].Stages = append(runs[i].Stages, Stage{Name: name, Duration: d})
+			runs[i].Stages = append(runs[i].Stages, Stage{Name: name, Duration: seconds(secs)})
 		}
 	}
 	return rows.Err()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"net"
@@ -287,15 +286,11 @@ boards:
 // first.
 func energyRuns(t *testing.T, db string) []energyRun {
 	t.Helper()
-	r := bootbench(t, db, "results", "export", "--format", "json")
-	var e struct{ Runs []energyRun }
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &e) != nil {
-		t.Fatalf("export: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	runs := exportedRuns[energyRun](t, db)
+	if len(runs) != 2 || runs[0].Board != "pc1" || runs[1].Board != "pc2" {
+		t.Fatalf("stored runs: %+v", runs)
 	}
-	if len(e.Runs) != 2 || e.Runs[0].Board != "pc1" || e.Runs[1].Board != "pc2" {
-		t.Fatalf("stored runs: %+v", e.Runs)
-	}
-	return e.Runs
+	return runs
 }
 
 // checkStoredEnergy: the run has about a sample a second from power-on to

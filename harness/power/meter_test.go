@@ -43,13 +43,7 @@ func TestTasmotaWatts(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, err := d.(Meter).Watts(context.Background())
-			checkErr(t, err, tt.wantErr)
-			if err == nil && got != tt.want {
-				t.Errorf("Watts = %v, want %v", got, tt.want)
-			}
-			if errors.Is(err, ErrNoMeter) != tt.noMeter {
-				t.Errorf("error %v: ErrNoMeter %v, want %v", err, !tt.noMeter, tt.noMeter)
-			}
+			checkReading(t, got, err, tt.want, tt.wantErr, tt.noMeter)
 			if reqs := dev.requests(); len(reqs) != 1 || reqs[0] != "GET /cm?user=admin&password=s3cret&cmnd=Status%208" {
 				t.Errorf("requests %q", reqs)
 			}
@@ -104,17 +98,24 @@ func TestShellyWatts(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, err := d.(Meter).Watts(context.Background())
-			checkErr(t, err, tt.wantErr)
-			if err == nil && got != tt.want {
-				t.Errorf("Watts = %v, want %v", got, tt.want)
-			}
-			if errors.Is(err, ErrNoMeter) != tt.noMeter {
-				t.Errorf("error %v: ErrNoMeter %v, want %v", err, !tt.noMeter, tt.noMeter)
-			}
+			checkReading(t, got, err, tt.want, tt.wantErr, tt.noMeter)
 			if reqs := dev.requests(); strings.Join(reqs, ",") != strings.Join(tt.wantReqs, ",") {
 				t.Errorf("requests %q, want %q", reqs, tt.wantReqs)
 			}
 		})
+	}
+}
+
+// checkReading wants a meter's reading to be want, or its error to hold
+// wantErr (see checkErr) and to wrap ErrNoMeter when noMeter.
+func checkReading(t *testing.T, got float64, err error, want float64, wantErr string, noMeter bool) {
+	t.Helper()
+	checkErr(t, err, wantErr)
+	if err == nil && got != want {
+		t.Errorf("Watts = %v, want %v", got, want)
+	}
+	if errors.Is(err, ErrNoMeter) != noMeter {
+		t.Errorf("error %v: ErrNoMeter %v, want %v", err, !noMeter, noMeter)
 	}
 }
 
@@ -145,15 +146,7 @@ func TestShellyMeterAskedDirectly(t *testing.T) {
 }
 
 func TestShellyGen2MeterDigest(t *testing.T) {
-	const realm, nonce = "shellyplus1pm-a8032ab12345", "6cf39a2e"
-	dev := newFakeDevice(t, func(w http.ResponseWriter, r *http.Request) {
-		if !validDigest(r, "admin", "s3cret", realm, nonce) {
-			w.Header().Set("WWW-Authenticate", `Digest qop="auth", realm="`+realm+`", nonce="`+nonce+`", algorithm=SHA-256`)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		w.Write([]byte(gen2SwitchStatus))
-	})
+	dev := newDigestDevice(t, gen2SwitchStatus)
 	d, err := New("rb1", boards.PowerSpec{Driver: boards.PowerShelly, URL: strings.Replace(dev.URL, "http://", "http://admin:s3cret@", 1)}, nil)
 	if err != nil {
 		t.Fatal(err)
