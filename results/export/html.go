@@ -796,6 +796,7 @@ summary { cursor: pointer; font-weight: 600; margin: 1em 0 .3em; }
 {{range .Ticks}}<line class="grid" x1="{{$.Left}}" x2="{{$.Right}}" y1="{{.Y}}" y2="{{.Y}}"/>
 <text x="{{$.Left}}" dx="-6" y="{{.Y}}" dy="4" text-anchor="end">{{.Label}}</text>
 {{end}}{{range .XTicks}}<text x="{{.X}}" y="{{$.Bottom}}" dy="15" text-anchor="middle">{{.Label}}</text>
+{{end}}{{range .Bands}}<rect x="{{.X}}" y="{{$.Top}}" width="{{.W}}" height="{{.H}}" fill="{{.Fill}}" fill-opacity="0.12"><title>{{.Tip}}</title></rect>
 {{end}}{{range $i, $s := .Series}}<g><title>{{.Name}}</title>
 <polyline points="{{.Points}}" fill="none" stroke="{{.Stroke}}" stroke-width="2"{{if .Dash}} stroke-dasharray="{{.Dash}}"{{end}}/>
 {{range .Dots}}<circle cx="{{.X}}" cy="{{.Y}}" r="3" fill="{{$s.Stroke}}"><title>{{.Tip}}</title></circle>

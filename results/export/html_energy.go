@@ -134,7 +134,7 @@ func htmlPowerChart(runs []*results.Run) *htmlLineChart {
 	topW, stepW := htmlNiceScale(topW)
 	topS, stepS := htmlNiceScale(topS)
 	c := &htmlLineChart{
-		Title: "power while running", Caption: "watts, about one sample a second, over seconds since the run started",
+		Title: "power while running", Caption: "watts, about one sample a second, over seconds since the run started; shaded: the tests",
 		Left: htmlLineLeft, Right: htmlLineLeft + 2*htmlLinePlotW, Top: htmlLineTop, Bottom: htmlLineTop + htmlLinePlotH,
 	}
 	c.Width, c.Height = c.Right+16, c.Bottom+htmlLineBottom
@@ -156,6 +156,25 @@ func htmlPowerChart(runs []*results.Run) *htmlLineChart {
 		}
 		hs.Points = strings.Join(pts, " ")
 		c.Series = append(c.Series, hs)
+		if from, to, ok := htmlTestsSpan(r.Energy); ok {
+			c.Bands = append(c.Bands, htmlBand{X: x(from), W: x(to) - x(from), H: c.Bottom - c.Top, Fill: hs.Stroke,
+				Tip: fmt.Sprintf("%s: the tests, %.1f–%.1f s", r.ID, from, to)})
+		}
 	}
 	return c
+}
+
+// htmlTestsSpan is when a run's tests ran, first start to last end, in
+// seconds since the run started.
+func htmlTestsSpan(e *results.Energy) (from, to float64, ok bool) {
+	for _, s := range e.Spans {
+		if s.Name == results.SpanIdle {
+			continue
+		}
+		if !ok || s.From.Seconds() < from {
+			from = s.From.Seconds()
+		}
+		to, ok = math.Max(to, s.To.Seconds()), true
+	}
+	return from, to, ok
 }

@@ -309,5 +309,8 @@ func TestHTMLEnergy(t *testing.T) {
 		if n := strings.Count(page, "<circle "); n != 2*41 {
 			t.Errorf("%d samples drawn, want 82", n)
 		}
+		if n := strings.Count(page, ": the tests, 36.0–38.0 s</title></rect>"); n != 2 {
+			t.Errorf("%d runs' tests shaded, want 2", n)
+		}
 	})
 }
