@@ -149,6 +149,8 @@ type run struct {
 	host HostRun
 	res  frame.Result
 
+	sayMu sync.Mutex // held while a step is reported
+
 	mu        sync.Mutex
 	stageFrom time.Time
 	stage     results.StageName
@@ -195,9 +197,13 @@ func newRun(o config) *run {
 
 // say reports a step of the run, as an event and on the progress writer,
 // with any password a URL in it carries masked: power commands and
-// device URLs come from the inventory, and events end up in logs.
+// device URLs come from the inventory, and events end up in logs. Steps
+// come from the run's goroutines (the console's watch, its steps, the
+// power meter's samples) one at a time.
 func (r *run) say(kind results.EventKind, format string, args ...any) {
 	msg := redact.Text(fmt.Sprintf(format, args...))
+	r.sayMu.Lock()
+	defer r.sayMu.Unlock()
 	if r.o.Events != nil {
 		r.o.Events(Event{Time: time.Now(), Board: r.o.Board.Name, Run: r.rec.ID, Stage: kind, Msg: msg, Took: time.Since(r.start)})
 	}
