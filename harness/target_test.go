@@ -28,7 +28,8 @@ import (
 
 // fakeTarget is a board that prints, on each power-on, the next of its
 // scripted boots: the console lines a script makes for the run id the
-// harness put on its command line. "<off>" powers it off.
+// harness put on its command line. "<off>" powers it off; "<sleep 1s>"
+// pauses, as a board busy with a test does.
 type fakeTarget struct {
 	boots []script
 
@@ -85,6 +86,11 @@ func (f *fakeTarget) On(ctx context.Context) error {
 			if l == "<off>" {
 				f.off.Store(true)
 				return
+			}
+			if d, ok := strings.CutPrefix(l, "<sleep "); ok {
+				pause, _ := time.ParseDuration(strings.TrimSuffix(d, ">"))
+				time.Sleep(pause)
+				continue
 			}
 			if _, err := fmt.Fprintf(w, "%s\r\n", l); err != nil {
 				return

@@ -117,6 +117,10 @@ type Run struct {
 
 	Metrics []Metric
 
+	// Energy is what the board's power meter measured; nil when its
+	// switch has none.
+	Energy *Energy
+
 	// Source says where the run came from: "" for a run on the bench,
 	// "import:<file name>" for imported output.
 	Source string
@@ -134,10 +138,17 @@ type Filter struct {
 	// IDs, when set, selects only these runs.
 	IDs []RunID
 
-	// WithTranscript loads Transcript and RawOutput too. They are the bulk
-	// of the database, so listings leave them out unless asked.
+	// WithTranscript loads Transcript and RawOutput too, and the power
+	// samples. They are the bulk of the database, so listings leave them
+	// out unless asked.
 	WithTranscript bool
+	// WithSamples loads the power samples (Energy.Samples) without the
+	// transcripts, for a report that draws them.
+	WithSamples bool
 }
+
+// bulk says which of a run's bulky parts a read loads.
+type bulk struct{ transcript, samples bool }
 
 // Store is an open results database: a SQLite file or a PostgreSQL
 // database, the same to every caller. It is safe for concurrent use, and
@@ -285,7 +296,7 @@ func (r *Run) validate() error {
 			return fmt.Errorf("run %s: metric with empty name", r.ID)
 		}
 	}
-	return nil
+	return r.Energy.validate(r.ID)
 }
 
 // SaveRun stores r with its stages, metrics and transcript in one
@@ -352,6 +363,9 @@ func (s *Store) saveRun(ctx context.Context, r *Run) (err error) {
 	}
 	if err := insertRows(ctx, tx, s.eng, `INSERT INTO metrics(run, name, unit, value) VALUES`, metrics); err != nil {
 		return fmt.Errorf("results: save run %s: metrics: %w", r.ID, err)
+	}
+	if err := s.saveEnergy(ctx, tx, r); err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
@@ -529,7 +543,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	runs, err := s.load(ctx, cond, args, f.WithTranscript)
+	runs, err := s.load(ctx, cond, args, bulk{f.WithTranscript, f.WithTranscript || f.WithSamples})
 	if err != nil {
 		return nil, fmt.Errorf("results: list runs: %w", err)
 	}
@@ -567,7 +581,7 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 // Run returns the run with the given id, transcript included. A missing id
 // gives an error wrapping ErrNotFound.
 func (s *Store) Run(ctx context.Context, id RunID) (*Run, error) {
-	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, true)
+	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, bulk{true, true})
 	if err != nil {
 		return nil, fmt.Errorf("results: run %s: %w", id, err)
 	}
@@ -582,10 +596,10 @@ func (s *Store) Run(ctx context.Context, id RunID) (*Run, error) {
 // run saved meanwhile cannot show up half-loaded. A run whose metrics read
 // otherwise than they were saved fails the read (see saved.go): never a
 // partial run handed on as whole.
-func (s *Store) load(ctx context.Context, cond string, args []any, withTranscript bool) ([]Run, error) {
-	runs, saved, err := s.loadUnchecked(ctx, cond, args, withTranscript)
+func (s *Store) load(ctx context.Context, cond string, args []any, b bulk) ([]Run, error) {
+	runs, saved, err := s.loadUnchecked(ctx, cond, args, b)
 	if err != nil && IsDamaged(err) {
-		return nil, s.locate(ctx, cond, args, withTranscript, err)
+		return nil, s.locate(ctx, cond, args, b, err)
 	}
 	if err != nil {
 		return nil, err
@@ -601,7 +615,7 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 
 // loadUnchecked is load without the check, for the check itself: the runs
 // as read, and what their rows say they were saved with.
-func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, withTranscript bool) ([]Run, []savedMetrics, error) {
+func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bulk) ([]Run, []savedMetrics, error) {
 	tx, err := s.db.BeginTx(ctx, s.eng.readTx())
 	if err != nil {
 		return nil, nil, err
@@ -609,7 +623,7 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, with
 	defer tx.Rollback() // read-only: nothing to commit
 	cond = s.eng.bind(cond)
 
-	runs, saved, err := loadRuns(ctx, tx, cond, args, withTranscript)
+	runs, saved, err := loadRuns(ctx, tx, cond, args, b.transcript)
 	if err != nil || len(runs) == 0 {
 		return nil, nil, err
 	}
@@ -625,6 +639,9 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, with
 	if err := loadMetrics(ctx, tx, cond, args, runs, index); err != nil {
 		return nil, nil, err
 	}
+	if err := loadEnergy(ctx, tx, cond, args, runs, index, b.samples); err != nil {
+		return nil, nil, err
+	}
 	return runs, saved, nil
 }
 
@@ -632,14 +649,14 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, with
 // runs that cannot be read alone, so the error names them; readErr itself
 // when none can be named (the runs' own table is damaged, say). Only a
 // failed read pays for it.
-func (s *Store) locate(ctx context.Context, cond string, args []any, withTranscript bool, readErr error) error {
+func (s *Store) locate(ctx context.Context, cond string, args []any, b bulk, readErr error) error {
 	ids, err := textColumn(ctx, s.db, s.eng.bind(`SELECT r.id FROM runs r`+cond+` ORDER BY r.started, r.id`), args...)
 	if err != nil {
 		return readErr
 	}
 	e := &DamagedRunError{}
 	for _, id := range ids {
-		_, _, err := s.loadUnchecked(ctx, " WHERE r.id = ?", []any{id}, withTranscript)
+		_, _, err := s.loadUnchecked(ctx, " WHERE r.id = ?", []any{id}, b)
 		if err == nil || !IsDamaged(err) {
 			continue
 		}
@@ -657,7 +674,7 @@ func (s *Store) locate(ctx context.Context, cond string, args []any, withTranscr
 // savedProblems lists every run whose metrics read otherwise than they
 // were saved, one line each, for the store's check.
 func (s *Store) savedProblems(ctx context.Context) ([]string, error) {
-	runs, saved, err := s.loadUnchecked(ctx, "", nil, false)
+	runs, saved, err := s.loadUnchecked(ctx, "", nil, bulk{})
 	if err != nil {
 		return nil, err
 	}
@@ -740,8 +757,7 @@ func loadStages(ctx context.Context, tx *sql.Tx, cond string, args []any, runs [
 			return err
 		}
 		if i, ok := index[run]; ok {
-			d := time.Duration(math.Round(secs * float64(time.Second)))
-			runs[i].Stages = append(runs[i].Stages, Stage{Name: name, Duration: d})
+			runs[i].Stages = append(runs[i].Stages, Stage{Name: name, Duration: seconds(secs)})
 		}
 	}
 	return rows.Err()

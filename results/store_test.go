@@ -55,6 +55,17 @@ func sampleRun(id string, started time.Time) *Run {
 			{"sha256@1024", "B/s", 28782800},
 			{"rsa2048-sign", "op/s", 123.4},
 		},
+		Energy: &Energy{
+			Meter:  "tasmota http://198.18.5.7 relay 1",
+			Failed: 1,
+			Samples: []PowerSample{
+				{500 * time.Millisecond, 2.1}, {1500 * time.Millisecond, 2.3}, {2500 * time.Millisecond, 4.75},
+			},
+			Spans: []PowerSpan{
+				{Name: SpanIdle, From: 0, To: 1200 * time.Millisecond, MeanWatts: 2.2, Joules: 2.64},
+				{Name: "sha256@1024", From: 1200 * time.Millisecond, To: 2500 * time.Millisecond, MeanWatts: 3.6, Joules: 4.68, PerJoule: 7995222.2, Unit: "B/J"},
+			},
+		},
 	}
 }
 
@@ -66,6 +77,11 @@ func want(r *Run, withTranscript bool) Run {
 	SortMetrics(w.Metrics)
 	if !withTranscript {
 		w.Transcript, w.RawOutput = nil, nil
+		if w.Energy != nil {
+			e := *w.Energy
+			e.Samples = nil // loaded with the transcript
+			w.Energy = &e
+		}
 	}
 	return w
 }
@@ -98,6 +114,16 @@ func TestRoundTrip(t *testing.T) {
 			if w := want(in, with); !reflect.DeepEqual(runs[0], w) {
 				t.Errorf("Runs(with=%v):\n got %+v\nwant %+v", with, runs[0], w)
 			}
+		}
+		// A report that draws the power gets the samples alone.
+		runs, err := s.Runs(ctx, Filter{WithSamples: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := want(in, false)
+		w.Energy = in.Energy
+		if len(runs) != 1 || !reflect.DeepEqual(runs[0], w) {
+			t.Errorf("Runs(WithSamples):\n got %+v\nwant %+v", runs, w)
 		}
 	})
 }

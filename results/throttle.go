@@ -47,19 +47,20 @@ func (t *Throttle) String() string {
 	}
 	var parts []string
 	if c := t.Clock; c != nil {
-		parts = append(parts, fmt.Sprintf("the clock fell to %s (%s asked) %s into the benchmark", c.LowestMHz, c.AskedMHz, seconds(c.AtMS)))
+		parts = append(parts, fmt.Sprintf("the clock fell to %s (%s asked) %s into the benchmark", c.LowestMHz, c.AskedMHz, secondsPhrase(c.AtMS)))
 	}
 	if h := t.Heat; h != nil {
 		in := " into the benchmark"
 		if t.Clock != nil {
 			in = " in"
 		}
-		parts = append(parts, fmt.Sprintf("%s reached %s (%s trip point %s) %s%s", h.Zone, celsius(h.HighestMC), h.Trip, celsius(h.TripMC), seconds(h.AtMS), in))
+		parts = append(parts, fmt.Sprintf("%s reached %s (%s trip point %s) %s%s", h.Zone, celsius(h.HighestMC), h.Trip, celsius(h.TripMC), secondsPhrase(h.AtMS), in))
 	}
 	return strings.Join(parts, "; ")
 }
 
-func seconds(ms int64) string {
+// secondsPhrase says ms milliseconds in seconds: "4.0 s".
+func secondsPhrase(ms int64) string {
 	return fmt.Sprintf("%.1f s", (time.Duration(ms) * time.Millisecond).Seconds())
 }
 

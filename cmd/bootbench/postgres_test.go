@@ -356,7 +356,7 @@ func TestPostgresStoreContract(t *testing.T) {
 			r := invocation{args: args}.run(t)
 			switch {
 			case args[0] == "import" || args[0] == "run":
-				oneLine(t, r, 2, "results store "+reader+" is read-only for user "+role+" (no INSERT on boards, UPDATE on boards, INSERT on metrics, INSERT on runs, INSERT on stages): this command writes to it")
+				oneLine(t, r, 2, "results store "+reader+" is read-only for user "+role+" (no INSERT on boards, INSERT on metrics, INSERT on power_meters, INSERT on power_samples, INSERT on power_spans, INSERT on runs, INSERT on stages, UPDATE on boards): this command writes to it")
 			case args[1] == "show":
 				oneLine(t, r, 2, `no run "r1" in `+reader)
 			case args[1] == "compare":

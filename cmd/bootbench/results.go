@@ -90,6 +90,9 @@ func cmdResultsShow(ctx context.Context, args []string) error {
 	if err := export.WriteMetrics(os.Stdout, r); err != nil {
 		return err
 	}
+	if err := export.WriteEnergy(os.Stdout, r); err != nil {
+		return err
+	}
 	if *transcript {
 		fmt.Printf("\n--- transcript (%d bytes) ---\n", len(r.Transcript))
 		os.Stdout.Write(r.Transcript)
@@ -194,7 +197,9 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 	// The wiki's own row is made from each run's output, as the recipe
 	// makes it.
 	raw := *format == "openwrt" && !*withSetting
-	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: boards.MHz(*clock), WithTranscript: raw})
+	// The report draws each run's power, and the JSON carries it.
+	samples := *format == "html" || *format == "json"
+	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: boards.MHz(*clock), WithTranscript: raw, WithSamples: samples})
 	if err != nil {
 		return storeFailure(path, err)
 	}

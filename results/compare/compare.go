@@ -18,7 +18,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
@@ -143,6 +142,11 @@ type Setting struct {
 	// Throttled is how many of the runs were throttled (pooled only
 	// when asked).
 	Throttled int `json:"throttled,omitempty"`
+	// Metered is how many of the runs had a power meter, and IdleWatts
+	// the median of their power before the benchmark; both omitted when
+	// none had.
+	Metered   int     `json:"metered,omitempty"`
+	IdleWatts *number `json:"idle_watts,omitempty"`
 
 	throttled []results.Run // the throttled runs pooled
 }
@@ -208,6 +212,9 @@ type MetricCompare struct {
 	// Scaling is "sublinear" or "superlinear" when ScalingEfficiency is
 	// below 0.8 or above 1.25, else omitted.
 	Scaling string `json:"scaling,omitempty"`
+	// Energy is the metric's power where runs had a meter; omitted when
+	// none on either side had.
+	Energy *EnergyCompare `json:"energy,omitempty"`
 }
 
 // Stored compares the runs in s as o says. Only runs with status ok
@@ -279,6 +286,7 @@ func byBench(runs []results.Run) ([]benchKey, map[benchKey][]results.Run) {
 func pool(board string, clock boards.MHz, runs []results.Run) Setting {
 	k := keyOf(runs[0])
 	st := Setting{Board: board, ClockMHz: clock, Bench: k.bench, Tool: k.tool, ToolVersion: k.version, Runs: len(runs)}
+	st.IdleWatts, st.Metered = idleWatts(runs)
 	for _, r := range runs {
 		if strings.HasPrefix(r.Source, results.SourceImportPrefix) {
 			st.Imported++
@@ -609,7 +617,9 @@ func compareSides(base, cand []results.Run, clockRatio float64, haveClock bool) 
 		if bu[name] != cu[name] {
 			return nil, fmt.Errorf("metric %s is in %s on one side and %s on the other", name, bu[name], cu[name])
 		}
-		out.Metrics = append(out.Metrics, compareMetric(name, bu[name], bv[name], cv[name], clockRatio, haveClock))
+		mc := compareMetric(name, bu[name], bv[name], cv[name], clockRatio, haveClock)
+		mc.Energy = compareEnergy(name, base, cand)
+		out.Metrics = append(out.Metrics, mc)
 	}
 	return out, nil
 }
@@ -841,6 +851,9 @@ func WriteText(w io.Writer, c *Comparison) error {
 		if err := writeCompareTable(w, cand.Metrics, c.By == ByClock); err != nil {
 			return err
 		}
+		if err := writeEnergyTable(w, cand); err != nil {
+			return err
+		}
 	}
 	if line := c.Throttled.line(); line != "" {
 		if _, err := fmt.Fprintf(w, "\n%s\n", line); err != nil {
@@ -929,29 +942,7 @@ func writeCompareTable(w io.Writer, ms []MetricCompare, byClock bool) error {
 		row = append(row, interval, p, m.Verdict)
 		rows = append(rows, row)
 	}
-	// Numbers are right-aligned so digits line up; tabwriter's AlignRight
-	// would right-align the names too, so pad by hand.
-	numeric := map[int]bool{2: true, 3: true, 5: true}
-	width := make([]int, len(cols))
-	for _, row := range rows {
-		for i, cell := range row {
-			width[i] = max(width[i], len([]rune(cell)))
-		}
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, row := range rows {
-		for i, cell := range row {
-			if numeric[i] {
-				cell = strings.Repeat(" ", width[i]-len([]rune(cell))) + cell
-			}
-			sep := "\t"
-			if i == len(row)-1 {
-				sep = "\n"
-			}
-			fmt.Fprint(tw, cell+sep)
-		}
-	}
-	return tw.Flush()
+	return writeAligned(w, rows, map[int]bool{2: true, 3: true, 5: true})
 }
 
 func runsText(n int) string {

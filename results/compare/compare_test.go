@@ -94,6 +94,31 @@ func throttle(runs []results.Run) []results.Run {
 	return runs
 }
 
+// energyRuns are boardRuns with power meters: rb450g's first two runs and
+// all of rb493g's, hap-ac2's none. The idle and test watts rise a little
+// from run to run.
+func energyRuns() []results.Run {
+	runs := boardRuns()
+	for i := range runs {
+		r := &runs[i]
+		if r.Board == "hap-ac2" || r.Board == "rb450g" && r.Rep == 2 {
+			continue
+		}
+		base := map[string]float64{"rb450g": 3.1, "rb493g": 4.6}[r.Board] + 0.05*float64(r.Rep)
+		e := &results.Energy{Meter: "tasmota http://198.18.5.7 relay 1"}
+		e.Spans = append(e.Spans, results.PowerSpan{Name: results.SpanIdle, To: 20 * time.Second, MeanWatts: base, Joules: 20 * base})
+		from := 20 * time.Second
+		for j, m := range r.Metrics {
+			w := base + 1.5 + 0.5*float64(j)
+			e.Spans = append(e.Spans, results.PowerSpan{Name: m.Name, From: from, To: from + 3*time.Second,
+				MeanWatts: w, Joules: 3 * w, PerJoule: m.Value / w, Unit: results.PerJouleUnit(m.Unit)})
+			from += 3 * time.Second
+		}
+		r.Energy = e
+	}
+	return runs
+}
+
 // throttledRuns are designRuns with a throttled run at 800 MHz whose
 // figures are those of 600.
 func throttledRuns() []results.Run {
@@ -117,6 +142,8 @@ func TestCompareGolden(t *testing.T) {
 			// asked, it is pooled and the pool says how many were.
 			{"throttled", throttledRuns(), Options{By: ByClock, Board: "rb450g"}},
 			{"throttled-included", throttledRuns(), Options{By: ByClock, Board: "rb450g", IncludeThrottled: true}},
+			// Power where the runs had a meter: idle, mean watts and per joule.
+			{"energy", energyRuns(), Options{By: ByBoard, Board: "rb450g"}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

@@ -70,6 +70,7 @@ type htmlBoard struct {
 	MediansOpen  bool
 	Runs         []htmlRunRow
 	Stages       *htmlStageChart
+	Energy       *htmlEnergy
 }
 
 type htmlMedianRow struct {
@@ -294,6 +295,7 @@ func buildHTMLBoard(name string, runs []*results.Run, stageColors map[results.St
 		b.Runs = append(b.Runs, htmlRunRowFor(r))
 	}
 	b.Stages = htmlStageChartFor(runs, stageColors)
+	b.Energy = htmlEnergyFor(runs)
 	return b, settings
 }
 
@@ -747,6 +749,17 @@ summary { cursor: pointer; font-weight: 600; margin: 1em 0 .3em; }
 {{end}}</tbody>
 </table>
 </details>
+{{end}}{{with .Energy}}
+<h3>Power</h3>
+<p class="muted">{{.Summary}}</p>
+{{with .Chart}}<div class="charts">
+{{template "lines" .}}</div>
+{{end}}<table>
+<thead><tr><th>test</th><th>per joule</th>{{range .Clocks}}<th>{{.}} W</th><th>J</th><th>per J</th>{{end}}</tr></thead>
+<tbody>
+{{range .Rows}}<tr><td><code>{{.Test}}</code></td><td>{{.Unit}}</td>{{range .Cells}}<td class="num">{{.Watts}}</td><td class="num">{{.Joules}}</td><td class="num">{{.PerJoule}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
 {{end}}
 <h3>Runs</h3>
 <table>
@@ -783,6 +796,7 @@ summary { cursor: pointer; font-weight: 600; margin: 1em 0 .3em; }
 {{range .Ticks}}<line class="grid" x1="{{$.Left}}" x2="{{$.Right}}" y1="{{.Y}}" y2="{{.Y}}"/>
 <text x="{{$.Left}}" dx="-6" y="{{.Y}}" dy="4" text-anchor="end">{{.Label}}</text>
 {{end}}{{range .XTicks}}<text x="{{.X}}" y="{{$.Bottom}}" dy="15" text-anchor="middle">{{.Label}}</text>
+{{end}}{{range .Bands}}<rect x="{{.X}}" y="{{$.Top}}" width="{{.W}}" height="{{.H}}" fill="{{.Fill}}" fill-opacity="0.12"><title>{{.Tip}}</title></rect>
 {{end}}{{range $i, $s := .Series}}<g><title>{{.Name}}</title>
 <polyline points="{{.Points}}" fill="none" stroke="{{.Stroke}}" stroke-width="2"{{if .Dash}} stroke-dasharray="{{.Dash}}"{{end}}/>
 {{range .Dots}}<circle cx="{{.X}}" cy="{{.Y}}" r="3" fill="{{$s.Stroke}}"><title>{{.Tip}}</title></circle>
