@@ -71,10 +71,15 @@ func startPage(ctx context.Context, addr string, store *results.Store, served []
 	}
 	p := &benchPage{page: page, srv: &http.Server{Handler: page.Handler(), ReadHeaderTimeout: 10 * time.Second}}
 	go p.srv.Serve(ln)
+	// The host as given (Go shows 0.0.0.0 as [::]), the port as bound
+	// (port 0 picks one).
+	host, _, _ := net.SplitHostPort(addr)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	where := net.JoinHostPort(host, port)
 	if _, loopback, _ := benchpage.ListenAddr(addr); !loopback {
-		show.note(fmt.Sprintf("warning: the bench page listens on %s: every host that reaches it sees the boards' consoles and results (read-only)", ln.Addr()))
+		show.note(fmt.Sprintf("warning: the bench page listens on %s: every host that reaches it sees the boards' consoles and results (read-only)", where))
 	}
-	show.note(fmt.Sprintf("bench page: http://%s/", ln.Addr()))
+	show.note(fmt.Sprintf("bench page: http://%s/", where))
 	return p, nil
 }
 

@@ -15,7 +15,13 @@ function makeCard(b) {
   el(node, "name").textContent = b.name;
   el(node, "profile").textContent = b.profile;
   const card = { node, since: null, lastRun: null };
-  el(node, "history").addEventListener("toggle", () => loadHistory(card, b.name));
+  el(node, "history").addEventListener("toggle", () => loadHistory(card));
+  // The report sizes itself: the frame grows to it, the page scrolls.
+  const frame = el(node, "report");
+  frame.addEventListener("load", () => {
+    const doc = frame.contentDocument;
+    if (doc && doc.documentElement) frame.style.height = doc.documentElement.scrollHeight + 20 + "px";
+  });
   document.getElementById("boards").appendChild(node);
   cards.set(b.name, card);
   return card;
@@ -29,12 +35,13 @@ function showState(b) {
   stage.dataset.kind = b.kind || "";
   el(n, "step").textContent = b.step || "";
   el(n, "step").title = b.step || "";
-  el(n, "clock").textContent = b.run ? "clock: " + b.clock : "";
+  el(n, "clock").textContent = b.run ? "at " + b.clock : "";
   el(n, "clock").title = b.clock_check || "the clock the run asked for";
   el(n, "run").textContent = b.run || "";
   card.since = b.since ? new Date(b.since) : null;
   tick(card);
   showResult(card, b.last);
+  loadHistory(card);
 }
 
 function showResult(card, r) {
@@ -79,16 +86,15 @@ function showResult(card, r) {
     }
     box.append(table);
   }
-  // A new result: the history the report draws has changed too.
-  const hist = el(card.node, "history");
-  if (hist.open) loadHistory(card, card.node.dataset.board, true);
 }
 
-function loadHistory(card, name, again) {
-  const frame = el(card.node, "report");
+// loadHistory draws the board's history, once and again after each new
+// result, while it is open.
+function loadHistory(card) {
   if (!el(card.node, "history").open) return;
-  if (frame.src && !again) return;
-  frame.src = "history?board=" + encodeURIComponent(name) + "&t=" + Date.now();
+  if (card.historyOf !== undefined && card.historyOf === card.lastRun) return;
+  card.historyOf = card.lastRun;
+  el(card.node, "report").src = "history?board=" + encodeURIComponent(card.node.dataset.board) + "&after=" + (card.lastRun || "");
 }
 
 function setConsole(card, lines) {
