@@ -19,8 +19,9 @@ function makeCard(b) {
   // The report sizes itself: the frame grows to it, the page scrolls.
   const frame = el(node, "report");
   frame.addEventListener("load", () => {
+    // The body's height, not the document's: that is at least the frame's.
     const doc = frame.contentDocument;
-    if (doc && doc.documentElement) frame.style.height = doc.documentElement.scrollHeight + 20 + "px";
+    if (doc && doc.body) frame.style.height = doc.body.scrollHeight + 60 + "px";
   });
   document.getElementById("boards").appendChild(node);
   cards.set(b.name, card);
@@ -91,10 +92,12 @@ function showResult(card, r) {
 // loadHistory draws the board's history, once and again after each new
 // result, while it is open.
 function loadHistory(card) {
-  if (!el(card.node, "history").open) return;
-  if (card.historyOf !== undefined && card.historyOf === card.lastRun) return;
+  const frame = el(card.node, "report");
+  frame.hidden = !card.lastRun;
+  el(card.node, "no-history").hidden = !!card.lastRun;
+  if (!card.lastRun || !el(card.node, "history").open || card.historyOf === card.lastRun) return;
   card.historyOf = card.lastRun;
-  el(card.node, "report").src = "history?board=" + encodeURIComponent(card.node.dataset.board) + "&after=" + (card.lastRun || "");
+  frame.src = "history?board=" + encodeURIComponent(card.node.dataset.board) + "&after=" + card.lastRun;
 }
 
 function setConsole(card, lines) {
