@@ -71,6 +71,10 @@ type Event struct {
 	Run   results.RunID
 	Stage results.EventKind // a stage entered or a step in it, or another event
 	Msg   string
+	// Bench and Clock are what the run measures: the benchmark's name
+	// and the clock asked for, so a display need not read them from Msg.
+	Bench string
+	Clock boards.MHz
 	// Took is the time since the run started.
 	Took time.Duration
 }
@@ -205,7 +209,8 @@ func (r *run) say(kind results.EventKind, format string, args ...any) {
 	r.sayMu.Lock()
 	defer r.sayMu.Unlock()
 	if r.o.Events != nil {
-		r.o.Events(Event{Time: time.Now(), Board: r.o.Board.Name, Run: r.rec.ID, Stage: kind, Msg: msg, Took: time.Since(r.start)})
+		r.o.Events(Event{Time: time.Now(), Board: r.o.Board.Name, Run: r.rec.ID, Stage: kind, Msg: msg,
+			Bench: r.o.Benchmark, Clock: r.o.Clock, Took: time.Since(r.start)})
 	}
 	if r.o.Progress == nil {
 		return

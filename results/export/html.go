@@ -25,6 +25,28 @@ var htmlHeadline = []string{"aes-128-cbc@1024", "sha256@1024", "md5@1024", "rsa2
 // forms of colour blindness.
 var htmlPalette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
 
+// Figure is one of a run's headline figures, printed as the report's
+// charts label them.
+type Figure struct {
+	Metric string `json:"metric"` // "sha256@1024"
+	Value  string `json:"value"`  // "38.5M bytes/s"
+}
+
+// Headline is the run's headline figures: those of the report's charts
+// it has, in their order; none when it has none of them.
+func Headline(r *results.Run) []Figure {
+	var out []Figure
+	for _, name := range htmlHeadline {
+		for _, m := range r.Metrics {
+			if m.Name == name {
+				out = append(out, Figure{Metric: m.Name, Value: htmlCompact(m.Value) + " " + unitLabel(m.Unit)})
+				break
+			}
+		}
+	}
+	return out
+}
+
 func htmlColor(i int) string { return htmlPalette[i%len(htmlPalette)] }
 
 // WriteHTML writes a report of runs as one self-contained HTML file: no

@@ -314,3 +314,28 @@ func TestHTMLEnergy(t *testing.T) {
 		}
 	})
 }
+
+// TestHeadline: a run's headline figures are the report's charted
+// metrics it has, in the charts' order, labelled as the charts label them.
+func TestHeadline(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		metrics []results.Metric
+		want    []Figure
+	}{
+		{"none", nil, nil},
+		{"not charted", []results.Metric{{Name: "md5@16", Unit: "B/s", Value: 1e6}}, nil},
+		{"speed suite, two algorithms", []results.Metric{
+			{Name: "md5@1024", Unit: "B/s", Value: 226674710},
+			{Name: "sha256@16", Unit: "B/s", Value: 4391740},
+			{Name: "sha256@1024", Unit: "B/s", Value: 24149630},
+		}, []Figure{{"sha256@1024", "24.1M bytes/s"}, {"md5@1024", "227M bytes/s"}}},
+		{"public key", []results.Metric{{Name: "rsa2048-sign", Unit: "ops/s", Value: 12.5}, {Name: "aes-128-cbc@1024", Unit: "B/s", Value: 3.85e6}},
+			[]Figure{{"aes-128-cbc@1024", "3.85M bytes/s"}, {"rsa2048-sign", "12.5 operations/s"}}},
+	} {
+		got := Headline(&results.Run{Metrics: tt.metrics})
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
