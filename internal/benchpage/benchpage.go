@@ -93,8 +93,10 @@ type State struct {
 
 // Result is a stored run, as the page shows the last one.
 type Result struct {
-	Run      results.RunID   `json:"run"`
-	Status   string          `json:"status"`
+	Run    results.RunID `json:"run"`
+	Status string        `json:"status"`
+	// Reason is why the run gave no result to count: a failure's
+	// reason, or what throttled it.
 	Reason   string          `json:"reason,omitempty"`
 	Bench    string          `json:"bench"`
 	Clock    string          `json:"clock"`
@@ -140,7 +142,7 @@ func latest(runs []results.Run) *results.Run {
 }
 
 func resultOf(r *results.Run) *Result {
-	res := &Result{Run: r.ID, Status: r.Status, Reason: r.Reason, Bench: r.Bench, Clock: r.ClockMHz.String(),
+	res := &Result{Run: r.ID, Status: r.Status, Reason: r.Why(), Bench: r.Bench, Clock: r.ClockMHz.String(),
 		Finished: r.Finished, Metrics: len(r.Metrics), Headline: export.Headline(r)}
 	if !r.Started.IsZero() && r.Finished.After(r.Started) {
 		res.Took = r.Finished.Sub(r.Started).Round(100 * time.Millisecond).String()

@@ -386,3 +386,40 @@ func TestLastResultFromStore(t *testing.T) {
 		t.Errorf("pc10 has no runs, and a last result %+v", last)
 	}
 }
+
+// TestLastResultSaysWhy: a run that gave no result to count shows its
+// status and why, whether it was just stored or read from the store at
+// start; a throttled one keeps its figures, as its status says they are
+// real but not its clock's.
+func TestLastResultSaysWhy(t *testing.T) {
+	throttled := okRun("pc2")
+	throttled.Status = results.StatusThrottled
+	throttled.Throttle = &results.Throttle{Clock: &results.ClockDrop{AskedMHz: 800, LowestMHz: 600, AtMS: 5000}}
+	failed := okRun("pc2")
+	failed.Status, failed.Reason, failed.Metrics = results.StatusFailed, "no hello from the board", nil
+	for _, tt := range []struct {
+		run       *results.Run
+		reason    string
+		headlines int
+	}{
+		{throttled, "the clock fell to 600 MHz (800 MHz asked) 5.0 s into the benchmark", 2},
+		{failed, "no hello from the board", 0},
+	} {
+		t.Run(tt.run.Status, func(t *testing.T) {
+			p, store := newPage(t)
+			p.Done(tt.run, nil)
+			if err := store.SaveRun(context.Background(), tt.run); err != nil {
+				t.Fatal(err)
+			}
+			reopened, err := New(context.Background(), store, []Board{{Name: "pc2"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for how, last := range map[string]*Result{"stored": p.boards["pc2"].Last, "from the store": reopened.boards["pc2"].Last} {
+				if last == nil || last.Status != tt.run.Status || last.Reason != tt.reason || len(last.Headline) != tt.headlines {
+					t.Errorf("%s: last result %+v, want %s: %q with %d headline figures", how, last, tt.run.Status, tt.reason, tt.headlines)
+				}
+			}
+		})
+	}
+}
