@@ -147,7 +147,7 @@ func htmlPowerChart(runs []*results.Run) *htmlLineChart {
 		c.XTicks = append(c.XTicks, htmlXTick{X: x(v), Label: htmlCompact(v) + " s"})
 	}
 	for i, r := range runs {
-		hs := htmlSeries{Name: fmt.Sprintf("%s #%d (%s)", r.ClockMHz.Label(), r.Rep, r.ID), Stroke: htmlColor(i)}
+		hs := htmlSeries{Name: htmlPowerSeriesName(r), Stroke: htmlColor(i)}
 		var pts []string
 		for _, s := range r.Energy.Samples {
 			d := htmlDot{X: x(s.At.Seconds()), Y: y(s.Watts), Tip: fmt.Sprintf("%s: %.2f W at %.1f s", r.ID, s.Watts, s.At.Seconds())}
@@ -162,6 +162,16 @@ func htmlPowerChart(runs []*results.Run) *htmlLineChart {
 		}
 	}
 	return c
+}
+
+// htmlPowerSeriesName names a run's line: its clock, repetition and id,
+// and its status when not ok (a throttled or failed run is drawn, but
+// left out of the table's medians).
+func htmlPowerSeriesName(r *results.Run) string {
+	if r.Status != results.StatusOK {
+		return fmt.Sprintf("%s #%d (%s, %s)", r.ClockMHz.Label(), r.Rep, r.ID, r.Status)
+	}
+	return fmt.Sprintf("%s #%d (%s)", r.ClockMHz.Label(), r.Rep, r.ID)
 }
 
 // htmlTestsSpan is when a run's tests ran, first start to last end, in

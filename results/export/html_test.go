@@ -339,3 +339,32 @@ func TestHeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLEnergyThrottled: a metered run that was throttled is drawn in
+// the power chart, named as throttled, and left out of the table's
+// medians as the report's other tables leave it out.
+func TestHTMLEnergyThrottled(t *testing.T) {
+	runs := htmlEnergyRuns()
+	hot := runs[1]
+	hot.Status = results.StatusThrottled
+	hot.Throttle = &results.Throttle{Heat: &results.Heat{Zone: "cpu-thermal", Trip: "passive", TripMC: 85000, HighestMC: 86000, AtMS: 500}}
+	var all []results.Run
+	for _, r := range runs {
+		all = append(all, *r)
+	}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, all); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{
+		"(" + string(hot.ID) + ", throttled)</span>",
+		"(" + string(runs[0].ID) + ")</span>",
+		// idle: run 0's 2.0 W alone, not the median with the throttled run's 2.2
+		"<tr><td><code>idle</code></td><td></td><td class=\"num\">2.00</td><td class=\"num\">72.0</td><td class=\"num\"></td></tr>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
