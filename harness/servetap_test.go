@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -30,14 +29,7 @@ func TestServeTapsConsoles(t *testing.T) {
 	so := ServeOptions{Bench: bench, Boards: []Served{{Board: b, Target: target}}, Rig: o.Rig, Job: o.Job,
 		Console: func(board string, l serialctl.Line) { tapped <- board + ": " + strings.TrimSpace(string(l.Text)) }}
 	so.Job.Transport = "http"
-	stop, cancelStop := context.WithCancel(context.Background())
-	returned := make(chan error, 1)
-	go func() { returned <- Serve(context.Background(), stop, so) }()
-	select {
-	case <-bench.got:
-	case err := <-returned:
-		t.Fatalf("Serve returned before serving: %v", err)
-	}
+	cancelStop, returned := serveUntilServing(t, so, bench)
 	target.mu.Lock()
 	w := target.w
 	target.mu.Unlock()
