@@ -174,7 +174,7 @@ func (p *Page) Event(e harness.Event) {
 
 // stageOf is the stage an event shows, in the run log's words; ok is
 // false for an event that is a step inside the stage the board is in
-// (power, clock, console, route).
+// (power, clock, console, route, throttle).
 func stageOf(e harness.Event) (stage string, ok bool) {
 	switch e.Stage {
 	case results.StageBench.Event():

@@ -66,6 +66,9 @@ func TestStageOf(t *testing.T) {
 		{results.EventClock, ""},
 		{results.EventConsole, ""},
 		{results.EventRoute, ""},
+		// The board slowing down is said while it runs: a step, the
+		// stage stays the benchmark's.
+		{results.EventThrottle, ""},
 	} {
 		stage, ok := stageOf(harness.Event{Stage: tt.kind, Bench: "openssl"})
 		if stage != tt.stage || ok != (tt.stage != "") {
