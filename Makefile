@@ -55,7 +55,7 @@ fmt-check:
 # realbench-vs-virtual.sh, speed-vs-openssl.sh, store-sqlite-vs-postgres.sh,
 # tftp-vs-dnsmasq.sh) at its smallest count, and fails for one it does not know.
 # -artifacts keeps what a test leaves to be looked at (the energy test's HTML
-# report) under the package's _artifacts/ directory.
+# report, the bench page's screenshots) under _artifacts/.
 # The fuzz targets run first, so that the last lines are scripts/testsummary's:
 # what go test prints, then the ten slowest tests.
 test: deps fmt-check vet

@@ -32,24 +32,6 @@ func requireChromium(t *testing.T) {
 	t.Skip(msg)
 }
 
-// artifactDir is where a test keeps what a person may want to look at
-// after it (screenshots): $BOOTBENCH_ARTIFACTS, else testdata/artifacts,
-// which git ignores.
-func artifactDir(t *testing.T) string {
-	dir := os.Getenv("BOOTBENCH_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join("testdata", "artifacts")
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 // browserOn starts a headless Chromium on the bench host (network
 // namespace ns): the browser of a person at that host, who reaches a page
 // that listens on loopback. chromedp talks to it over a pipe, so nothing
@@ -149,7 +131,9 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-	path := filepath.Join(artifactDir(t), name)
+	// Kept as the test's artifact (go test -artifacts), as the energy
+	// test keeps its report.
+	path := filepath.Join(t.ArtifactDir(), name)
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
