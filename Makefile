@@ -54,11 +54,13 @@ fmt-check:
 # ./bench's TestScripts runs every bench/*.sh (netboot-vs-dnsmasq.sh,
 # realbench-vs-virtual.sh, speed-vs-openssl.sh, store-sqlite-vs-postgres.sh,
 # tftp-vs-dnsmasq.sh) at its smallest count, and fails for one it does not know.
+# -artifacts keeps what a test leaves to be looked at (the energy test's HTML
+# report, the bench page's screenshots) under _artifacts/.
 # The fuzz targets run first, so that the last lines are scripts/testsummary's:
 # what go test prints, then the ten slowest tests.
 test: deps fmt-check vet
 	@$(MAKE) --no-print-directory fuzz
-	BOOTBENCH_E2E=1 $(GO) run ./scripts/testsummary -top 10 -- -count=1 -p 2 -timeout 80m ./...
+	BOOTBENCH_E2E=1 $(GO) run ./scripts/testsummary -top 10 -- -count=1 -p 2 -timeout 80m -artifacts ./...
 
 # The servers' input from the network and the board's frames from the
 # console, fuzzed beyond their seed corpora (testdata/fuzz/ beside each

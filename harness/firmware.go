@@ -61,6 +61,7 @@ func (r *run) runFirmware(ctx context.Context) error {
 		return fail(FailSetup, fmt.Errorf("power on: %w", err))
 	}
 	r.poweredOn = true
+	defer r.sampleEnergy(ctx)() // stops before the power goes off
 	if err := r.awaitForwarding(ctx, "after power-on", true); err != nil {
 		return err
 	}

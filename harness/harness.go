@@ -71,6 +71,10 @@ type Event struct {
 	Run   results.RunID
 	Stage results.EventKind // a stage entered or a step in it, or another event
 	Msg   string
+	// Bench and Clock are what the run measures: the benchmark's name
+	// and the clock asked for, so a display need not read them from Msg.
+	Bench string
+	Clock boards.MHz
 	// Took is the time since the run started.
 	Took time.Duration
 }
@@ -149,6 +153,8 @@ type run struct {
 	host HostRun
 	res  frame.Result
 
+	sayMu sync.Mutex // held while a step is reported
+
 	mu        sync.Mutex
 	stageFrom time.Time
 	stage     results.StageName
@@ -161,6 +167,10 @@ type run struct {
 	// measured are the host's figures of a board under its own
 	// firmware, which sends none.
 	measured []results.Metric
+
+	// energy reads the board's power meter while it is on; nil when its
+	// switch has none.
+	energy *sampler
 }
 
 func runOnce(ctx context.Context, o config) (*results.Run, error) {
@@ -191,11 +201,16 @@ func newRun(o config) *run {
 
 // say reports a step of the run, as an event and on the progress writer,
 // with any password a URL in it carries masked: power commands and
-// device URLs come from the inventory, and events end up in logs.
+// device URLs come from the inventory, and events end up in logs. Steps
+// come from the run's goroutines (the console's watch, its steps, the
+// power meter's samples) one at a time.
 func (r *run) say(kind results.EventKind, format string, args ...any) {
 	msg := redact.Text(fmt.Sprintf(format, args...))
+	r.sayMu.Lock()
+	defer r.sayMu.Unlock()
 	if r.o.Events != nil {
-		r.o.Events(Event{Time: time.Now(), Board: r.o.Board.Name, Run: r.rec.ID, Stage: kind, Msg: msg, Took: time.Since(r.start)})
+		r.o.Events(Event{Time: time.Now(), Board: r.o.Board.Name, Run: r.rec.ID, Stage: kind, Msg: msg,
+			Bench: r.o.Benchmark, Clock: r.o.Clock, Took: time.Since(r.start)})
 	}
 	if r.o.Progress == nil {
 		return
@@ -267,6 +282,7 @@ func (r *run) boot(ctx context.Context) error {
 		return fail(FailSetup, fmt.Errorf("power on: %w", err))
 	}
 	r.poweredOn = true
+	defer r.sampleEnergy(ctx)() // stops before the power goes off
 	if len(o.Board.Profile.ConsoleSteps) > 0 {
 		dctx, stop := context.WithCancel(ctx)
 		driven := make(chan error, 1)
@@ -373,8 +389,14 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 			}
 		}
 	}
+	if err == nil {
+		rec.Throttle = judgeThrottle(boards.MHz(r.res.Hello.ClockRequestedMHz), r.res.Zones, r.res.Samples)
+	}
 	var f *Failure
 	switch {
+	case err == nil && rec.Throttle != nil:
+		rec.Status = results.StatusThrottled
+		r.say(results.EventThrottle, "%s: stored as throttled, left out of comparisons unless asked", rec.Throttle)
 	case err == nil:
 		rec.Status = results.StatusOK
 	case errors.As(err, &f) && f.Kind == FailCorrupt:
@@ -393,6 +415,9 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 	if err != nil {
 		rec.Reason = redact.Text(firstLine(err.Error()))
 		rec.Metrics = nil // a failed run's partial output is kept raw, never as figures
+	}
+	if r.energy != nil {
+		rec.Energy = r.energy.result(rec.Metrics)
 	}
 	if r.o.Store == nil {
 		return rec, err

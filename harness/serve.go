@@ -33,6 +33,10 @@ type ServeOptions struct {
 	// each Served's inventory job.
 	Job plan.Job
 
+	// Console, when set, gets every line of every board's console as it
+	// is read, between runs too, for a live view of the consoles. It is
+	// called from the console's reader and must not block.
+	Console func(board string, l serialctl.Line)
 	// Done gets every stored run, as it is stored.
 	Done func(*results.Run, error)
 	// Unknown gets a MAC that is not in the inventory and asked to boot,
@@ -207,6 +211,9 @@ func (s *server) runConfig(sv Served, n int) (config, error) {
 func (b *servedBoard) forward() {
 	defer b.forwarding.Done()
 	for l := range b.con.Lines() {
+		if tap := b.s.o.Console; tap != nil {
+			tap(b.sv.Board.Name, l)
+		}
 		b.mu.Lock()
 		a := b.active
 		b.mu.Unlock()

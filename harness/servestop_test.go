@@ -59,14 +59,7 @@ func TestServeStopEndsUnbootedRuns(t *testing.T) {
 	so := ServeOptions{Bench: bench, Boards: served, Rig: o.Rig, Job: o.Job,
 		Done: func(rec *results.Run, _ error) { dones <- done{rec, time.Now()} }}
 	so.Job.Transport = "http"
-	stop, cancelStop := context.WithCancel(context.Background())
-	returned := make(chan error, 1)
-	go func() { returned <- Serve(context.Background(), stop, so) }()
-	select {
-	case <-bench.got:
-	case err := <-returned:
-		t.Fatalf("Serve returned before serving: %v", err)
-	}
+	cancelStop, returned := serveUntilServing(t, so, bench)
 	for _, sv := range served {
 		if _, ok := bench.bt.Plan(netboot.Client{MAC: sv.Board.MAC, VendorClass: "PXEClient:Arch:00000:UNDI:002001", IPXE: true}); !ok {
 			t.Fatalf("%s: no answer to its boot", sv.Board.Name)
@@ -97,4 +90,20 @@ func TestServeStopEndsUnbootedRuns(t *testing.T) {
 	if err := <-returned; err != nil {
 		t.Errorf("Serve: %v", err)
 	}
+}
+
+// serveUntilServing starts Serve with so and waits until bench serves;
+// cancelStop is serve's Ctrl-C, and returned gets what Serve returns.
+func serveUntilServing(t *testing.T, so ServeOptions, bench *capturingBench) (cancelStop context.CancelFunc, returned <-chan error) {
+	t.Helper()
+	stop, cancelStop := context.WithCancel(context.Background())
+	t.Cleanup(cancelStop)
+	ret := make(chan error, 1)
+	go func() { ret <- Serve(context.Background(), stop, so) }()
+	select {
+	case <-bench.got:
+	case err := <-ret:
+		t.Fatalf("Serve returned before serving: %v", err)
+	}
+	return cancelStop, ret
 }

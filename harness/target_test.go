@@ -28,7 +28,8 @@ import (
 
 // fakeTarget is a board that prints, on each power-on, the next of its
 // scripted boots: the console lines a script makes for the run id the
-// harness put on its command line. "<off>" powers it off.
+// harness put on its command line. "<off>" powers it off; "<sleep 1s>"
+// pauses, as a board busy with a test does.
 type fakeTarget struct {
 	boots []script
 
@@ -85,6 +86,11 @@ func (f *fakeTarget) On(ctx context.Context) error {
 			if l == "<off>" {
 				f.off.Store(true)
 				return
+			}
+			if d, ok := strings.CutPrefix(l, "<sleep "); ok {
+				pause, _ := time.ParseDuration(strings.TrimSuffix(d, ">"))
+				time.Sleep(pause)
+				continue
 			}
 			if _, err := fmt.Fprintf(w, "%s\r\n", l); err != nil {
 				return
@@ -196,6 +202,28 @@ func result(which ...int) script {
 	}
 }
 
+// watched is a board that sends the suite's output with the throttling
+// watch's samples of CPU 0's clock (kHz) before and after it, as
+// benchinit does.
+func watched(h frame.HelloBody, khz ...int) script {
+	return func(run string) []string {
+		var console strings.Builder
+		w := frame.NewWriter(&console, run)
+		h.Arch, h.Kernel, h.Bench = "amd64", "6.1.0", "speed"
+		w.Send(frame.Hello, h)
+		var samples []frame.WatchSample
+		for i, k := range khz {
+			samples = append(samples, frame.WatchSample{AtMS: int64(i) * 1000, CurKHz: []int{k}})
+		}
+		half := len(samples) / 2
+		w.Send(frame.Watch, frame.WatchBody{Samples: samples[:half]})
+		io.WriteString(w, speedOutput)
+		w.Send(frame.Watch, frame.WatchBody{Samples: samples[half:]})
+		w.Done(0, 1)
+		return strings.Split(strings.TrimSuffix(console.String(), "\n"), "\n")
+	}
+}
+
 func corruptRaw(run string) []string { return []string{flipBit(resultLines(run, speedOutput)[0])} }
 
 func failFrame(run string) []string {
@@ -247,6 +275,12 @@ func TestRunClassifies(t *testing.T) {
 		{"clock off by cpufreq", boards.Profile{ClockMethod: boards.ClockCPUFreq}, 800,
 			[]script{hello(frame.HelloBody{CPUFreqCurKHz: 680000, ClockSet: "scaling_max_freq 680000 kHz"})},
 			[][2]string{{"clock-mismatch", "asked for 800 MHz, the board runs at 680 MHz (cpufreq; the board says: scaling_max_freq 680000 kHz)"}}},
+		{"clock falls mid-run", boards.Profile{ClockMethod: boards.ClockCPUFreq}, 800,
+			[]script{watched(frame.HelloBody{CPUFreqCurKHz: 800000, ClockRequestedMHz: 800}, 800000, 800000, 600000, 600000)},
+			[][2]string{{"throttled", ""}}},
+		{"clock holds through the run", boards.Profile{ClockMethod: boards.ClockCPUFreq}, 800,
+			[]script{watched(frame.HelloBody{CPUFreqCurKHz: 800000, ClockRequestedMHz: 800}, 800000, 799999, 800000)},
+			[][2]string{{"ok", ""}}},
 		{"clock confirmed by cpufreq", boards.Profile{ClockMethod: boards.ClockCPUFreq}, 800,
 			[]script{lines(hello(frame.HelloBody{CPUFreqCurKHz: 799999}), result())},
 			[][2]string{{"ok", ""}}},
@@ -287,14 +321,24 @@ func TestRunClassifies(t *testing.T) {
 				if runs[i].Status != w[0] || !strings.Contains(runs[i].Reason, w[1]) {
 					t.Errorf("run %d: status %q reason %q; want %q with %q", i+1, runs[i].Status, runs[i].Reason, w[0], w[1])
 				}
-				if w[0] == "ok" && len(runs[i].Metrics) != 12 {
+				// A throttled run measured: its figures are kept.
+				measured := w[0] == "ok" || w[0] == "throttled"
+				if measured && len(runs[i].Metrics) != 12 {
 					t.Errorf("run %d: %d metrics, want 12", i+1, len(runs[i].Metrics))
 				}
-				if w[0] != "ok" && len(runs[i].Metrics) != 0 {
+				if !measured && len(runs[i].Metrics) != 0 {
 					t.Errorf("run %d: a %s run has metrics", i+1, w[0])
 				}
+				want := ""
+				if w[0] == "throttled" {
+					want = "the clock fell to 600 MHz (800 MHz asked) 2.0 s into the benchmark"
+				}
+				if got := runs[i].Throttle.String(); got != want {
+					t.Errorf("run %d: throttle %q, want %q", i+1, got, want)
+				}
 			}
-			if (err == nil) != (tt.want[len(tt.want)-1][0] == "ok") {
+			last := tt.want[len(tt.want)-1][0]
+			if (err == nil) != (last == "ok" || last == "throttled") {
 				t.Errorf("Run returned %v", err)
 			}
 			if ft.ons != len(tt.want) || ft.offs != ft.ons {

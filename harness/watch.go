@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/netboot"
@@ -42,6 +43,9 @@ type watcher struct {
 	firmwareErr string
 	banners     map[string]bool
 	ignored     map[string]bool // MACs whose DHCP requests were not ours, said once
+	// throttled is set once the board's throttling watch showed it
+	// slowing down, said as it happened.
+	throttled bool
 }
 
 // watch follows the boot until the board reports its result, fails, or
@@ -92,7 +96,7 @@ func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-c
 				continue
 			}
 			hadHello, hadPanic := w.hello, w.panicked != ""
-			if err, done := w.line(l.Text); done {
+			if err, done := w.line(l); done {
 				return err
 			}
 			switch {
@@ -107,8 +111,8 @@ func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-c
 }
 
 // line takes one console line; done says the run is decided.
-func (w *watcher) line(text []byte) (err error, done bool) {
-	r := w.r
+func (w *watcher) line(l serialctl.Line) (err error, done bool) {
+	r, text := w.r, l.Text
 	// mark judges with the line before this one as the last seen.
 	if err := w.mark(text); err != nil {
 		return err, true
@@ -123,7 +127,9 @@ func (w *watcher) line(text []byte) (err error, done bool) {
 	case ev == frame.EventHello:
 		return w.helloArrived()
 	case ev == frame.EventProgress:
-		r.showProgress(w.col.Output())
+		r.showProgress(w.col.Output(), l.Time)
+	case ev == frame.EventWatch:
+		w.watchArrived()
 	case (ev == frame.EventReady || ev == frame.EventCounters) && r.host != nil:
 		w.stepped = ev == frame.EventReady
 		if err := r.host.Board(w.ctx, ev, w.col.Result()); err != nil {
@@ -219,6 +225,19 @@ func (w *watcher) helloArrived() (error, bool) {
 	return nil, false
 }
 
+// watchArrived says, once and as it happens, that the board's throttling
+// watch saw it slow down; the run's verdict comes when it is stored.
+func (w *watcher) watchArrived() {
+	if w.throttled {
+		return
+	}
+	res := w.col.Result()
+	if t := judgeThrottle(boards.MHz(res.Hello.ClockRequestedMHz), res.Zones, res.Samples); t != nil {
+		w.throttled = true
+		w.r.say(results.EventThrottle, "the board is slowing down: %s", t)
+	}
+}
+
 func (w *watcher) timedOut() error {
 	if w.panicked != "" {
 		return failf(FailPanic, !w.hello, "%s", w.panicked)
@@ -254,7 +273,7 @@ func (w *watcher) afterPowerOff(ctx context.Context, lines <-chan serialctl.Line
 			if !ok {
 				return w.poweredOff()
 			}
-			if err, done := w.line(l.Text); done {
+			if err, done := w.line(l); done {
 				return err
 			}
 		case <-grace:
@@ -339,8 +358,9 @@ func (w *watcher) ignoredRequest(e netboot.Event) {
 }
 
 // showProgress echoes the benchmark's own complete output lines as they
-// arrive, so a long run is visibly alive.
-func (r *run) showProgress(out []byte) {
+// arrive, so a long run is visibly alive, and notes when each arrived
+// (at), for the power each test drew.
+func (r *run) showProgress(out []byte, at time.Time) {
 	for {
 		i := strings.IndexByte(string(out[r.shown:]), '\n')
 		if i < 0 {
@@ -350,6 +370,9 @@ func (r *run) showProgress(out []byte) {
 		r.shown += i + 1
 		if line != "" {
 			r.say("bench", "| %s", clip(line, 110))
+		}
+		if line != "" && r.energy != nil {
+			r.energy.output(at, line)
 		}
 	}
 }

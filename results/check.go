@@ -68,7 +68,7 @@ func (s *Store) runProblems(ctx context.Context) []string {
 		return problems
 	}
 	var e *DamagedRunError
-	if !IsDamaged(err) || !errors.As(s.locate(ctx, "", nil, false, err), &e) {
+	if !IsDamaged(err) || !errors.As(s.locate(ctx, "", nil, bulk{}, err), &e) {
 		return []string{"read runs: " + err.Error()}
 	}
 	for _, id := range e.Runs {

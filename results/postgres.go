@@ -227,9 +227,10 @@ func (s *Store) pgWritable(ctx context.Context, st pgState) error {
 		UNION ALL
 		SELECT p.priv||' on '||c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 			CROSS JOIN (VALUES ('SELECT'), ('INSERT'), ('UPDATE')) p(priv)
-		WHERE n.nspname = $1 AND c.relname IN ('boards', 'runs', 'stages', 'metrics')
+		WHERE n.nspname = $1 AND c.relname IN ('boards', 'runs', 'stages', 'metrics', 'power_meters', 'power_samples', 'power_spans')
 			AND (p.priv <> 'UPDATE' OR c.relname = 'boards')
-			AND NOT pg_catalog.has_table_privilege(c.oid, p.priv)`, pgSchema)
+			AND NOT pg_catalog.has_table_privilege(c.oid, p.priv)
+		ORDER BY 1`, pgSchema)
 	if err != nil {
 		return s.pgDescribe(err)
 	}
@@ -349,6 +350,12 @@ func pgProblems(ctx context.Context, q queryer) ([]string, error) {
 		UNION ALL
 		SELECT 'stage '||s.seq||' of run '||s.run||' refers to a missing run' FROM stages s
 			WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run)
+		UNION ALL
+		SELECT 'power sample '||p.seq||' of run '||p.run||' refers to a missing run' FROM power_samples p
+			WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = p.run)
+		UNION ALL
+		SELECT 'power span '||p.name||' of run '||p.run||' refers to a missing run' FROM power_spans p
+			WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = p.run)
 		UNION ALL
 		SELECT 'run '||r.id||' refers to a missing board '||r.board FROM runs r
 			WHERE NOT EXISTS (SELECT 1 FROM boards b WHERE b.name = r.board)

@@ -220,7 +220,7 @@ func TestPostgresReadersNeverWrite(t *testing.T) {
 		// Writers are refused before writing, naming what is missing.
 		for _, o := range openers[:2] {
 			_, err := o.open(url)
-			if !errors.Is(err, ErrReadOnlyStore) || !strings.Contains(err.Error(), "is read-only for user "+role+" (no INSERT on boards, UPDATE on boards, INSERT on metrics, INSERT on runs, INSERT on stages): this command writes to it") {
+			if !errors.Is(err, ErrReadOnlyStore) || !strings.Contains(err.Error(), "is read-only for user "+role+" (no INSERT on boards, INSERT on metrics, INSERT on power_meters, INSERT on power_samples, INSERT on power_spans, INSERT on runs, INSERT on stages, UPDATE on boards): this command writes to it") {
 				t.Errorf("%s as a reader: %v; want ErrReadOnlyStore naming the privileges", o.name, err)
 			}
 		}

@@ -130,6 +130,11 @@ func normalRun(r *Run) Run {
 	n := *storable(r)
 	n.Started, n.Finished = r.Started.UTC(), r.Finished.UTC()
 	n.Transcript, n.RawOutput = nil, nil
+	if n.Energy != nil {
+		e := *n.Energy
+		e.Samples = nil // loaded with the transcript, as the transcript is
+		n.Energy = &e
+	}
 	if len(n.Stages) == 0 {
 		n.Stages = nil
 	}

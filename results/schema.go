@@ -142,6 +142,74 @@ ALTER TABLE runs ADD COLUMN metrics_sha256 TEXT;   -- hex sha256 of the metrics 
 ALTER TABLE runs ADD COLUMN metric_count INTEGER;
 ALTER TABLE runs ADD COLUMN metrics_sha256 TEXT COLLATE "C";
 `},
+	// 5: why a run is throttled: the board's throttling watch saw its clock
+	// fall below the one asked for, or a thermal zone reach a trip point.
+	// NULL for every other run and for runs saved before the watch.
+	{sqlite: `
+ALTER TABLE runs ADD COLUMN throttle TEXT; -- JSON (results.Throttle); NULL: not throttled
+`, postgres: `
+ALTER TABLE runs ADD COLUMN throttle TEXT COLLATE "C";
+`},
+	// 6: the board's power, where its switch has a meter: the samples taken
+	// about once a second from power-on to power-off, and the figures
+	// derived from them, the idle span before the benchmark and one span
+	// per test (results/energy), so compare and export need not derive
+	// them again. Runs without a meter have no rows here.
+	{sqlite: `
+CREATE TABLE power_meters (
+	run    TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+	meter  TEXT NOT NULL,              -- the driver's name of it, no credentials
+	failed INTEGER NOT NULL DEFAULT 0  -- samples the meter did not give
+);
+
+CREATE TABLE power_samples (
+	run     TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	seq     INTEGER NOT NULL,
+	seconds REAL NOT NULL, -- since the run started
+	watts   REAL NOT NULL,
+	PRIMARY KEY (run, seq)
+);
+
+CREATE TABLE power_spans (
+	run          TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	seq          INTEGER NOT NULL,
+	name         TEXT NOT NULL,       -- "idle", or the test's metric
+	from_seconds REAL NOT NULL,       -- since the run started
+	to_seconds   REAL NOT NULL,
+	mean_watts   REAL NOT NULL,
+	joules       REAL NOT NULL,
+	per_joule    REAL NOT NULL,       -- the metric over mean_watts; 0 for idle
+	unit         TEXT NOT NULL,       -- of per_joule: "B/J", "op/J"; '' for idle
+	PRIMARY KEY (run, seq)
+);
+`, postgres: `
+CREATE TABLE power_meters (
+	run    TEXT COLLATE "C" PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+	meter  TEXT COLLATE "C" NOT NULL,
+	failed INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE power_samples (
+	run     TEXT COLLATE "C" NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	seq     INTEGER NOT NULL,
+	seconds DOUBLE PRECISION NOT NULL,
+	watts   DOUBLE PRECISION NOT NULL,
+	PRIMARY KEY (run, seq)
+);
+
+CREATE TABLE power_spans (
+	run          TEXT COLLATE "C" NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	seq          INTEGER NOT NULL,
+	name         TEXT COLLATE "C" NOT NULL,
+	from_seconds DOUBLE PRECISION NOT NULL,
+	to_seconds   DOUBLE PRECISION NOT NULL,
+	mean_watts   DOUBLE PRECISION NOT NULL,
+	joules       DOUBLE PRECISION NOT NULL,
+	per_joule    DOUBLE PRECISION NOT NULL,
+	unit         TEXT COLLATE "C" NOT NULL,
+	PRIMARY KEY (run, seq)
+);
+`},
 }
 
 // SchemaVersion reports the database's schema version (the number of

@@ -37,9 +37,11 @@ const (
 	EventConsole EventKind = "console" // the bootloader driven over the console
 	EventRoute   EventKind = "route"   // the route benchmark's host side
 	EventStored  EventKind = "stored"  // the run stored
+	// EventThrottle: the board's throttling watch saw it slow down.
+	EventThrottle EventKind = "throttle"
 )
 
-var otherEvents = []EventKind{EventRun, EventPower, EventClock, EventDHCP, EventTFTP, EventHTTP, EventConsole, EventRoute, EventStored}
+var otherEvents = []EventKind{EventRun, EventPower, EventClock, EventDHCP, EventTFTP, EventHTTP, EventConsole, EventRoute, EventStored, EventThrottle}
 
 // Event is the kind of the events said about stage s.
 func (s StageName) Event() EventKind { return EventKind(s) }

@@ -36,6 +36,10 @@ const (
 	// StatusClockMismatch is a run whose board did not run at the clock
 	// asked for: its figures would be filed under the wrong setting.
 	StatusClockMismatch = "clock-mismatch"
+	// StatusThrottled is a run whose board slowed down while it ran
+	// (Run.Throttle says how): its figures are real but not the
+	// clock's, so comparisons leave it out unless asked.
+	StatusThrottled = "throttled"
 )
 
 // How a run's clock was checked (Run.ClockCheck).
@@ -91,9 +95,11 @@ type Run struct {
 	// when no clock was asked for or the run is imported.
 	ClockCheck string
 	Rep        int
-	Status     string // StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted, StatusClockMismatch
+	Status     string // StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted, StatusClockMismatch, StatusThrottled
 	Reason     string // one-line failure reason
 	Bench      string // "speed", "openssl", ...
+	// Throttle says why a run is StatusThrottled; nil for any other.
+	Throttle *Throttle
 
 	// Tool and ToolVersion name what printed the output, as the parser
 	// saw it: "openssl" "3.0.13", "bootbench-speed" "0.1.0".
@@ -110,6 +116,10 @@ type Run struct {
 	RawOutput  []byte          // the benchmark's reassembled output
 
 	Metrics []Metric
+
+	// Energy is what the board's power meter measured; nil when its
+	// switch has none.
+	Energy *Energy
 
 	// Source says where the run came from: "" for a run on the bench,
 	// "import:<file name>" for imported output.
@@ -128,10 +138,17 @@ type Filter struct {
 	// IDs, when set, selects only these runs.
 	IDs []RunID
 
-	// WithTranscript loads Transcript and RawOutput too. They are the bulk
-	// of the database, so listings leave them out unless asked.
+	// WithTranscript loads Transcript and RawOutput too, and the power
+	// samples. They are the bulk of the database, so listings leave them
+	// out unless asked.
 	WithTranscript bool
+	// WithSamples loads the power samples (Energy.Samples) without the
+	// transcripts, for a report that draws them.
+	WithSamples bool
 }
+
+// bulk says which of a run's bulky parts a read loads.
+type bulk struct{ transcript, samples bool }
 
 // Store is an open results database: a SQLite file or a PostgreSQL
 // database, the same to every caller. It is safe for concurrent use, and
@@ -249,7 +266,7 @@ func parseTime(s string) (time.Time, error) {
 // ValidStatus says whether s is one of the run statuses.
 func ValidStatus(s string) bool {
 	switch s {
-	case StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted, StatusClockMismatch:
+	case StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted, StatusClockMismatch, StatusThrottled:
 		return true
 	}
 	return false
@@ -262,7 +279,9 @@ func (r *Run) validate() error {
 	case r.Board == "":
 		return fmt.Errorf("run %s has no board", r.ID)
 	case !ValidStatus(r.Status):
-		return fmt.Errorf("run %s: unknown status %q (want ok, failed, corrupt, interrupted or clock-mismatch)", r.ID, r.Status)
+		return fmt.Errorf("run %s: unknown status %q (want ok, failed, corrupt, interrupted, clock-mismatch or throttled)", r.ID, r.Status)
+	case (r.Status == StatusThrottled) != (r.Throttle != nil):
+		return fmt.Errorf("run %s: a throttled run, and only one, says why it is throttled", r.ID)
 	case r.Hello != nil && !json.Valid(r.Hello):
 		return fmt.Errorf("run %s: hello report is not valid JSON", r.ID)
 	}
@@ -277,7 +296,7 @@ func (r *Run) validate() error {
 			return fmt.Errorf("run %s: metric with empty name", r.ID)
 		}
 	}
-	return nil
+	return r.Energy.validate(r.ID)
 }
 
 // SaveRun stores r with its stages, metrics and transcript in one
@@ -344,6 +363,9 @@ func (s *Store) saveRun(ctx context.Context, r *Run) (err error) {
 	}
 	if err := insertRows(ctx, tx, s.eng, `INSERT INTO metrics(run, name, unit, value) VALUES`, metrics); err != nil {
 		return fmt.Errorf("results: save run %s: metrics: %w", r.ID, err)
+	}
+	if err := s.saveEnergy(ctx, tx, r); err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
@@ -418,15 +440,19 @@ func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 	if r.InputSHA256 != "" {
 		sum = r.InputSHA256
 	}
-	_, err := tx.ExecContext(ctx, s.eng.bind(`
+	throttle, err := throttleJSON(r.Throttle)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, s.eng.bind(`
 		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
 			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256,
-			clock_reported_mhz, clock_check, metric_count, metrics_sha256)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			clock_reported_mhz, clock_check, metric_count, metrics_sha256, throttle)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		r.ID, r.Board, r.ClockMHz, r.Rep, r.Status, r.Reason, r.Bench, r.Tool, r.ToolVersion,
 		formatTime(r.Started), formatTime(r.Finished), r.ImageDigest, r.Kernel, hello,
 		r.Transcript, r.RawOutput, source, sum, r.ClockReportedMHz, r.ClockCheck,
-		len(r.Metrics), metricsDigest(r.Metrics))
+		len(r.Metrics), metricsDigest(r.Metrics), throttle)
 	return err
 }
 
@@ -517,7 +543,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	runs, err := s.load(ctx, cond, args, f.WithTranscript)
+	runs, err := s.load(ctx, cond, args, bulk{f.WithTranscript, f.WithTranscript || f.WithSamples})
 	if err != nil {
 		return nil, fmt.Errorf("results: list runs: %w", err)
 	}
@@ -555,7 +581,7 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 // Run returns the run with the given id, transcript included. A missing id
 // gives an error wrapping ErrNotFound.
 func (s *Store) Run(ctx context.Context, id RunID) (*Run, error) {
-	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, true)
+	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, bulk{true, true})
 	if err != nil {
 		return nil, fmt.Errorf("results: run %s: %w", id, err)
 	}
@@ -570,10 +596,10 @@ func (s *Store) Run(ctx context.Context, id RunID) (*Run, error) {
 // run saved meanwhile cannot show up half-loaded. A run whose metrics read
 // otherwise than they were saved fails the read (see saved.go): never a
 // partial run handed on as whole.
-func (s *Store) load(ctx context.Context, cond string, args []any, withTranscript bool) ([]Run, error) {
-	runs, saved, err := s.loadUnchecked(ctx, cond, args, withTranscript)
+func (s *Store) load(ctx context.Context, cond string, args []any, b bulk) ([]Run, error) {
+	runs, saved, err := s.loadUnchecked(ctx, cond, args, b)
 	if err != nil && IsDamaged(err) {
-		return nil, s.locate(ctx, cond, args, withTranscript, err)
+		return nil, s.locate(ctx, cond, args, b, err)
 	}
 	if err != nil {
 		return nil, err
@@ -589,7 +615,7 @@ func (s *Store) load(ctx context.Context, cond string, args []any, withTranscrip
 
 // loadUnchecked is load without the check, for the check itself: the runs
 // as read, and what their rows say they were saved with.
-func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, withTranscript bool) ([]Run, []savedMetrics, error) {
+func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bulk) ([]Run, []savedMetrics, error) {
 	tx, err := s.db.BeginTx(ctx, s.eng.readTx())
 	if err != nil {
 		return nil, nil, err
@@ -597,7 +623,7 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, with
 	defer tx.Rollback() // read-only: nothing to commit
 	cond = s.eng.bind(cond)
 
-	runs, saved, err := loadRuns(ctx, tx, cond, args, withTranscript)
+	runs, saved, err := loadRuns(ctx, tx, cond, args, b.transcript)
 	if err != nil || len(runs) == 0 {
 		return nil, nil, err
 	}
@@ -613,6 +639,9 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, with
 	if err := loadMetrics(ctx, tx, cond, args, runs, index); err != nil {
 		return nil, nil, err
 	}
+	if err := loadEnergy(ctx, tx, cond, args, runs, index, b.samples); err != nil {
+		return nil, nil, err
+	}
 	return runs, saved, nil
 }
 
@@ -620,14 +649,14 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, with
 // runs that cannot be read alone, so the error names them; readErr itself
 // when none can be named (the runs' own table is damaged, say). Only a
 // failed read pays for it.
-func (s *Store) locate(ctx context.Context, cond string, args []any, withTranscript bool, readErr error) error {
+func (s *Store) locate(ctx context.Context, cond string, args []any, b bulk, readErr error) error {
 	ids, err := textColumn(ctx, s.db, s.eng.bind(`SELECT r.id FROM runs r`+cond+` ORDER BY r.started, r.id`), args...)
 	if err != nil {
 		return readErr
 	}
 	e := &DamagedRunError{}
 	for _, id := range ids {
-		_, _, err := s.loadUnchecked(ctx, " WHERE r.id = ?", []any{id}, withTranscript)
+		_, _, err := s.loadUnchecked(ctx, " WHERE r.id = ?", []any{id}, b)
 		if err == nil || !IsDamaged(err) {
 			continue
 		}
@@ -645,7 +674,7 @@ func (s *Store) locate(ctx context.Context, cond string, args []any, withTranscr
 // savedProblems lists every run whose metrics read otherwise than they
 // were saved, one line each, for the store's check.
 func (s *Store) savedProblems(ctx context.Context) ([]string, error) {
-	runs, saved, err := s.loadUnchecked(ctx, "", nil, false)
+	runs, saved, err := s.loadUnchecked(ctx, "", nil, bulk{})
 	if err != nil {
 		return nil, err
 	}
@@ -668,7 +697,8 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 	rows, err := tx.QueryContext(ctx, `
 		SELECT r.id, r.board, r.clock_mhz, r.rep, r.status, r.reason, r.bench, r.tool, r.tool_version,
 			r.started, r.finished, r.image_digest, r.kernel, r.hello, `+blobs+`,
-			r.source, r.input_sha256, r.clock_reported_mhz, r.clock_check, r.metric_count, r.metrics_sha256
+			r.source, r.input_sha256, r.clock_reported_mhz, r.clock_check, r.metric_count, r.metrics_sha256,
+			r.throttle
 		FROM runs r`+cond+` ORDER BY r.started, r.id`, args...)
 	if err != nil {
 		return nil, nil, err
@@ -680,12 +710,15 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 		var r Run
 		var sm savedMetrics
 		var started, finished string
-		var hello, sum sql.NullString
+		var hello, sum, throttle sql.NullString
 		if err := rows.Scan(&r.ID, &r.Board, &r.ClockMHz, &r.Rep, &r.Status, &r.Reason, &r.Bench,
 			&r.Tool, &r.ToolVersion, &started, &finished, &r.ImageDigest, &r.Kernel, &hello,
 			&r.Transcript, &r.RawOutput, &r.Source, &sum, &r.ClockReportedMHz, &r.ClockCheck,
-			&sm.count, &sm.digest); err != nil {
+			&sm.count, &sm.digest, &throttle); err != nil {
 			return nil, nil, err
+		}
+		if r.Throttle, err = parseThrottle(throttle); err != nil {
+			return nil, nil, fmt.Errorf("run %s: throttle: %w", r.ID, err)
 		}
 		if r.Source == SourceRun {
 			r.Source = ""
@@ -724,8 +757,7 @@ func loadStages(ctx context.Context, tx *sql.Tx, cond string, args []any, runs [
 			return err
 		}
 		if i, ok := index[run]; ok {
-			d := time.Duration(math.Round(secs * float64(time.Second)))
-			runs[i].Stages = append(runs[i].Stages, Stage{Name: name, Duration: d})
+			runs[i].Stages = append(runs[i].Stages, Stage{Name: name, Duration: seconds(secs)})
 		}
 	}
 	return rows.Err()

@@ -55,6 +55,17 @@ func sampleRun(id string, started time.Time) *Run {
 			{"sha256@1024", "B/s", 28782800},
 			{"rsa2048-sign", "op/s", 123.4},
 		},
+		Energy: &Energy{
+			Meter:  "tasmota http://198.18.5.7 relay 1",
+			Failed: 1,
+			Samples: []PowerSample{
+				{500 * time.Millisecond, 2.1}, {1500 * time.Millisecond, 2.3}, {2500 * time.Millisecond, 4.75},
+			},
+			Spans: []PowerSpan{
+				{Name: SpanIdle, From: 0, To: 1200 * time.Millisecond, MeanWatts: 2.2, Joules: 2.64},
+				{Name: "sha256@1024", From: 1200 * time.Millisecond, To: 2500 * time.Millisecond, MeanWatts: 3.6, Joules: 4.68, PerJoule: 7995222.2, Unit: "B/J"},
+			},
+		},
 	}
 }
 
@@ -66,6 +77,11 @@ func want(r *Run, withTranscript bool) Run {
 	SortMetrics(w.Metrics)
 	if !withTranscript {
 		w.Transcript, w.RawOutput = nil, nil
+		if w.Energy != nil {
+			e := *w.Energy
+			e.Samples = nil // loaded with the transcript
+			w.Energy = &e
+		}
 	}
 	return w
 }
@@ -98,6 +114,51 @@ func TestRoundTrip(t *testing.T) {
 			if w := want(in, with); !reflect.DeepEqual(runs[0], w) {
 				t.Errorf("Runs(with=%v):\n got %+v\nwant %+v", with, runs[0], w)
 			}
+		}
+		// A report that draws the power gets the samples alone.
+		runs, err := s.Runs(ctx, Filter{WithSamples: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := want(in, false)
+		w.Energy = in.Energy
+		if len(runs) != 1 || !reflect.DeepEqual(runs[0], w) {
+			t.Errorf("Runs(WithSamples):\n got %+v\nwant %+v", runs, w)
+		}
+	})
+}
+
+// A throttled run comes back with why, its figures kept; the runs saved
+// before (and every other) have none.
+func TestThrottleRoundTrip(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		s, _ := e.open(t)
+		hot := sampleRun("hot", t0)
+		hot.Status = StatusThrottled
+		hot.Throttle = &Throttle{
+			Clock: &ClockDrop{AskedMHz: 800, LowestMHz: 600, AtMS: 4000},
+			Heat:  &Heat{Zone: "cpu-thermal", Trip: "passive", TripMC: 85000, HighestMC: 86500, AtMS: 3500},
+		}
+		for _, r := range []*Run{hot, sampleRun("cool", t0.Add(time.Minute))} {
+			if err := s.SaveRun(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runs, err := s.Runs(ctx, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 2 || !reflect.DeepEqual(runs[0].Throttle, hot.Throttle) || len(runs[0].Metrics) != 3 || runs[1].Throttle != nil {
+			t.Fatalf("runs: %+v", runs)
+		}
+		want := "the clock fell to 600 MHz (800 MHz asked) 4.0 s into the benchmark; cpu-thermal reached 86.5 °C (passive trip point 85.0 °C) 3.5 s in"
+		if got := runs[0].Throttle.String(); got != want {
+			t.Errorf("String() = %q, want %q", got, want)
+		}
+		throttled, err := s.Runs(ctx, Filter{Status: StatusThrottled})
+		if err != nil || len(throttled) != 1 || throttled[0].ID != "hot" {
+			t.Errorf("throttled runs: %+v, %v", throttled, err)
 		}
 	})
 }
@@ -222,6 +283,8 @@ func TestSaveRunRejects(t *testing.T) {
 			{"bad status", func(r *Run) { r.ID, r.Status = "y", "great" }, nil},
 			{"bad hello", func(r *Run) { r.ID, r.Hello = "y", json.RawMessage("{") }, nil},
 			{"nan", func(r *Run) { r.ID, r.Metrics = "y", []Metric{{"m", "B/s", nan()}} }, nil},
+			{"throttled without why", func(r *Run) { r.ID, r.Status = "y", StatusThrottled }, nil},
+			{"why without throttled", func(r *Run) { r.ID, r.Throttle = "y", &Throttle{Heat: &Heat{Zone: "cpu"}} }, nil},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

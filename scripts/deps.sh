@@ -58,9 +58,11 @@ fi
 # timer constants, flex and bison for Kconfig's parser, patch for
 # bootbench's patches to that source (internal/kernels/patches). No libssl-dev or
 # libelf-dev: that kernel signs no modules and has no BTF or objtool.
+# chromium: the bench page (serve --http) is tested in a real browser,
+# headless, driven from Go over its DevTools pipe.
 missing=()
 for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool wireguard-tools wireguard-go gcc-mips-linux-gnu libc6-dev-mips-cross dpkg-dev perl make qemu-user \
-	gcc-mipsel-linux-gnu gcc libc6-dev bc flex bison patch; do
+	gcc-mipsel-linux-gnu gcc libc6-dev bc flex bison patch chromium; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -107,28 +107,41 @@ func run(out *frame.Writer, p bootparam.Params, root string) int {
 		out.Fail(benchErr.Error())
 		return 2
 	}
+	w := startWatch(out, root, watchEvery, time.Now)
 	if b.route {
-		return routeBoot(out, p, root, commands)
+		return routeBoot(out, p, root, commands, w)
 	}
-	exit, reps := 0, 0
+	exit, reps, err := runReps(out, p, b)
+	// The watch's last frames go before the verdict: the host stops
+	// reading at done or fail.
+	w.Stop()
+	if err != nil {
+		// What was printed is in the raw frames already, for the
+		// record; without "done" the host stores no result.
+		out.Flush()
+		out.Fail(err.Error())
+		return 1
+	}
+	out.Done(exit, reps)
+	return exit
+}
+
+// runReps runs the benchmark's repetitions with their output into out,
+// and returns the last exit status and how many ran; an error means a
+// repetition has no result to report.
+func runReps(out *frame.Writer, p bootparam.Params, b *bench) (exit, reps int, err error) {
 	for k := 1; k <= p.Reps; k++ {
 		if p.Reps > 1 {
 			// The host splits the stream on these; with one repetition
 			// the stream is the benchmark's output and nothing else.
 			fmt.Fprintf(out, "--- bootbench rep %d of %d ---\n", k, p.Reps)
 		}
-		var err error
 		exit, err = b.runOnce(out)
+		if err != nil && p.Reps > 1 {
+			return 0, reps, fmt.Errorf("rep %d of %d: %w", k, p.Reps, err)
+		}
 		if err != nil {
-			// What was printed is in the raw frames already, for the
-			// record; without "done" the host stores no result.
-			out.Flush()
-			reason := err.Error()
-			if p.Reps > 1 {
-				reason = fmt.Sprintf("rep %d of %d: %s", k, p.Reps, reason)
-			}
-			out.Fail(reason)
-			return 1
+			return 0, reps, err
 		}
 		reps = k
 		if exit != 0 {
@@ -137,13 +150,13 @@ func run(out *frame.Writer, p bootparam.Params, root string) int {
 			break
 		}
 	}
-	out.Done(exit, reps)
-	return exit
+	return exit, reps, nil
 }
 
 // routeBoot runs the route benchmark, driven by the host over the console.
-func routeBoot(out *frame.Writer, p bootparam.Params, root string, commands io.Reader) int {
+func routeBoot(out *frame.Writer, p bootparam.Params, root string, commands io.Reader, w *watch) int {
 	err := runRoute(out, p, root, commands)
+	w.Stop()
 	if err != nil {
 		out.Flush()
 		out.Fail(err.Error())

@@ -274,6 +274,11 @@ func TestHello(t *testing.T) {
 	if !reflect.DeepEqual(h, want) {
 		t.Errorf("hello\n got %+v\nwant %+v", h, want)
 	}
+	// The watch ran with the benchmark: its first and last samples read
+	// the clock the board ended up at.
+	if s := r.result.Samples; len(s) < 2 || s[0].CurKHz[0] != 680000 || s[len(s)-1].CurKHz[0] != 680000 {
+		t.Errorf("watch samples: %+v", s)
+	}
 	if got := readFake(t, root, 0, "scaling_setspeed"); got != "800000" {
 		t.Errorf("scaling_setspeed = %q, want 800000", got)
 	}

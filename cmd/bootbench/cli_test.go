@@ -53,6 +53,15 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"run", "--help"}, 0, "", "Netboots the board"},
 		{[]string{"boards", "list"}, 0, "", "qemu-x86_64"},
 		{[]string{"results", "list"}, 0, "", "RUN"},
+		// A bench page other hosts could reach is refused before serve
+		// reads its inventory.
+		{[]string{"serve", "--http", "0.0.0.0:8080"}, 2, "serve: --http 0.0.0.0:8080: other hosts could reach the bench page; add --http-allow-remote", ""},
+		{[]string{"serve", "--http", "[::]:8080"}, 2, "add --http-allow-remote", ""},
+		{[]string{"serve", "--http", "198.18.5.1:8080"}, 2, "add --http-allow-remote", ""},
+		{[]string{"serve", "--http", "bench-host.example:8080"}, 2, "add --http-allow-remote", ""},
+		{[]string{"serve", "--http-allow-remote"}, 2, "--http-allow-remote without --http", ""},
+		{[]string{"serve", "--http", "127.0.0.1:http"}, 2, `port "http" is not a number`, ""},
+		{[]string{"serve", "--help"}, 0, "", "-http-allow-remote"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -9,13 +9,14 @@ import (
 	"github.com/bootbench/bootbench/results/compare"
 )
 
-const compareSynopsis = "results compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...] [--baseline [BOARD]@MHZ] [--clock MHZ] [--format text|json] [--db PATH]"
+const compareSynopsis = "results compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...] [--baseline [BOARD]@MHZ] [--clock MHZ] [--include-throttled] [--format text|json] [--db PATH]"
 
 // cmdCompare compares a board's clock settings, or settings of boards,
 // each benchmark (and version) with itself. By clock the lowest clock is
 // the baseline; by board the first setting named (--baseline, --board,
 // then --boards) is, and with only one named every other board is a
-// candidate, alphabetically, at each of its clock settings.
+// candidate, alphabetically, at each of its clock settings. Throttled runs
+// are left out, and counted, unless --include-throttled.
 func cmdCompare(ctx context.Context, args []string) error {
 	fs := newCommand("results compare", compareSynopsis, "")
 	board := fs.String("board", "", "by clock: the board; by board: the baseline board")
@@ -24,6 +25,7 @@ func cmdCompare(ctx context.Context, args []string) error {
 	baseline := fs.String("baseline", "", "the baseline: by clock, a clock (@800 or BOARD@800); by board, a setting BOARD@MHZ")
 	clock := fs.Int("clock", 0, "by board: only runs at this clock setting (MHz) for boards named without @MHZ")
 	format := fs.String("format", "text", "output format: text or json")
+	withThrottled := fs.Bool("include-throttled", false, "pool throttled runs too (the board slowed down while they ran: see 'results show RUN'); without it they are left out and counted")
 	fs.storeFlag()
 	if err := fs.parse(args); err != nil {
 		return err
@@ -32,6 +34,7 @@ func cmdCompare(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	o.IncludeThrottled = *withThrottled
 	if *format != "text" && *format != "json" {
 		return usageErr("results compare: unknown format %q (formats: text, json)", *format)
 	}

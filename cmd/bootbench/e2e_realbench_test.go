@@ -249,8 +249,15 @@ type storedRun struct {
 
 func storedRuns(t *testing.T, db string) []storedRun {
 	t.Helper()
+	return exportedRuns[storedRun](t, db)
+}
+
+// exportedRuns are the store's runs as the JSON export gives them, read
+// into what a test looks at.
+func exportedRuns[R any](t *testing.T, db string) []R {
+	t.Helper()
 	r := bootbench(t, db, "results", "export", "--format", "json")
-	var e struct{ Runs []storedRun }
+	var e struct{ Runs []R }
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &e) != nil {
 		t.Fatalf("export: exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}

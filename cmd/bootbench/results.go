@@ -90,6 +90,9 @@ func cmdResultsShow(ctx context.Context, args []string) error {
 	if err := export.WriteMetrics(os.Stdout, r); err != nil {
 		return err
 	}
+	if err := export.WriteEnergy(os.Stdout, r); err != nil {
+		return err
+	}
 	if *transcript {
 		fmt.Printf("\n--- transcript (%d bytes) ---\n", len(r.Transcript))
 		os.Stdout.Write(r.Transcript)
@@ -115,6 +118,9 @@ func writeRunHeader(r *results.Run) {
 	fmt.Printf("run      %s\nboard    %s\nclock    %s\nstatus   %s\n", r.ID, r.Board, clockLine(r), r.Status)
 	if r.Reason != "" {
 		fmt.Printf("reason   %s\n", r.Reason)
+	}
+	if r.Throttle != nil {
+		fmt.Printf("throttle %s; left out of comparisons unless --include-throttled\n", r.Throttle)
 	}
 	fmt.Printf("bench    %s (%s %s)\nkernel   %s\nimage    %s\nstarted  %s\n", r.Bench, r.Tool, r.ToolVersion, r.Kernel, r.ImageDigest, r.Started.Format("2006-01-02 15:04:05Z07:00"))
 	if r.Source != "" {
@@ -191,7 +197,9 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 	// The wiki's own row is made from each run's output, as the recipe
 	// makes it.
 	raw := *format == "openwrt" && !*withSetting
-	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: boards.MHz(*clock), WithTranscript: raw})
+	// The report draws each run's power, and the JSON carries it.
+	samples := *format == "html" || *format == "json"
+	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: boards.MHz(*clock), WithTranscript: raw, WithSamples: samples})
 	if err != nil {
 		return storeFailure(path, err)
 	}

@@ -456,5 +456,8 @@ func interrupted(err error, dbPath string) error {
 
 func printRun(rec *results.Run, rep int) {
 	fmt.Printf("\n%s  %s  %s  rep %d  %s %s\n", rec.ID, rec.Board, rec.ClockMHz, rep, rec.Tool, rec.ToolVersion)
+	if rec.Throttle != nil {
+		fmt.Printf("throttled: %s\n", rec.Throttle)
+	}
 	export.WriteMetrics(os.Stdout, rec)
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/bootbench/bootbench/results"
 )
 
-const serveSynopsis = "serve [--inventory FILE] [--db PATH] [--proxy] [--once BOARD] [--log text|json]\n\n" +
+const serveSynopsis = "serve [--inventory FILE] [--db PATH] [--proxy] [--once BOARD] [--log text|json] [--http ADDR]\n\n" +
 	"The bench daemon: serves every board of the inventory at once and keeps their consoles\n" +
 	"open. Plug a board in or power-cycle it: when it asks to boot, it gets its image with a\n" +
 	"new run id, its console is watched, and the result is stored. Each board runs its\n" +
@@ -33,7 +33,10 @@ const serveSynopsis = "serve [--inventory FILE] [--db PATH] [--proxy] [--once BO
 	"JSON lines). A MAC not in the inventory gets no answer and a ready-to-paste entry.\n" +
 	"Ctrl-C stops answering, lets running benchmarks finish and stores them; a second\n" +
 	"Ctrl-C stops at once (runs stored as interrupted). --once BOARD serves that board until\n" +
-	"it has stored one result, then exits 0 (ok) or 1."
+	"it has stored one result, then exits 0 (ok) or 1.\n\n" +
+	"--http 8080 serves the bench page at http://127.0.0.1:8080/: per board its stage, clock,\n" +
+	"last result, a live console tail and its history, read-only. It listens on this host\n" +
+	"only unless --http names another address and --http-allow-remote is given."
 
 func cmdServe(ctx context.Context, args []string) error {
 	fs := newCommand("serve", serveSynopsis, "")
@@ -41,12 +44,17 @@ func cmdServe(ctx context.Context, args []string) error {
 	proxy := fs.Bool("proxy", false, "serve as proxyDHCP: the bench segment's own DHCP server hands out addresses")
 	once := fs.String("once", "", "serve only this board, until it has stored one result")
 	logFormat := fs.String("log", "", "text or json: one line per event (default: status lines on a terminal, text otherwise)")
+	pageFl := addPageFlags(fs)
 	fs.storeFlag()
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *logFormat != "" && *logFormat != "text" && *logFormat != "json" {
 		return usageErr("serve: --log %q: text or json", *logFormat)
+	}
+	pageAddr, err := pageFl.check()
+	if err != nil {
+		return err
 	}
 	inv, served, err := servedBoards(ctx, *inventory, *once)
 	if err != nil {
@@ -64,6 +72,11 @@ func cmdServe(ctx context.Context, args []string) error {
 
 	show := newServeDisplay(os.Stdout, *logFormat, served)
 	defer show.close()
+	page, err := startPage(ctx, pageAddr, store, served, show)
+	if err != nil {
+		return err
+	}
+	defer page.close()
 	hard, stop, cancelStop, endSignals := serveSignals(ctx, show)
 	defer endSignals()
 
@@ -75,10 +88,15 @@ func cmdServe(ctx context.Context, args []string) error {
 	var onceErr error
 	o := harness.ServeOptions{
 		Bench: bench, Boards: served,
-		Rig: harness.Rig{Builders: builders(src), Store: store, Events: show.event},
-		Job: plan.Job{Source: src, Transport: "http"},
+		Rig: harness.Rig{Builders: builders(src), Store: store, Events: func(e harness.Event) {
+			show.event(e)
+			page.event(e)
+		}},
+		Job:     plan.Job{Source: src, Transport: "http"},
+		Console: page.consoleTap(),
 		Done: func(rec *results.Run, err error) {
 			show.done(rec, err)
+			page.done(rec, err)
 			if *once != "" {
 				onceErr = err
 				cancelStop()
@@ -282,15 +300,15 @@ func (d *serveDisplay) done(rec *results.Run, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	last := fmt.Sprintf("%s %s, %d metrics", rec.ID, rec.Status, len(rec.Metrics))
-	if rec.Reason != "" {
-		last += ": " + rec.Reason
+	if why := rec.Why(); why != "" {
+		last += ": " + why
 	}
 	if st := d.status[rec.Board]; st != nil {
 		st.stage, st.last, st.run = "waiting for a boot", last, ""
 	}
 	switch d.format {
 	case "json":
-		json.NewEncoder(d.w).Encode(map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "board": rec.Board, "run": rec.ID, "event": "result", "status": rec.Status, "metrics": len(rec.Metrics), "reason": rec.Reason})
+		json.NewEncoder(d.w).Encode(map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "board": rec.Board, "run": rec.ID, "event": "result", "status": rec.Status, "metrics": len(rec.Metrics), "reason": rec.Why()})
 	case "text":
 		fmt.Fprintf(d.w, "%s %-10s %-8s %s\n", time.Now().Format("15:04:05"), rec.Board, "result", last)
 	default:

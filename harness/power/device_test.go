@@ -177,15 +177,7 @@ func TestShellyGen1Password(t *testing.T) {
 // A Gen2+ Shelly with a password challenges for SHA-256 digest
 // authentication; the device checks the answer as RFC 7616 says.
 func TestShellyGen2Digest(t *testing.T) {
-	const realm, nonce = "shellyplus1pm-a8032ab12345", "6cf39a2e"
-	dev := newFakeDevice(t, func(w http.ResponseWriter, r *http.Request) {
-		if !validDigest(r, "admin", "s3cret", realm, nonce) {
-			w.Header().Set("WWW-Authenticate", `Digest qop="auth", realm="`+realm+`", nonce="`+nonce+`", algorithm=SHA-256`)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		w.Write([]byte(gen2Off))
-	})
+	dev := newDigestDevice(t, gen2Off)
 	d, err := New("rb1", boards.PowerSpec{Driver: boards.PowerShelly, URL: strings.Replace(dev.URL, "http://", "http://admin:s3cret@", 1), Relay: 0}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -196,6 +188,20 @@ func TestShellyGen2Digest(t *testing.T) {
 	if got := dev.requests(); len(got) != 2 || got[1] != "GET /relay/0?turn=off" {
 		t.Errorf("requests %q, want a challenged one and its digest-authenticated retry", got)
 	}
+}
+
+// newDigestDevice is a Gen2+ Shelly whose password is s3cret: it answers
+// body to a request with the right digest, and challenges any other.
+func newDigestDevice(t *testing.T, body string) *fakeDevice {
+	const realm, nonce = "shellyplus1pm-a8032ab12345", "6cf39a2e"
+	return newFakeDevice(t, func(w http.ResponseWriter, r *http.Request) {
+		if !validDigest(r, "admin", "s3cret", realm, nonce) {
+			w.Header().Set("WWW-Authenticate", `Digest qop="auth", realm="`+realm+`", nonce="`+nonce+`", algorithm=SHA-256`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Write([]byte(body))
+	})
 }
 
 func TestHTTPUnreachable(t *testing.T) {

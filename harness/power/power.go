@@ -21,6 +21,9 @@
 //	# a Shelly relay, any generation; relay counts from 0 (default 0)
 //	power: {driver: shelly, url: "http://admin:secret@198.18.5.8", relay: 0}
 //
+// The tasmota and shelly drivers are also a Meter: a plug with an energy
+// meter tells what the board draws, and a run samples it (meter.go).
+//
 // The virtual boards' driver, qemu, is the virtual bench itself
 // (vbench); New does not make it.
 //

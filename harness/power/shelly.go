@@ -23,6 +23,9 @@ type shelly struct {
 	dev   device
 	board string
 	relay int
+	// gen1Meter is set once the device answered the meter as a Gen1
+	// does (it has no RPC): later samples go there at once.
+	gen1Meter bool
 }
 
 func newShelly(board string, spec boards.PowerSpec) (Driver, error) {
@@ -46,10 +49,7 @@ func (s *shelly) Off(ctx context.Context) error { return s.turn(ctx, "off") }
 func (s *shelly) turn(ctx context.Context, state string) error {
 	path, query := fmt.Sprintf("/relay/%d", s.relay), "turn="+state
 	what := fmt.Sprintf("switch %s %s with shelly %s relay %d", s.board, state, s.dev.where(), s.relay)
-	a, err := s.dev.get(ctx, path, query, "")
-	if err == nil && a.status == http.StatusUnauthorized && s.dev.base.User != nil {
-		a, err = s.digestRetry(ctx, a, path, query)
-	}
+	a, err := s.get(ctx, path, query)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -77,6 +77,16 @@ func (s *shelly) turn(ctx context.Context, state string) error {
 	return nil
 }
 
+// get asks the device for path?query, answering a Gen2+ device's digest
+// challenge when the URL has credentials.
+func (s *shelly) get(ctx context.Context, path, query string) (answer, error) {
+	a, err := s.dev.get(ctx, path, query, "")
+	if err == nil && a.status == http.StatusUnauthorized && s.dev.base.User != nil {
+		a, err = s.digestRetry(ctx, a, path, query)
+	}
+	return a, err
+}
+
 // digestRetry answers a Gen2+ device's digest challenge.
 func (s *shelly) digestRetry(ctx context.Context, a answer, path, query string) (answer, error) {
 	ch, ok := parseDigestChallenge(a.header.Get("WWW-Authenticate"))
@@ -85,7 +95,10 @@ func (s *shelly) digestRetry(ctx context.Context, a answer, path, query string) 
 	}
 	user := s.dev.base.User.Username()
 	pass, _ := s.dev.base.User.Password()
-	uri := strings.TrimSuffix(s.dev.base.EscapedPath(), "/") + path + "?" + query
+	uri := strings.TrimSuffix(s.dev.base.EscapedPath(), "/") + path
+	if query != "" {
+		uri += "?" + query
+	}
 	auth, err := digestAuthorization(ch, user, pass, http.MethodGet, uri, newCnonce())
 	if err != nil {
 		return answer{}, err

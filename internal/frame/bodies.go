@@ -110,3 +110,41 @@ type CPUSample struct {
 	Busy  uint64 `json:"busy"`
 	Total uint64 `json:"total"`
 }
+
+// WatchBody is a batch of the board's throttling watch: what its CPU
+// clocks and thermal zones were while the benchmark ran. The first watch
+// frame of a run names the zones; every sample lists their temperatures
+// in that order.
+type WatchBody struct {
+	// Zones are the board's thermal zones with their trip points, in
+	// the first watch frame only: they do not change during a run.
+	Zones   []ThermalZone `json:"zones,omitempty"`
+	Samples []WatchSample `json:"samples"`
+}
+
+// ThermalZone is one of /sys/class/thermal's zones.
+type ThermalZone struct {
+	Type  string      `json:"type"` // the zone's type file: "cpu-thermal", "x86_pkg_temp"
+	Trips []TripPoint `json:"trips,omitempty"`
+}
+
+// TripPoint is a temperature at which the kernel acts on a zone.
+type TripPoint struct {
+	// Type is the kernel's: "passive" (it slows the CPU), "active" (it
+	// starts a fan), "hot" or "critical" (it shuts down).
+	Type   string `json:"type"`
+	TempMC int    `json:"temp_mc"` // millidegrees Celsius
+}
+
+// WatchSample is one reading of the clocks and temperatures.
+type WatchSample struct {
+	// AtMS is when it was taken, in milliseconds since the benchmark
+	// started.
+	AtMS int64 `json:"at_ms"`
+	// CurKHz is every cpufreq policy's current clock, CPU 0's first;
+	// none when the kernel has no cpufreq.
+	CurKHz []int `json:"cur_khz,omitempty"`
+	// TempMC is each zone's temperature in millidegrees Celsius, in the
+	// order of the zones.
+	TempMC []int `json:"temp_mc,omitempty"`
+}

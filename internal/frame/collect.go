@@ -24,6 +24,10 @@ type Result struct {
 	// The route benchmark's reports, in the order they came.
 	Ready    []ReadyBody
 	Counters []CountersBody
+	// The throttling watch: the board's thermal zones and its samples
+	// of clocks and temperatures, in the order taken.
+	Zones   []ThermalZone
+	Samples []WatchSample
 }
 
 // Collector assembles one run's frames on the host. It accepts frames only
@@ -36,6 +40,7 @@ type Collector struct {
 	out     bytes.Buffer
 	res     Result
 	hello   bool   // a hello arrived
+	watched bool   // a watch frame arrived
 	Reason  string // set when the board sent "fail"
 	corrupt error
 }
@@ -140,5 +145,37 @@ func (c *Collector) takeReady(b ReadyBody, _ json.RawMessage) error {
 
 func (c *Collector) takeCounters(b CountersBody, _ json.RawMessage) error {
 	c.res.Counters = append(c.res.Counters, b)
+	return nil
+}
+
+// takeWatch takes a batch of the throttling watch. The zones come in the
+// first batch only and every sample must read each of them, in time
+// order: a sample the host cannot line up with a zone or a moment would
+// be judged wrong.
+func (c *Collector) takeWatch(b WatchBody, _ json.RawMessage) error {
+	if !c.hello {
+		return errors.New("watch with no hello before it")
+	}
+	if c.watched && len(b.Zones) > 0 {
+		return errors.New("thermal zones named again after the first watch frame")
+	}
+	if !c.watched {
+		c.res.Zones = b.Zones
+	}
+	c.watched = true
+	last := int64(0)
+	if n := len(c.res.Samples); n > 0 {
+		last = c.res.Samples[n-1].AtMS
+	}
+	for _, s := range b.Samples {
+		if s.AtMS < last {
+			return fmt.Errorf("sample at %d ms after one at %d ms", s.AtMS, last)
+		}
+		if len(s.TempMC) != len(c.res.Zones) {
+			return fmt.Errorf("sample at %d ms reads %d zones of %d", s.AtMS, len(s.TempMC), len(c.res.Zones))
+		}
+		last = s.AtMS
+	}
+	c.res.Samples = append(c.res.Samples, b.Samples...)
 	return nil
 }

@@ -1,6 +1,7 @@
 package frame_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -143,5 +144,59 @@ func TestCollectorRoute(t *testing.T) {
 	res := c.Result()
 	if len(res.Ready) != 2 || res.Ready[1].Config != "conntrack" || !res.Ready[1].Conntrack || len(res.Counters) != 2 || res.Counters[1].ConntrackEntries != 2 {
 		t.Errorf("route reports: %+v %+v", res.Ready, res.Counters)
+	}
+}
+
+// The throttling watch: zones named once, then samples that read each
+// zone, in time order, after the board's hello.
+func TestCollectorWatch(t *testing.T) {
+	hello := encode(t, "r1", 0, frame.Hello, frame.HelloBody{Arch: "arm64", ClockRequestedMHz: 800})
+	zones := []frame.ThermalZone{{Type: "cpu-thermal", Trips: []frame.TripPoint{{Type: "passive", TempMC: 85000}, {Type: "critical", TempMC: 105000}}}}
+	first := frame.WatchBody{Zones: zones, Samples: []frame.WatchSample{{AtMS: 0, CurKHz: []int{800000}, TempMC: []int{51000}}, {AtMS: 1000, CurKHz: []int{800000}, TempMC: []int{62000}}}}
+	tests := []struct {
+		name  string
+		lines []string
+		err   string // "" for a watch the host takes
+	}{
+		{"zones, then samples", []string{hello, encode(t, "r1", 1, frame.Watch, first),
+			encode(t, "r1", 2, frame.Watch, frame.WatchBody{Samples: []frame.WatchSample{{AtMS: 9000, CurKHz: []int{600000}, TempMC: []int{86000}}}})}, ""},
+		{"a board without zones", []string{hello, encode(t, "r1", 1, frame.Watch, frame.WatchBody{Samples: []frame.WatchSample{{AtMS: 0, CurKHz: []int{800000}}}})}, ""},
+		{"before hello", []string{encode(t, "r1", 0, frame.Watch, first)}, "no hello before it"},
+		{"zones named twice", []string{hello, encode(t, "r1", 1, frame.Watch, first), encode(t, "r1", 2, frame.Watch, first)}, "named again"},
+		{"a sample missing a zone", []string{hello, encode(t, "r1", 1, frame.Watch, frame.WatchBody{Zones: zones, Samples: []frame.WatchSample{{AtMS: 0, CurKHz: []int{800000}}}})}, "reads 0 zones of 1"},
+		{"back in time", []string{hello, encode(t, "r1", 1, frame.Watch, first),
+			encode(t, "r1", 2, frame.Watch, frame.WatchBody{Samples: []frame.WatchSample{{AtMS: 500, TempMC: []int{60000}}}})}, "at 500 ms after one at 1000 ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := frame.NewCollector("r1")
+			var err error
+			var ev frame.Event
+			for _, l := range tt.lines {
+				if ev, err = c.Feed([]byte(l)); err != nil {
+					break
+				}
+			}
+			if tt.err != "" {
+				if !errors.Is(err, frame.ErrCorrupt) || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want a corrupt run saying %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || ev != frame.EventWatch {
+				t.Fatalf("event %v err %v, want a watch", ev, err)
+			}
+			res := c.Result()
+			n := 0
+			for _, l := range tt.lines[1:] {
+				f, _ := frame.Decode([]byte(l))
+				var b frame.WatchBody
+				json.Unmarshal(f.Body, &b)
+				n += len(b.Samples)
+			}
+			if len(res.Samples) != n || (len(res.Zones) > 0 && res.Zones[0].Trips[0].TempMC != 85000) {
+				t.Errorf("kept %d samples of %d, zones %+v", len(res.Samples), n, res.Zones)
+			}
+		})
 	}
 }

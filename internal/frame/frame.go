@@ -46,6 +46,9 @@ const (
 	// while the host sent traffic through it (counters).
 	Ready    Type = "ready"
 	Counters Type = "counters"
+	// Watch carries the board's throttling watch: its CPU clocks and
+	// thermal zones, sampled while the benchmark runs.
+	Watch Type = "watch"
 )
 
 // Frame is one decoded line.

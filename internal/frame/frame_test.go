@@ -176,6 +176,11 @@ func TestBodiesJSON(t *testing.T) {
 				`"clock_requested_mhz":680,"clock_set":"scaling_max_freq 680000 kHz","mem_total_kb":61572,"reps":5,"argv":["/bin/openssl","speed"]}`},
 		{"done as before", DoneBody{Chunks: 2, SHA256: "ab"}, `{"chunks":2,"sha256":"ab","exit":0}`},
 		{"done with reps", DoneBody{Chunks: 2, SHA256: "ab", Exit: 1, Reps: 3}, `{"chunks":2,"sha256":"ab","exit":1,"reps":3}`},
+		{"first watch", WatchBody{Zones: []ThermalZone{{Type: "cpu-thermal", Trips: []TripPoint{{Type: "passive", TempMC: 85000}}}},
+			Samples: []WatchSample{{AtMS: 0, CurKHz: []int{800000, 1200000}, TempMC: []int{51000}}}},
+			`{"zones":[{"type":"cpu-thermal","trips":[{"type":"passive","temp_mc":85000}]}],"samples":[{"at_ms":0,"cur_khz":[800000,1200000],"temp_mc":[51000]}]}`},
+		{"watch of a board without zones", WatchBody{Samples: []WatchSample{{AtMS: 4000, CurKHz: []int{600000}}}},
+			`{"samples":[{"at_ms":4000,"cur_khz":[600000]}]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

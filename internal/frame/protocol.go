@@ -18,6 +18,7 @@ const (
 	EventFailed                  // the board reported a failure
 	EventReady                   // the board routes in a configuration (route benchmark)
 	EventCounters                // the board's counters for a configuration (route benchmark)
+	EventWatch                   // a batch of the board's clock and temperature samples
 )
 
 // kind is one frame type of the protocol: the body the board sends in it,
@@ -38,6 +39,7 @@ var kinds = map[Type]kind{
 	Fail:     kindOf(EventFailed, (*Collector).takeFail),
 	Ready:    kindOf(EventReady, (*Collector).takeReady),
 	Counters: kindOf(EventCounters, (*Collector).takeCounters),
+	Watch:    kindOf(EventWatch, (*Collector).takeWatch),
 }
 
 // kindOf is the frame type whose body is a B, handled by take.

@@ -7,14 +7,18 @@ import (
 	"encoding/hex"
 	"hash"
 	"io"
+	"sync"
 )
 
 // Writer sends one run's frames from the board, one whole line per write so
 // that a line is never split by another writer. As an io.Writer it takes
 // the benchmark's output and cuts it into raw frames as it is produced, so
 // the host sees progress and a board that dies midway still leaves what it
-// printed in the transcript.
+// printed in the transcript. It is safe for concurrent use: the throttling
+// watch sends its frames while the benchmark's output is being written,
+// and the two must not share a sequence number.
 type Writer struct {
+	mu  sync.Mutex
 	w   io.Writer
 	run string
 	seq int
@@ -36,6 +40,12 @@ const chunk = 384
 // kinds) is a bug on the board: a fail frame saying so goes instead, so the
 // host records why.
 func (w *Writer) Send(typ Type, body any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.send(typ, body)
+}
+
+func (w *Writer) send(typ Type, body any) {
 	line, err := "", checkBody(typ, body)
 	if err == nil {
 		line, err = Encode(w.run, w.seq, typ, body)
@@ -53,6 +63,8 @@ func (w *Writer) Fail(reason string) { w.Send(Fail, FailBody{Reason: reason}) }
 // Write sends p as benchmark output, in raw frames at line ends and at
 // chunk size.
 func (w *Writer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.sum.Write(p)
 	w.buf = append(w.buf, p...)
 	for len(w.buf) >= chunk {
@@ -68,6 +80,12 @@ func (w *Writer) Write(p []byte) (int, error) {
 
 // Flush sends the output held back since its last line end.
 func (w *Writer) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flush()
+}
+
+func (w *Writer) flush() {
 	if len(w.buf) > 0 {
 		w.emit(w.buf)
 		w.buf = nil
@@ -77,11 +95,13 @@ func (w *Writer) Flush() {
 // Done flushes the output and closes the run with its chunk count and
 // digest, the benchmark's exit status and the repetitions it holds.
 func (w *Writer) Done(exit, reps int) {
-	w.Flush()
-	w.Send(Done, DoneBody{Chunks: w.chunks, SHA256: hex.EncodeToString(w.sum.Sum(nil)), Exit: exit, Reps: reps})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flush()
+	w.send(Done, DoneBody{Chunks: w.chunks, SHA256: hex.EncodeToString(w.sum.Sum(nil)), Exit: exit, Reps: reps})
 }
 
 func (w *Writer) emit(b []byte) {
-	w.Send(Raw, RawBody{N: w.chunks, Data: base64.StdEncoding.EncodeToString(b)})
+	w.send(Raw, RawBody{N: w.chunks, Data: base64.StdEncoding.EncodeToString(b)})
 	w.chunks++
 }

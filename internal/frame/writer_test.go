@@ -3,6 +3,7 @@ package frame_test
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bootbench/bootbench/internal/frame"
@@ -74,5 +75,37 @@ func TestWriterRefusesWrongBody(t *testing.T) {
 				t.Fatalf("event %v err %v reason %q, want a fail saying %q", ev, err, col.Reason, tt.want)
 			}
 		})
+	}
+}
+
+// The throttling watch sends its frames from its own goroutine while the
+// benchmark's output is written: every frame still arrives whole and in
+// sequence, and the output is carried exactly.
+func TestWriterConcurrentWatch(t *testing.T) {
+	var console bytes.Buffer
+	w := frame.NewWriter(&console, "r1")
+	w.Send(frame.Hello, frame.HelloBody{Arch: "amd64"})
+	out := strings.Repeat("md5 16 bytes 123.45k\n", 200)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 50 {
+			w.Send(frame.Watch, frame.WatchBody{Samples: []frame.WatchSample{{AtMS: int64(i), CurKHz: []int{800000}}}})
+		}
+	}()
+	for i := 0; i < len(out); i += 7 {
+		w.Write([]byte(out[i:min(i+7, len(out))]))
+	}
+	wg.Wait()
+	w.Done(0, 1)
+	col := frame.NewCollector("r1")
+	for _, line := range strings.Split(strings.TrimSuffix(console.String(), "\n"), "\n") {
+		if _, err := col.Feed([]byte(line)); err != nil {
+			t.Fatalf("frame rejected: %v", err)
+		}
+	}
+	if res := col.Result(); string(res.Output) != out || len(res.Samples) != 50 {
+		t.Fatalf("output of %d bytes, %d samples; want %d bytes, 50 samples", len(res.Output), len(res.Samples), len(out))
 	}
 }

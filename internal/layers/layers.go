@@ -7,8 +7,9 @@
 //	           harness/power, initramfs, plan, results, internal/*
 //	boot       what a board gets when it netboots, and the servers
 //	harness    one run's state machine, through interfaces only
-//	adapters   the concrete benches (vbench, internal/benchnic) and the
-//	           host sides of benchmarks (internal/route)
+//	adapters   the concrete benches (vbench, internal/benchnic), the
+//	           host sides of benchmarks (internal/route) and the bench
+//	           page (internal/benchpage), which shows the harness's events
 //	commands   cmd/*: flags and wiring; bench, the measurements' scripts;
 //	           scripts, the repository's own tools
 //
@@ -65,10 +66,11 @@ var Layers = map[string]Layer{
 
 	"harness": Harness,
 
-	"vbench":            Adapters,
-	"internal/benchnic": Adapters,
-	"internal/route":    Adapters, // the route benchmark's host side, a harness.HostDriver
-	"internal/routenet": Adapters, // the route benchmark's two host networks, virtual or a real bench's NICs
+	"vbench":             Adapters,
+	"internal/benchnic":  Adapters,
+	"internal/route":     Adapters, // the route benchmark's host side, a harness.HostDriver
+	"internal/routenet":  Adapters, // the route benchmark's two host networks, virtual or a real bench's NICs
+	"internal/benchpage": Adapters, // serve's bench page, a view of the harness's events and the consoles
 
 	"cmd":     Commands,
 	"bench":   Commands, // the measurements' scripts, run by their test

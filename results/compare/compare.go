@@ -18,7 +18,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
@@ -81,6 +80,9 @@ type Options struct {
 	// (its Board empty or the compared board); by board, a setting, which
 	// is compared with every other named.
 	Baseline *Pick
+	// IncludeThrottled pools throttled runs with the ok ones; without
+	// it they are left out, and the comparison says how many.
+	IncludeThrottled bool
 }
 
 // Pick names one setting to compare: a board, at a clock if HasClock.
@@ -137,6 +139,16 @@ type Setting struct {
 	Runs     int          `json:"runs"`
 	Images   []ImageCount `json:"images,omitempty"`
 	Imported int          `json:"imported,omitempty"`
+	// Throttled is how many of the runs were throttled (pooled only
+	// when asked).
+	Throttled int `json:"throttled,omitempty"`
+	// Metered is how many of the runs had a power meter, and IdleWatts
+	// the median of their power before the benchmark; both omitted when
+	// none had.
+	Metered   int     `json:"metered,omitempty"`
+	IdleWatts *number `json:"idle_watts,omitempty"`
+
+	throttled []results.Run // the throttled runs pooled
 }
 
 // ImageCount is how many pooled runs booted one image.
@@ -157,6 +169,8 @@ type Comparison struct {
 	Comparisons []Candidate `json:"comparisons"`
 	// Skipped says what the store holds that was not compared, and why.
 	Skipped []string `json:"skipped,omitempty"`
+	// Throttled says how many throttled runs were left out, or pooled.
+	Throttled Throttled `json:"throttled"`
 }
 
 // Candidate is one setting measured against a baseline.
@@ -198,28 +212,38 @@ type MetricCompare struct {
 	// Scaling is "sublinear" or "superlinear" when ScalingEfficiency is
 	// below 0.8 or above 1.25, else omitted.
 	Scaling string `json:"scaling,omitempty"`
+	// Energy is the metric's power where runs had a meter; omitted when
+	// none on either side had.
+	Energy *EnergyCompare `json:"energy,omitempty"`
 }
 
-// Stored compares the runs in s as o says. Only runs with status ok count.
+// Stored compares the runs in s as o says. Only runs with status ok
+// count, and throttled ones when o says so.
 func Stored(ctx context.Context, s *results.Store, o Options) (*Comparison, error) {
+	var f results.Filter
 	switch o.By {
 	case ByClock:
 		if o.Board == "" {
 			return nil, errors.New("results: compare by clock: no board named")
 		}
-		runs, err := s.Runs(ctx, results.Filter{Board: o.Board, Status: results.StatusOK})
-		if err != nil {
-			return nil, err
-		}
-		return compareClocks(o, runs)
+		f.Board = o.Board
 	case ByBoard:
-		runs, err := s.Runs(ctx, results.Filter{Status: results.StatusOK})
-		if err != nil {
-			return nil, err
-		}
-		return compareBoards(o, runs)
+	default:
+		return nil, fmt.Errorf("results: compare by %q: want %q or %q", o.By, ByClock, ByBoard)
 	}
-	return nil, fmt.Errorf("results: compare by %q: want %q or %q", o.By, ByClock, ByBoard)
+	runs, err := s.Runs(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return compareMeasured(o, measured(runs))
+}
+
+// compareRuns compares runs, all of them measured, as o says.
+func compareRuns(o Options, runs []results.Run) (*Comparison, error) {
+	if o.By == ByClock {
+		return compareClocks(o, runs)
+	}
+	return compareBoards(o, runs)
 }
 
 // benchKey is what runs must share to be pooled: the benchmark and what
@@ -262,9 +286,14 @@ func byBench(runs []results.Run) ([]benchKey, map[benchKey][]results.Run) {
 func pool(board string, clock boards.MHz, runs []results.Run) Setting {
 	k := keyOf(runs[0])
 	st := Setting{Board: board, ClockMHz: clock, Bench: k.bench, Tool: k.tool, ToolVersion: k.version, Runs: len(runs)}
+	st.IdleWatts, st.Metered = idleWatts(runs)
 	for _, r := range runs {
 		if strings.HasPrefix(r.Source, results.SourceImportPrefix) {
 			st.Imported++
+		}
+		if r.Status == results.StatusThrottled {
+			st.Throttled++
+			st.throttled = append(st.throttled, r)
 		}
 		if r.ImageDigest == "" {
 			continue
@@ -588,7 +617,9 @@ func compareSides(base, cand []results.Run, clockRatio float64, haveClock bool) 
 		if bu[name] != cu[name] {
 			return nil, fmt.Errorf("metric %s is in %s on one side and %s on the other", name, bu[name], cu[name])
 		}
-		out.Metrics = append(out.Metrics, compareMetric(name, bu[name], bv[name], cv[name], clockRatio, haveClock))
+		mc := compareMetric(name, bu[name], bv[name], cv[name], clockRatio, haveClock)
+		mc.Energy = compareEnergy(name, base, cand)
+		out.Metrics = append(out.Metrics, mc)
 	}
 	return out, nil
 }
@@ -820,6 +851,14 @@ func WriteText(w io.Writer, c *Comparison) error {
 		if err := writeCompareTable(w, cand.Metrics, c.By == ByClock); err != nil {
 			return err
 		}
+		if err := writeEnergyTable(w, cand); err != nil {
+			return err
+		}
+	}
+	if line := c.Throttled.line(); line != "" {
+		if _, err := fmt.Fprintf(w, "\n%s\n", line); err != nil {
+			return err
+		}
 	}
 	if len(c.Skipped) > 0 {
 		if _, err := fmt.Fprintf(w, "\nnot compared: %s\n", strings.Join(c.Skipped, "; ")); err != nil {
@@ -854,12 +893,16 @@ func originText(st Setting) string {
 	if n := st.Runs - counted; n > 0 {
 		parts = append(parts, fmt.Sprintf("image not recorded ×%d", n))
 	}
+	throttled := ""
+	if st.Throttled > 0 {
+		throttled = fmt.Sprintf(" (%d throttled)", st.Throttled)
+	}
 	if len(parts) == 1 {
 		// One origin: the count is the side's run count, said already.
 		p, _, _ := strings.Cut(parts[0], " ×")
-		return p
+		return p + throttled
 	}
-	return "pooled from " + strings.Join(parts, ", ")
+	return "pooled from " + strings.Join(parts, ", ") + throttled
 }
 
 // shortDigest is enough of an image digest to tell images apart.
@@ -899,29 +942,7 @@ func writeCompareTable(w io.Writer, ms []MetricCompare, byClock bool) error {
 		row = append(row, interval, p, m.Verdict)
 		rows = append(rows, row)
 	}
-	// Numbers are right-aligned so digits line up; tabwriter's AlignRight
-	// would right-align the names too, so pad by hand.
-	numeric := map[int]bool{2: true, 3: true, 5: true}
-	width := make([]int, len(cols))
-	for _, row := range rows {
-		for i, cell := range row {
-			width[i] = max(width[i], len([]rune(cell)))
-		}
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, row := range rows {
-		for i, cell := range row {
-			if numeric[i] {
-				cell = strings.Repeat(" ", width[i]-len([]rune(cell))) + cell
-			}
-			sep := "\t"
-			if i == len(row)-1 {
-				sep = "\n"
-			}
-			fmt.Fprint(tw, cell+sep)
-		}
-	}
-	return tw.Flush()
+	return writeAligned(w, rows, map[int]bool{2: true, 3: true, 5: true})
 }
 
 func runsText(n int) string {

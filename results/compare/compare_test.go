@@ -84,6 +84,48 @@ func boardRuns() []results.Run {
 	return append(runs, series("hap-ac2", 716, names, units, []float64{9000000, 20.5})...)
 }
 
+// throttle marks runs throttled: their clock fell from 800 to 600 MHz.
+func throttle(runs []results.Run) []results.Run {
+	for i := range runs {
+		runs[i].ID += "-throttled"
+		runs[i].Status = results.StatusThrottled
+		runs[i].Throttle = &results.Throttle{Clock: &results.ClockDrop{AskedMHz: runs[i].ClockMHz, LowestMHz: 600, AtMS: 4000}}
+	}
+	return runs
+}
+
+// energyRuns are boardRuns with power meters: rb450g's first two runs and
+// all of rb493g's, hap-ac2's none. The idle and test watts rise a little
+// from run to run.
+func energyRuns() []results.Run {
+	runs := boardRuns()
+	for i := range runs {
+		r := &runs[i]
+		if r.Board == "hap-ac2" || r.Board == "rb450g" && r.Rep == 2 {
+			continue
+		}
+		base := map[string]float64{"rb450g": 3.1, "rb493g": 4.6}[r.Board] + 0.05*float64(r.Rep)
+		e := &results.Energy{Meter: "tasmota http://198.18.5.7 relay 1"}
+		e.Spans = append(e.Spans, results.PowerSpan{Name: results.SpanIdle, To: 20 * time.Second, MeanWatts: base, Joules: 20 * base})
+		from := 20 * time.Second
+		for j, m := range r.Metrics {
+			w := base + 1.5 + 0.5*float64(j)
+			e.Spans = append(e.Spans, results.PowerSpan{Name: m.Name, From: from, To: from + 3*time.Second,
+				MeanWatts: w, Joules: 3 * w, PerJoule: m.Value / w, Unit: results.PerJouleUnit(m.Unit)})
+			from += 3 * time.Second
+		}
+		r.Energy = e
+	}
+	return runs
+}
+
+// throttledRuns are designRuns with a throttled run at 800 MHz whose
+// figures are those of 600.
+func throttledRuns() []results.Run {
+	names, units := []string{"aes-128-cbc@1024"}, []string{"B/s"}
+	return append(designRuns(), throttle(series("rb450g", 800, names, units, []float64{7703000}))...)
+}
+
 func TestCompareGolden(t *testing.T) {
 	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
 		tests := []struct {
@@ -96,6 +138,12 @@ func TestCompareGolden(t *testing.T) {
 			{"boards", boardRuns(), Options{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "rb493g"}}}},
 			// One board named: every other board is a candidate, alphabetically.
 			{"boards-all", boardRuns(), Options{By: ByBoard, Board: "rb493g"}},
+			// A throttled run is left out, and the comparison says so;
+			// asked, it is pooled and the pool says how many were.
+			{"throttled", throttledRuns(), Options{By: ByClock, Board: "rb450g"}},
+			{"throttled-included", throttledRuns(), Options{By: ByClock, Board: "rb450g", IncludeThrottled: true}},
+			// Power where the runs had a meter: idle, mean watts and per joule.
+			{"energy", energyRuns(), Options{By: ByBoard, Board: "rb450g"}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -616,6 +664,65 @@ func TestParsePick(t *testing.T) {
 			}
 			if err != nil || got != tt.want {
 				t.Errorf("ParsePick(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestCompareThrottled: which throttled runs a comparison leaves out is
+// what it would have pooled, counted in the text and the JSON, and a
+// comparison that has nothing left to compare says they are why.
+func TestCompareThrottled(t *testing.T) {
+	names, units := []string{"sha256@1024"}, []string{"B/s"}
+	onlyThrottled := append(series("rb450g", 680, names, units, []float64{3850580}),
+		throttle(series("rb450g", 800, names, units, []float64{3400000}, []float64{3410000}))...)
+	otherBoard := append(boardRuns(), throttle(series("hap-ac2", 716, names, units, []float64{8000000}))...)
+	tests := []struct {
+		name      string
+		runs      []results.Run
+		opts      Options
+		left, inc int
+		text, err string
+	}{
+		{"left out by clock", throttledRuns(), Options{By: ByClock, Board: "rb450g"}, 1, 0,
+			"left out 1 throttled run (rb450g at 800 MHz ×1); --include-throttled pools them too", ""},
+		{"included by clock", throttledRuns(), Options{By: ByClock, Board: "rb450g", IncludeThrottled: true}, 0, 1,
+			"included 1 throttled run (rb450g at 800 MHz ×1), as asked", ""},
+		{"every run of a setting throttled", onlyThrottled, Options{By: ByClock, Board: "rb450g"}, 0, 0, "",
+			"only at 680 MHz; left out 2 throttled runs (rb450g at 800 MHz ×2); --include-throttled pools them too"},
+		{"every run of a setting throttled, included", onlyThrottled, Options{By: ByClock, Board: "rb450g", IncludeThrottled: true}, 0, 2,
+			"rb450g: 680 MHz (baseline, 1 run) vs 800 MHz (2 runs)", ""},
+		{"a board not compared", otherBoard, Options{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "rb493g"}}}, 0, 0, "", ""},
+		{"a board compared by board", otherBoard, Options{By: ByBoard, Boards: []Pick{{Board: "rb450g"}, {Board: "hap-ac2"}}}, 1, 0,
+			"left out 1 throttled run (hap-ac2 at 716 MHz ×1)", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := storetest.Engines[0].Fill(t, tt.runs)
+			c, err := Stored(context.Background(), s, tt.opts)
+			if tt.err != "" {
+				if !errors.Is(err, ErrNothingToCompare) || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want nothing to compare saying %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Throttled.LeftOut != tt.left || c.Throttled.Included != tt.inc {
+				t.Errorf("throttled %+v, want %d left out, %d included", c.Throttled, tt.left, tt.inc)
+			}
+			var txt, js bytes.Buffer
+			WriteText(&txt, c)
+			WriteJSON(&js, c)
+			if !strings.Contains(txt.String(), tt.text) || (tt.left == 0 && tt.inc == 0 && strings.Contains(txt.String(), "throttled")) {
+				t.Errorf("text does not say %q:\n%s", tt.text, txt.String())
+			}
+			want := fmt.Sprintf(`"throttled": {
+    "left_out": %d,
+    "included": %d`, tt.left, tt.inc)
+			if !strings.Contains(js.String(), want) {
+				t.Errorf("JSON lacks %s:\n%s", want, js.String())
 			}
 		})
 	}

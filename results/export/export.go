@@ -67,6 +67,48 @@ type jsonRun struct {
 	// unverified, mismatch); absent for runs that asked for none.
 	ClockReportedMHz boards.MHz `json:"clock_reported_mhz,omitempty"`
 	ClockCheck       string     `json:"clock_check,omitempty"`
+	// Throttle says why a throttled run is (results.Throttle).
+	Throttle *results.Throttle `json:"throttle,omitempty"`
+	// What the board's power meter measured; absent without one.
+	Energy *jsonEnergy `json:"energy,omitempty"`
+}
+
+type jsonEnergy struct {
+	Meter  string `json:"meter"`
+	Failed int    `json:"failed_samples"`
+	// Samples are there when the export loaded them (html, json).
+	Samples []jsonSample `json:"samples,omitempty"`
+	Spans   []jsonSpan   `json:"spans"`
+}
+
+type jsonSample struct {
+	Seconds number `json:"seconds"` // since the run started
+	Watts   number `json:"watts"`
+}
+
+type jsonSpan struct {
+	Name      string `json:"name"` // "idle" or the test's metric
+	From      number `json:"from_seconds"`
+	To        number `json:"to_seconds"`
+	MeanWatts number `json:"mean_watts"`
+	Joules    number `json:"joules"`
+	PerJoule  number `json:"per_joule,omitempty"`
+	Unit      string `json:"unit,omitempty"`
+}
+
+func jsonEnergyOf(e *results.Energy) *jsonEnergy {
+	if e == nil {
+		return nil
+	}
+	je := &jsonEnergy{Meter: e.Meter, Failed: e.Failed, Spans: []jsonSpan{}}
+	for _, s := range e.Samples {
+		je.Samples = append(je.Samples, jsonSample{number(s.At.Seconds()), number(s.Watts)})
+	}
+	for _, s := range e.Spans {
+		je.Spans = append(je.Spans, jsonSpan{Name: s.Name, From: number(s.From.Seconds()), To: number(s.To.Seconds()),
+			MeanWatts: number(s.MeanWatts), Joules: number(s.Joules), PerJoule: number(s.PerJoule), Unit: s.Unit})
+	}
+	return je
 }
 
 func jsonTime(t time.Time) string {
@@ -103,6 +145,8 @@ func WriteJSON(w io.Writer, runs []results.Run) error {
 			ClockReportedMHz: r.ClockReportedMHz,
 			ClockCheck:       r.ClockCheck,
 			Hello:            r.Hello,
+			Throttle:         r.Throttle,
+			Energy:           jsonEnergyOf(r.Energy),
 		}
 		ms := append([]results.Metric(nil), r.Metrics...)
 		results.SortMetrics(ms)
@@ -132,7 +176,7 @@ func WriteTable(w io.Writer, runs []results.Run) error {
 			started = r.Started.UTC().Format("2006-01-02 15:04:05Z")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n",
-			r.ID, r.Board, r.ClockMHz.Label(), r.Status, dash(r.Bench), len(r.Metrics), started, oneLine(r.Reason, 72))
+			r.ID, r.Board, r.ClockMHz.Label(), r.Status, dash(r.Bench), len(r.Metrics), started, oneLine(r.Why(), 72))
 	}
 	return tw.Flush()
 }
@@ -232,7 +276,7 @@ func ReadJSON(r io.Reader) ([]results.Run, error) {
 			ID: jr.ID, Board: jr.Board, ClockMHz: jr.ClockMHz, Status: jr.Status, Rep: jr.Rep,
 			Reason: jr.Reason, Bench: jr.Bench, Tool: jr.Tool, ToolVersion: jr.ToolVersion,
 			Kernel: jr.Kernel, ImageDigest: jr.ImageDigest, Hello: jr.Hello,
-			ClockReportedMHz: jr.ClockReportedMHz, ClockCheck: jr.ClockCheck,
+			ClockReportedMHz: jr.ClockReportedMHz, ClockCheck: jr.ClockCheck, Throttle: jr.Throttle,
 		}
 		if jr.Started != "" {
 			var err error
@@ -249,4 +293,44 @@ func ReadJSON(r io.Reader) ([]results.Run, error) {
 		runs = append(runs, r)
 	}
 	return runs, nil
+}
+
+// WriteEnergy writes what a run's power meter measured, for `results
+// show`: the meter and its samples, then the idle span and each test
+// with its mean watts, joules, length and metric per joule. Nothing for a
+// run without a meter.
+func WriteEnergy(w io.Writer, r *results.Run) error {
+	e := r.Energy
+	if e == nil {
+		return nil
+	}
+	failed := ""
+	if e.Failed > 0 {
+		failed = fmt.Sprintf(", %d failed", e.Failed)
+	}
+	fmt.Fprintf(w, "\npower    %s: %d samples%s\n", e.Meter, len(e.Samples), failed)
+	if len(e.Spans) == 0 {
+		_, err := fmt.Fprintln(w, "no test's time known: no idle or per-test figures")
+		return err
+	}
+	width := len("SPAN")
+	for _, s := range e.Spans {
+		width = max(width, len(s.Name))
+	}
+	fmt.Fprintf(w, "%-*s  %8s  %9s  %8s  %s\n", width, "SPAN", "MEAN W", "JOULES", "SECONDS", "PER JOULE")
+	for _, s := range e.Spans {
+		perJoule := "-"
+		if s.Unit != "" {
+			perJoule = results.FormatValue(roundSig(s.PerJoule, 6)) + " " + s.Unit
+		}
+		if _, err := fmt.Fprintf(w, "%-*s  %8.2f  %9.2f  %8.2f  %s\n", width, s.Name, s.MeanWatts, s.Joules, (s.To - s.From).Seconds(), perJoule); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func roundSig(v float64, sig int) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', sig, 64), 64)
+	return f
 }

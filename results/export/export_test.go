@@ -113,3 +113,87 @@ func TestWriteMetricsOrder(t *testing.T) {
 		t.Error("WriteMetrics reordered the caller's slice")
 	}
 }
+
+// energyRun is a run whose plug had a meter: samples, idle, two tests.
+func energyRun() results.Run {
+	r := *storetest.SampleRun("20261203-133147-e0201368", storetest.T0)
+	r.Metrics = []results.Metric{{Name: "aes-128-cbc@1024", Unit: "B/s", Value: 9350150}, {Name: "rsa2048-sign", Unit: "op/s", Value: 812.5}}
+	r.Energy = &results.Energy{
+		Meter: "tasmota http://198.18.5.7 relay 1", Failed: 1,
+		Samples: []results.PowerSample{{At: 4 * time.Second, Watts: 5}, {At: 5 * time.Second, Watts: 2.4}, {At: 6 * time.Second, Watts: 3.1}},
+		Spans: []results.PowerSpan{
+			{Name: results.SpanIdle, From: 3900 * time.Millisecond, To: 19500 * time.Millisecond, MeanWatts: 3.3612, Joules: 52.43472},
+			{Name: "aes-128-cbc@1024", From: 19500 * time.Millisecond, To: 20505 * time.Millisecond, MeanWatts: 2.87, Joules: 2.88435, PerJoule: 9350150 / 2.87, Unit: "B/J"},
+			{Name: "rsa2048-sign", From: 20505 * time.Millisecond, To: 21505 * time.Millisecond, MeanWatts: 3.25, Joules: 3.25, PerJoule: 250, Unit: "op/J"},
+		},
+	}
+	return r
+}
+
+// TestWriteEnergy: results show's power table, and nothing for a run
+// without a meter.
+func TestWriteEnergy(t *testing.T) {
+	r := energyRun()
+	var buf bytes.Buffer
+	if err := WriteEnergy(&buf, &r); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+power    tasmota http://198.18.5.7 relay 1: 3 samples, 1 failed
+SPAN                MEAN W     JOULES   SECONDS  PER JOULE
+idle                  3.36      52.43     15.60  -
+aes-128-cbc@1024      2.87       2.88      1.00  3257890 B/J
+rsa2048-sign          3.25       3.25      1.00  250 op/J
+`
+	if buf.String() != want {
+		t.Errorf("WriteEnergy:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	buf.Reset()
+	r.Energy = nil
+	if err := WriteEnergy(&buf, &r); err != nil || buf.Len() != 0 {
+		t.Errorf("WriteEnergy without a meter wrote %q, %v", buf.String(), err)
+	}
+}
+
+// TestWriteJSONEnergy: a metered run's JSON has its meter, samples and
+// spans; an unmetered one has no energy field.
+func TestWriteJSONEnergy(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, []results.Run{energyRun(), exportRuns()[1]}); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Runs []struct {
+			Energy *struct {
+				Meter   string `json:"meter"`
+				Failed  int    `json:"failed_samples"`
+				Samples []struct {
+					Seconds float64 `json:"seconds"`
+					Watts   float64 `json:"watts"`
+				} `json:"samples"`
+				Spans []map[string]any `json:"spans"`
+			} `json:"energy"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	e := got.Runs[0].Energy
+	if e == nil || e.Meter != "tasmota http://198.18.5.7 relay 1" || e.Failed != 1 || len(e.Samples) != 3 || e.Samples[1].Seconds != 5 || e.Samples[1].Watts != 2.4 {
+		t.Fatalf("energy %+v", e)
+	}
+	aes := e.Spans[1]
+	if aes["name"] != "aes-128-cbc@1024" || aes["from_seconds"] != 19.5 || aes["to_seconds"] != 20.505 || aes["mean_watts"] != 2.87 || aes["unit"] != "B/J" || aes["per_joule"] != 9350150/2.87 {
+		t.Errorf("aes span %v", aes)
+	}
+	if _, ok := e.Spans[0]["per_joule"]; ok {
+		t.Errorf("idle span %v has a per-joule figure", e.Spans[0])
+	}
+	var raw struct{ Runs []map[string]json.RawMessage }
+	if err := json.Unmarshal(buf.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := raw.Runs[1]["energy"]; ok {
+		t.Errorf("the run without a meter has energy %s", e)
+	}
+}

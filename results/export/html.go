@@ -25,6 +25,28 @@ var htmlHeadline = []string{"aes-128-cbc@1024", "sha256@1024", "md5@1024", "rsa2
 // forms of colour blindness.
 var htmlPalette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
 
+// Figure is one of a run's headline figures, printed as the report's
+// charts label them.
+type Figure struct {
+	Metric string `json:"metric"` // "sha256@1024"
+	Value  string `json:"value"`  // "38.5M bytes/s"
+}
+
+// Headline is the run's headline figures: those of the report's charts
+// it has, in their order; none when it has none of them.
+func Headline(r *results.Run) []Figure {
+	var out []Figure
+	for _, name := range htmlHeadline {
+		for _, m := range r.Metrics {
+			if m.Name == name {
+				out = append(out, Figure{Metric: m.Name, Value: htmlCompact(m.Value) + " " + unitLabel(m.Unit)})
+				break
+			}
+		}
+	}
+	return out
+}
+
 func htmlColor(i int) string { return htmlPalette[i%len(htmlPalette)] }
 
 // WriteHTML writes a report of runs as one self-contained HTML file: no
@@ -70,6 +92,7 @@ type htmlBoard struct {
 	MediansOpen  bool
 	Runs         []htmlRunRow
 	Stages       *htmlStageChart
+	Energy       *htmlEnergy
 }
 
 type htmlMedianRow struct {
@@ -294,6 +317,7 @@ func buildHTMLBoard(name string, runs []*results.Run, stageColors map[results.St
 		b.Runs = append(b.Runs, htmlRunRowFor(r))
 	}
 	b.Stages = htmlStageChartFor(runs, stageColors)
+	b.Energy = htmlEnergyFor(runs)
 	return b, settings
 }
 
@@ -381,7 +405,7 @@ func htmlRunRowFor(r *results.Run) htmlRunRow {
 	row := htmlRunRow{
 		ID: string(r.ID), Clock: r.ClockMHz.Label(), Rep: r.Rep, Status: r.Status,
 		Started: "-", Tool: dash(strings.TrimSpace(r.Tool + " " + r.ToolVersion)),
-		Metrics: len(r.Metrics), Boot: "-", Reason: r.Reason,
+		Metrics: len(r.Metrics), Boot: "-", Reason: r.Why(),
 		StatusCSSClass: "st-" + htmlAnchor(r.Status),
 	}
 	if !r.Started.IsZero() {
@@ -747,6 +771,17 @@ summary { cursor: pointer; font-weight: 600; margin: 1em 0 .3em; }
 {{end}}</tbody>
 </table>
 </details>
+{{end}}{{with .Energy}}
+<h3>Power</h3>
+<p class="muted">{{.Summary}}</p>
+{{with .Chart}}<div class="charts">
+{{template "lines" .}}</div>
+{{end}}<table>
+<thead><tr><th>test</th><th>per joule</th>{{range .Clocks}}<th>{{.}} W</th><th>J</th><th>per J</th>{{end}}</tr></thead>
+<tbody>
+{{range .Rows}}<tr><td><code>{{.Test}}</code></td><td>{{.Unit}}</td>{{range .Cells}}<td class="num">{{.Watts}}</td><td class="num">{{.Joules}}</td><td class="num">{{.PerJoule}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
 {{end}}
 <h3>Runs</h3>
 <table>
@@ -783,6 +818,7 @@ summary { cursor: pointer; font-weight: 600; margin: 1em 0 .3em; }
 {{range .Ticks}}<line class="grid" x1="{{$.Left}}" x2="{{$.Right}}" y1="{{.Y}}" y2="{{.Y}}"/>
 <text x="{{$.Left}}" dx="-6" y="{{.Y}}" dy="4" text-anchor="end">{{.Label}}</text>
 {{end}}{{range .XTicks}}<text x="{{.X}}" y="{{$.Bottom}}" dy="15" text-anchor="middle">{{.Label}}</text>
+{{end}}{{range .Bands}}<rect x="{{.X}}" y="{{$.Top}}" width="{{.W}}" height="{{.H}}" fill="{{.Fill}}" fill-opacity="0.12"><title>{{.Tip}}</title></rect>
 {{end}}{{range $i, $s := .Series}}<g><title>{{.Name}}</title>
 <polyline points="{{.Points}}" fill="none" stroke="{{.Stroke}}" stroke-width="2"{{if .Dash}} stroke-dasharray="{{.Dash}}"{{end}}/>
 {{range .Dots}}<circle cx="{{.X}}" cy="{{.Y}}" r="3" fill="{{$s.Stroke}}"><title>{{.Tip}}</title></circle>

@@ -29,7 +29,16 @@ type htmlLineChart struct {
 	Top, Bottom    htmlCoord
 	Ticks          []htmlTick
 	XTicks         []htmlXTick
-	Series         []htmlSeries
+	// Bands shade stretches of the x axis (a run's tests), behind the
+	// series.
+	Bands  []htmlBand
+	Series []htmlSeries
+}
+
+type htmlBand struct {
+	X, W, H htmlCoord
+	Fill    string
+	Tip     string
 }
 
 type htmlSeries struct {

@@ -229,3 +229,142 @@ func TestExportWritersEmpty(t *testing.T) {
 		})
 	}
 }
+
+// htmlEnergyRuns are two metered runs of a QEMU board at one clock, its
+// plug reading 2 W idle and more while a test runs, and one run whose
+// switch had no meter.
+func htmlEnergyRuns() []*results.Run {
+	base := time.Date(2026, 12, 3, 13, 0, 0, 0, time.UTC)
+	var runs []*results.Run
+	for rep, extra := range []float64{0, 0.2, -1} {
+		started := base.Add(time.Duration(rep) * 2 * time.Minute)
+		r := &results.Run{
+			ID: results.RunID(fmt.Sprintf("%s-pc1-%d", started.Format("20060102-150405"), rep)), Board: "pc1", Rep: rep,
+			Status: results.StatusOK, Bench: "speed", Tool: "bootbench-speed", ToolVersion: "0.1.0",
+			Started: started, Finished: started.Add(40 * time.Second),
+			Metrics: []results.Metric{
+				{Name: "aes-128-cbc@1024", Unit: "B/s", Value: 51_200_000 * (1 + extra/10)},
+				{Name: "aes-128-cbc@16384", Unit: "B/s", Value: 52_428_800 * (1 + extra/10)},
+			},
+		}
+		runs = append(runs, r)
+		if extra < 0 {
+			continue // no meter
+		}
+		e := &results.Energy{Meter: "tasmota http://198.18.5.7 relay 1"}
+		for i := 0; i <= 40; i++ {
+			w := 2.0 + extra
+			if i >= 36 && i < 39 {
+				w = 4.5 + extra // the tests
+			}
+			e.Samples = append(e.Samples, results.PowerSample{At: time.Duration(i)*time.Second + 300*time.Millisecond, Watts: w})
+		}
+		watts := 4.5 + extra
+		e.Spans = []results.PowerSpan{
+			{Name: results.SpanIdle, From: 0, To: 36 * time.Second, MeanWatts: 2 + extra, Joules: 36 * (2 + extra)},
+			{Name: "aes-128-cbc@1024", From: 36 * time.Second, To: 37 * time.Second, MeanWatts: watts, Joules: watts, PerJoule: r.Metrics[0].Value / watts, Unit: "B/J"},
+			{Name: "aes-128-cbc@16384", From: 37 * time.Second, To: 38 * time.Second, MeanWatts: watts, Joules: watts, PerJoule: r.Metrics[1].Value / watts, Unit: "B/J"},
+		}
+		r.Energy = e
+	}
+	return runs
+}
+
+// TestHTMLEnergy: a board's runs with a meter get a power section: their
+// samples drawn over time, and per test the median watts, joules and bytes
+// per joule; the runs of the other board have none.
+func TestHTMLEnergy(t *testing.T) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
+		s := e.Open(t)
+		ctx := context.Background()
+		for _, r := range append(htmlEnergyRuns(), htmlFixtureRuns()[6:]...) {
+			if err := s.SaveRun(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runs, err := s.Runs(ctx, results.Filter{WithSamples: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := WriteHTML(&buf, runs); err != nil {
+			t.Fatal(err)
+		}
+		storetest.Golden(t, "report-energy.html", buf.Bytes())
+		page := buf.String()
+		for _, want := range []string{
+			"<h3>Power</h3>", "2 of 3 runs had a power meter (tasmota http://198.18.5.7 relay 1)", "<b>power while running</b>",
+			// idle: medians of 2.0 and 2.2 W over 36 s
+			"<tr><td><code>idle</code></td><td></td><td class=\"num\">2.10</td><td class=\"num\">75.6</td><td class=\"num\"></td></tr>",
+			// aes at 1024: 4.6 W median; 51.2M B/s over 4.5 W and 52.224M over 4.7 W, 11.38M and 11.11M B/J
+			"<tr><td><code>aes-128-cbc@1024</code></td><td>B/J</td><td class=\"num\">4.60</td><td class=\"num\">4.6</td><td class=\"num\">11.2M</td></tr>",
+		} {
+			if !strings.Contains(page, want) {
+				t.Errorf("report lacks %q", want)
+			}
+		}
+		if n := strings.Count(page, "<h3>Power</h3>"); n != 1 {
+			t.Errorf("%d power sections, want pc1's alone", n)
+		}
+		if n := strings.Count(page, "<circle "); n != 2*41 {
+			t.Errorf("%d samples drawn, want 82", n)
+		}
+		if n := strings.Count(page, ": the tests, 36.0–38.0 s</title></rect>"); n != 2 {
+			t.Errorf("%d runs' tests shaded, want 2", n)
+		}
+	})
+}
+
+// TestHeadline: a run's headline figures are the report's charted
+// metrics it has, in the charts' order, labelled as the charts label them.
+func TestHeadline(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		metrics []results.Metric
+		want    []Figure
+	}{
+		{"none", nil, nil},
+		{"not charted", []results.Metric{{Name: "md5@16", Unit: "B/s", Value: 1e6}}, nil},
+		{"speed suite, two algorithms", []results.Metric{
+			{Name: "md5@1024", Unit: "B/s", Value: 226674710},
+			{Name: "sha256@16", Unit: "B/s", Value: 4391740},
+			{Name: "sha256@1024", Unit: "B/s", Value: 24149630},
+		}, []Figure{{"sha256@1024", "24.1M bytes/s"}, {"md5@1024", "227M bytes/s"}}},
+		{"public key", []results.Metric{{Name: "rsa2048-sign", Unit: "ops/s", Value: 12.5}, {Name: "aes-128-cbc@1024", Unit: "B/s", Value: 3.85e6}},
+			[]Figure{{"aes-128-cbc@1024", "3.85M bytes/s"}, {"rsa2048-sign", "12.5 operations/s"}}},
+	} {
+		got := Headline(&results.Run{Metrics: tt.metrics})
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestHTMLEnergyThrottled: a metered run that was throttled is drawn in
+// the power chart, named as throttled, and left out of the table's
+// medians as the report's other tables leave it out.
+func TestHTMLEnergyThrottled(t *testing.T) {
+	runs := htmlEnergyRuns()
+	hot := runs[1]
+	hot.Status = results.StatusThrottled
+	hot.Throttle = &results.Throttle{Heat: &results.Heat{Zone: "cpu-thermal", Trip: "passive", TripMC: 85000, HighestMC: 86000, AtMS: 500}}
+	var all []results.Run
+	for _, r := range runs {
+		all = append(all, *r)
+	}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, all); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{
+		"(" + string(hot.ID) + ", throttled)</span>",
+		"(" + string(runs[0].ID) + ")</span>",
+		// idle: run 0's 2.0 W alone, not the median with the throttled run's 2.2
+		"<tr><td><code>idle</code></td><td></td><td class=\"num\">2.00</td><td class=\"num\">72.0</td><td class=\"num\"></td></tr>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}

@@ -117,6 +117,28 @@ func TestFailedRunsFail(t *testing.T) {
 	}
 }
 
+// TestThrottledRunFails: a throttled run's figures are not its clock's:
+// the job fails on it as on a run that gave no result, saying why.
+func TestThrottledRunFails(t *testing.T) {
+	hot := runs("b", 1000, 1, 1, "h")[0]
+	hot.ID, hot.Status = "t1", results.StatusThrottled
+	hot.Throttle = &results.Throttle{Clock: &results.ClockDrop{AskedMHz: 1000, LowestMHz: 600, AtMS: 3000}}
+	rep, err := Judge(runs("b", 1000, 4, 1, "a"), append(runs("b", 1000, 4, 1, "c"), hot), Options{MaxRegression: 0.03})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Regressed() || len(rep.Failed) != 1 || rep.Candidate.Runs != 4 {
+		t.Fatalf("regressed %v, %d failed, %d candidate runs", rep.Regressed(), len(rep.Failed), rep.Candidate.Runs)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	if want := "- run `t1` throttled: the clock fell to 600 MHz (1000 MHz asked) 3.0 s into the benchmark"; !strings.Contains(md.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, md.String())
+	}
+}
+
 // TestFailedRunsKeepTheirClock: when no run gave a result, the report
 // still names the clock they were asked at (ci --clock 680), never "the
 // default clock" or 0.

@@ -95,7 +95,7 @@ func (r *Report) junitSuite() junitSuite {
 	}
 	for _, f := range r.Failed {
 		s.Cases = append(s.Cases, junitCase{Name: "run " + string(f.ID), Classname: class, Time: "0",
-			Error: &junitFailure{Message: f.Status + ": " + f.Reason, Type: f.Status, Text: "see: bootbench results show " + string(f.ID) + " --transcript"}})
+			Error: &junitFailure{Message: f.Status + ": " + f.Why(), Type: f.Status, Text: "see: bootbench results show " + string(f.ID) + " --transcript"}})
 		s.Errors++
 	}
 	if r.Candidate.Runs == 0 {
@@ -144,7 +144,7 @@ func WriteMarkdown(w io.Writer, reps ...*Report) error {
 			fmt.Fprintf(&b, "Too few runs for statistics (4 a side): a metric slower than allowed fails without a p-value.\n\n")
 		}
 		for _, f := range r.Failed {
-			fmt.Fprintf(&b, "- run `%s` %s: %s\n", f.ID, f.Status, f.Reason)
+			fmt.Fprintf(&b, "- run `%s` %s: %s\n", f.ID, f.Status, f.Why())
 		}
 		if len(r.Failed) > 0 {
 			b.WriteString("\n")

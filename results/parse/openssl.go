@@ -213,7 +213,7 @@ func (p *opensslParser) throughputRow(n int, f []string) error {
 		if v == 0 {
 			continue
 		}
-		p.figure(Metric{Name: fmt.Sprintf("%s@%d", alg, p.sizes[j]), Unit: UnitBytesPerSec, Value: v, Line: n})
+		p.figure(Metric{Name: throughputName(alg, p.sizes[j]), Unit: UnitBytesPerSec, Value: v, Line: n})
 	}
 	return nil
 }
@@ -223,6 +223,17 @@ func (p *opensslParser) throughputRow(n int, f []string) error {
 var renamed = map[string]string{
 	"blowfish cbc":  "bf-cbc",
 	"rc5-32/12 cbc": "rc5-cbc",
+}
+
+// ThroughputName is the metric of a throughput algorithm as openssl
+// names it in a table row or a progress line ("aes-128 cbc", "AES-128-CBC",
+// "md5") at a block size: "aes-128-cbc@1024".
+func ThroughputName(alg string, size int) string {
+	return throughputName(algName(strings.Fields(alg)), size)
+}
+
+func throughputName(alg string, size int) string {
+	return fmt.Sprintf("%s@%d", alg, size)
 }
 
 // algName turns a row's name into the openssl 3.x spelling the metric
