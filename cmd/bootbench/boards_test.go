@@ -24,7 +24,7 @@ func TestBoardsShow(t *testing.T) {
 		{"pc-x86_64", []string{"qemu-x86_64: the same iPXE netboot"}},
 		{"qemu-mipsel", []string{"tested        a virtual board"}},
 		{"qemu-x86_64", []string{"bench dd      supported", "bench route   supported: the board routes between the virtual bench's two host networks"}},
-		{"qemu-rb450g", []string{"bench route   supported: the board routes between the virtual bench's two host networks, on two extra pcnet NICs"}},
+		{"qemu-rb450g", []string{"bench route   supported: the board routes between the virtual bench's two host networks, on two extra e1000 NICs"}},
 		{"qemu-rb450", []string{"bench route   not yet on this board"}},
 	}
 	list := bootbench(t, db, "boards", "list")

@@ -262,11 +262,19 @@ func iperf(ctx context.Context, plan Plan, client, server Side, f Figure) (parse
 	for try := 0; try < 10; try++ {
 		// A test that does not end (its control connection stuck) is
 		// a failed measurement, not a hung run.
-		tctx, cancel := context.WithTimeout(ctx, time.Duration(max(1, plan.Seconds)+15)*time.Second)
+		limit := time.Duration(max(1, plan.Seconds)+15) * time.Second
+		tctx, cancel := context.WithTimeout(ctx, limit)
 		out, err := client.command(tctx, "iperf3", args...).Output()
+		cut := tctx.Err() != nil
 		cancel()
 		if ctx.Err() != nil {
 			return parse.IPerf3Test{}, ctx.Err()
+		}
+		if cut {
+			// Killed by the limit, iperf3 printed nothing: say what
+			// happened, not that its output was empty.
+			lastErr = fmt.Errorf("did not end within %s and was stopped", limit)
+			break
 		}
 		t, perr := parse.IPerf3JSON(out)
 		if perr == nil && err == nil {

@@ -14,11 +14,11 @@ import (
 	"github.com/bootbench/bootbench/results/parse"
 )
 
-// Run between two namespaces joined by a veth pair: a figure for every
-// size, protocol and direction, with two streams and a 256 KiB window,
-// each test between its marks, the client's MTU given back, and no
-// iperf3 left.
-func TestRun(t *testing.T) {
+// vethSides are two namespaces joined by a veth pair, without offloads
+// as the direct baseline has them, so packets cross at the size under
+// test: the client's side and the server's.
+func vethSides(t *testing.T) (client, server Side) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		if os.Getenv("BOOTBENCH_E2E") == "1" {
 			t.Fatal("needs root for network namespaces")
@@ -56,7 +56,15 @@ func TestRun(t *testing.T) {
 			t.Fatalf("ethtool: %v: %s", err, out)
 		}
 	}
+	return Side{Netns: a, Iface: "rt0", Addr: "198.18.3.1"}, Side{Netns: b, Iface: "rt1", Addr: "198.18.3.2"}
+}
 
+// Run between two namespaces joined by a veth pair: a figure for every
+// size, protocol and direction, with two streams and a 256 KiB window,
+// each test between its marks, the client's MTU given back, and no
+// iperf3 left.
+func TestRun(t *testing.T) {
+	client, server := vethSides(t)
 	plan := Plan{Sizes: []int{64, 1460}, Seconds: 1, UDPRate: 10e6, Window: "256K", Streams: 2}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -66,7 +74,7 @@ func TestRun(t *testing.T) {
 		marks = append(marks, fmt.Sprint(label, " ", begin))
 		return nil
 	}
-	figs, err := Run(ctx, plan, Side{Netns: a, Iface: "rt0", Addr: "198.18.3.1"}, Side{Netns: b, Iface: "rt1", Addr: "198.18.3.2"}, mark)
+	figs, err := Run(ctx, plan, client, server, mark)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,15 +112,49 @@ func TestRun(t *testing.T) {
 	if _, ok := got["udp-loss@64/direct"]; !ok {
 		t.Errorf("no udp-loss@64/direct")
 	}
-	for _, l := range [][]string{{a, "rt0"}, {b, "rt1"}} {
-		out, _ := exec.Command("ip", "-n", l[0], "link", "show", l[1]).CombinedOutput()
+	for _, sd := range []Side{client, server} {
+		out, _ := exec.Command("ip", "-n", sd.Netns, "link", "show", sd.Iface).CombinedOutput()
 		if !strings.Contains(string(out), "mtu 1500") {
 			t.Errorf("MTU not given back: %s", out)
 		}
 	}
-	if pids, _ := exec.Command("ip", "netns", "pids", b).Output(); len(strings.TrimSpace(string(pids))) > 0 {
+	assertNoProcesses(t, server)
+}
+
+// assertNoProcesses: nothing of a run is left in the side's namespace.
+func assertNoProcesses(t *testing.T, s Side) {
+	t.Helper()
+	if pids, _ := exec.Command("ip", "netns", "pids", s.Netns).Output(); len(strings.TrimSpace(string(pids))) > 0 {
 		t.Errorf("processes left in the server namespace: %s", pids)
 	}
+}
+
+// A path that goes silent in the middle of a test, as the RB450G twin's
+// PCnet ports once did after a flood: iperf3's client waits for its
+// control connection without end, so the test is stopped at its limit
+// and says so, and nothing of it is left.
+func TestRunStopsTestThatDoesNotEnd(t *testing.T) {
+	client, server := vethSides(t)
+	plan := Plan{Sizes: []int{64}, Seconds: 1, UDPRate: 10e6}
+	mark := func(label string, begin bool) error {
+		if label == "64/tcp" && begin {
+			go func() {
+				time.Sleep(500 * time.Millisecond)
+				exec.Command("ip", "-n", server.Netns, "link", "set", server.Iface, "down").Run()
+			}()
+		}
+		return nil
+	}
+	start := time.Now()
+	_, err := Run(context.Background(), plan, client, server, mark)
+	want := "iperf3 TCP at 64 bytes to 198.18.3.2: did not end within 16s and was stopped"
+	if err == nil || err.Error() != want {
+		t.Errorf("Run: %v, want %q", err, want)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("a test cut at 16 s took %s", d)
+	}
+	assertNoProcesses(t, server)
 }
 
 // TestIPerfArgs: the client's command line for each kind of test.
