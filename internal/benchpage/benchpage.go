@@ -13,6 +13,7 @@ package benchpage
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/harness"
+	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
 	"github.com/bootbench/bootbench/serialctl"
@@ -196,24 +198,56 @@ func stageOf(e harness.Event) (stage string, ok bool) {
 
 // Console is a line read off a board's console.
 func (p *Page) Console(boardName string, l serialctl.Line) {
-	text := serialctl.Printable(l.Text)
-	if text == "" {
-		return // firmware paints blank screens; they say nothing in a tail
-	}
-	if r := []rune(text); len(r) > maxLineRunes {
-		text = string(r[:maxLineRunes]) + "…"
-	}
-	if l.Note {
-		text = "[bootbench] " + text
-	}
+	lines := readable(l.Text)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b := p.boards[boardName]
 	if b == nil {
 		return
 	}
-	b.add(text)
-	p.publish("console", consoleLine{Board: boardName, Line: text})
+	for _, text := range lines {
+		if r := []rune(text); len(r) > maxLineRunes {
+			text = string(r[:maxLineRunes]) + "…"
+		}
+		if l.Note {
+			text = "[bootbench] " + text
+		}
+		b.add(text)
+		p.publish("console", consoleLine{Board: boardName, Line: text})
+	}
+}
+
+// readable is what a person reads of one console line: the benchmark's
+// own output where the line is a frame carrying it (a raw chunk, base64
+// on the wire), the frame's type in brackets for the protocol's other
+// frames, and any other line as it is. Firmware paints blank screens:
+// they give nothing.
+func readable(line []byte) []string {
+	if !frame.IsFrame(line) {
+		if text := serialctl.Printable(line); text != "" {
+			return []string{text}
+		}
+		return nil
+	}
+	f, err := frame.Decode(line)
+	if err != nil {
+		return []string{"[damaged frame] " + serialctl.Printable(line)}
+	}
+	var raw frame.RawBody
+	if f.Type != frame.Raw || json.Unmarshal(f.Body, &raw) != nil {
+		return []string{"[" + string(f.Type) + "]"}
+	}
+	data, err := base64.StdEncoding.DecodeString(raw.Data)
+	if err != nil {
+		return []string{"[damaged frame] " + serialctl.Printable(line)}
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		if text := serialctl.Printable([]byte(l)); text != "" {
+			out = append(out, text)
+		}
+	}
+	return out
 }
 
 type consoleLine struct {

@@ -3,18 +3,21 @@ package benchpage
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/harness"
+	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/serialctl"
 )
@@ -212,10 +215,10 @@ func TestStream(t *testing.T) {
 		t.Errorf("running: %+v", st)
 	}
 
-	p.Console("pc2", serialctl.Line{Text: []byte("@BB2 r1 1 raw {}")})
+	p.Console("pc2", serialctl.Line{Text: []byte("Doing md5 for 3s on 16 size blocks")})
 	var line consoleLine
 	s.expect("console", &line)
-	if line.Board != "pc2" || line.Line != "@BB2 r1 1 raw {}" {
+	if line.Board != "pc2" || line.Line != "Doing md5 for 3s on 16 size blocks" {
 		t.Errorf("console: %+v", line)
 	}
 
@@ -422,6 +425,39 @@ func TestLastResultSaysWhy(t *testing.T) {
 				if last == nil || last.Status != tt.run.Status || last.Reason != tt.reason || len(last.Headline) != tt.headlines {
 					t.Errorf("%s: last result %+v, want %s: %q with %d headline figures", how, last, tt.run.Status, tt.reason, tt.headlines)
 				}
+			}
+		})
+	}
+}
+
+// The console tail shows what the board printed, not the protocol's
+// base64: a raw chunk's lines, the other frames by their type.
+func TestReadable(t *testing.T) {
+	enc := func(typ frame.Type, body any) []byte {
+		t.Helper()
+		l, err := frame.Encode("20261203-134244-3300f271", 1, typ, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []byte(l + "\r")
+	}
+	chunk := base64.StdEncoding.EncodeToString([]byte("Doing md5 for 3s on 16 size blocks: 1 md5's in 3.00s\nDoing sha1 for 3s"))
+	damaged := enc(frame.Raw, frame.RawBody{N: 0, Data: chunk})
+	damaged[len(damaged)-3] ^= 1 // the checksum's last digit
+	for _, tc := range []struct {
+		name string
+		line []byte
+		want []string
+	}{
+		{"plain line", []byte("Welcome to u-root!\r"), []string{"Welcome to u-root!"}},
+		{"blank screen", []byte("\x1b[2J\x1b[1;1H"), nil},
+		{"raw chunk", enc(frame.Raw, frame.RawBody{N: 0, Data: chunk}), []string{"Doing md5 for 3s on 16 size blocks: 1 md5's in 3.00s", "Doing sha1 for 3s"}},
+		{"hello", enc(frame.Hello, frame.HelloBody{Arch: "amd64", Kernel: "6.1.0", Bench: "speed"}), []string{"[hello]"}},
+		{"damaged", damaged, []string{"[damaged frame] " + strings.TrimSuffix(string(damaged), "\r")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := readable(tc.line); !slices.Equal(got, tc.want) {
+				t.Errorf("readable(%q) = %q, want %q", tc.line, got, tc.want)
 			}
 		})
 	}
