@@ -46,7 +46,7 @@ type PowerSpan struct {
 	Joules    float64
 	// PerJoule is the test's metric over MeanWatts, in Unit: bytes per
 	// joule for a throughput in B/s ("B/J"), operations per joule for
-	// op/s ("op/J"). 0 and "" for the idle span.
+	// ops/s ("ops/J"). 0 and "" for the idle span.
 	PerJoule float64
 	Unit     string
 }
@@ -70,7 +70,7 @@ func (e *Energy) Span(name string) (PowerSpan, bool) {
 }
 
 // PerJouleUnit is the energy efficiency's unit for a metric's unit: B/s
-// gives B/J, op/s op/J; "" when the unit is no rate.
+// gives B/J, ops/s ops/J; "" when the unit is no rate.
 func PerJouleUnit(metricUnit string) string {
 	if u, ok := strings.CutSuffix(metricUnit, "/s"); ok && u != "" {
 		return u + "/J"
@@ -103,7 +103,7 @@ func (e *Energy) validate(id RunID) error {
 	return nil
 }
 
-// saveEnergy stores r's meter, samples and spans (schema version 5).
+// saveEnergy stores r's meter, samples and spans (schema version 6).
 func (s *Store) saveEnergy(ctx context.Context, tx *sql.Tx, r *Run) error {
 	e := r.Energy
 	if e == nil {

@@ -179,7 +179,7 @@ CREATE TABLE power_spans (
 	mean_watts   REAL NOT NULL,
 	joules       REAL NOT NULL,
 	per_joule    REAL NOT NULL,       -- the metric over mean_watts; 0 for idle
-	unit         TEXT NOT NULL,       -- of per_joule: "B/J", "op/J"; '' for idle
+	unit         TEXT NOT NULL,       -- of per_joule: "B/J", "ops/J"; '' for idle
 	PRIMARY KEY (run, seq)
 );
 `, postgres: `

@@ -193,13 +193,31 @@ func (w *watch) sample(last bool) {
 	if !last && w.kept != nil && !w.news(*w.kept, s) {
 		return
 	}
+	// A clock that moved or a trip point crossed goes out at once, so
+	// the host can say the board is slowing down while it does; a
+	// temperature that only climbs waits for a batch.
+	urgent := w.kept != nil && w.throttling(*w.kept, s)
 	w.kept = &s
 	w.pending = append(w.pending, s)
 	js, _ := json.Marshal(s)
 	w.pendingBytes += len(js) + 1
-	if len(w.pending) >= watchBatch || w.pendingBytes >= watchBatchBytes {
+	if urgent || len(w.pending) >= watchBatch || w.pendingBytes >= watchBatchBytes {
 		w.flush()
 	}
+}
+
+// throttling says whether s differs from prev in what the host judges a
+// run throttled by: a clock, or how many trip points a zone has reached.
+func (w *watch) throttling(prev, s frame.WatchSample) bool {
+	if !slices.Equal(prev.CurKHz, s.CurKHz) {
+		return true
+	}
+	for i, z := range w.zones {
+		if tripsReached(z.Trips, s.TempMC[i]) != tripsReached(z.Trips, prev.TempMC[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // news says whether s tells the host something prev did not.

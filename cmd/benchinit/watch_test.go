@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -109,42 +111,52 @@ func TestWatchKeepsWhatIsNew(t *testing.T) {
 	w.sample(true) // the end of the run
 	w.flush()
 	got := watchFrames(t, console.String())
-	// Two frames: a batch is kept under watchBatchBytes.
-	want := []frame.WatchBody{{
-		Samples: []frame.WatchSample{
+	// The fallen clock and the reached trip point each end a frame there
+	// and then; the end of the run sends the rest.
+	want := []frame.WatchBody{
+		{Samples: []frame.WatchSample{
 			{AtMS: 0, CurKHz: []int{800000, 1200000}, TempMC: []int{51000, 48000}},
 			{AtMS: 3000, CurKHz: []int{800000, 1200000}, TempMC: []int{52100, 48000}},
 			{AtMS: 4000, CurKHz: []int{600000, 1200000}, TempMC: []int{52100, 48000}},
+		}},
+		{Samples: []frame.WatchSample{
 			{AtMS: 5000, CurKHz: []int{600000, 1200000}, TempMC: []int{52100, 94999}},
 			{AtMS: 6000, CurKHz: []int{600000, 1200000}, TempMC: []int{52100, 95000}},
+		}},
+		{Samples: []frame.WatchSample{
 			{AtMS: 8500, CurKHz: []int{600000, 1200000}, TempMC: []int{52100, 95000}},
-		},
-	}}
+		}},
+	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("watch frames\n got %+v\nwant %+v", got, want)
 	}
 }
 
-// TestWatchBatches: a board whose clock changes every second sends its
-// samples in batches of at most watchBatch samples and about
-// watchBatchBytes of them, each a short line, and the host's collector
-// takes them all.
+// TestWatchBatches: a board whose temperature climbs a degree a second
+// sends its samples in batches of about watchBatchBytes of them, each a
+// short line; one whose clock changes every second sends each change at
+// once; and the host's collector takes them all.
 func TestWatchBatches(t *testing.T) {
 	tests := []struct {
-		name string
-		root func(t *testing.T) string
-		size int // the samples in a full batch
+		name  string
+		root  func(t *testing.T) string
+		step  func(t *testing.T, root string, i int) // the change at second i
+		sizes []int                                  // the samples in each frame, of 20
 	}{
-		// {"at_ms":1000,"cur_khz":[600000,1200000],"temp_mc":[51000,48000]}
-		{"clocks and zones: bounded by bytes", watchBoard, 6},
+		// {"at_ms":1000,"cur_khz":[800000,1200000],"temp_mc":[52000,48000]}
+		{"a zone warming: bounded by bytes", watchBoard, func(t *testing.T, root string, i int) {
+			setSys(t, root, zone0Temp, strconv.Itoa(51000+1000*i)) // far under its 85 °C trip
+		}, []int{6, 6, 6, 2}},
 		// {"at_ms":1000,"cur_khz":[600000]}
-		{"a clock alone: bounded by samples", func(t *testing.T) string {
+		{"a clock changing: each change at once", func(t *testing.T) string {
 			root := t.TempDir()
 			if err := os.CopyFS(filepath.Join(root, filepath.Dir(cpu0Freq)), os.DirFS(filepath.Join("testdata/watch-sys", filepath.Dir(cpu0Freq)))); err != nil {
 				t.Fatal(err)
 			}
 			return root
-		}, watchBatch},
+		}, func(t *testing.T, root string, i int) {
+			setSys(t, root, cpu0Freq, []string{"800000", "600000"}[i%2])
+		}, append([]int{2}, slices.Repeat([]int{1}, 18)...)}, // the first, with the first change
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,15 +170,17 @@ func TestWatchBatches(t *testing.T) {
 			const n = 20
 			for i := range n {
 				now = time.Unix(int64(i), 0)
-				setSys(t, root, cpu0Freq, []string{"800000", "600000"}[i%2])
+				tt.step(t, root, i)
 				w.sample(false)
 			}
 			w.flush()
 			got := watchFrames(t, console.String())[1:] // after the zones
-			for i, b := range got {
-				if want := min(tt.size, n-i*tt.size); len(b.Samples) != want {
-					t.Errorf("frame %d of %d: %d samples, want %d", i+1, len(got), len(b.Samples), want)
-				}
+			var sizes []int
+			for _, b := range got {
+				sizes = append(sizes, len(b.Samples))
+			}
+			if !slices.Equal(sizes, tt.sizes) {
+				t.Errorf("samples per frame %v, want %v", sizes, tt.sizes)
 			}
 			col := frame.NewCollector("r1")
 			for _, l := range strings.Split(strings.TrimSuffix(console.String(), "\n"), "\n") {

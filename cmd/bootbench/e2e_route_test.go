@@ -146,25 +146,7 @@ func assertRouteRun(t *testing.T, db, id string, configs ...string) {
 		}
 		t.Logf("Mbit/s at %s B (forward/reverse): %s", size, strings.Join(line, ", "))
 	}
-	// The busy fraction tells a pegged board from one that is not: TCP
-	// sends as fast as the board forwards, so its test keeps the board
-	// busy nearly all the time (0.7-1.0 measured), where 50 Mbit/s of
-	// 1460-byte datagrams, some 4,300 a second, leave it mostly idle
-	// (0.05-0.10). Not asserted: that stateful reads busier than plain.
-	// Over TCP both are pegged and the rules' cost shows as throughput
-	// instead; at the fixed UDP rate it is a tick or two of some 100 in a
-	// one-second test (0.07-0.10 against 0.05-0.07 in three runs on the
-	// RB450G twin), below what /proc/stat's 10 ms ticks resolve. The
-	// tunnel is left out: encryption can peg the board at that rate.
-	for _, config := range configs {
-		if config == bootparam.ConfigWireGuard {
-			continue
-		}
-		tcp, udp := got["cpu-busy@1460/"+config], got["udp-cpu-busy@1460/"+config]
-		if !(tcp > udp) {
-			t.Errorf("%s: the board's CPU over TCP at 1460 bytes %.2f busy, not above %.2f over UDP at the fixed rate", config, tcp, udp)
-		}
-	}
+	assertBusierOverTCP(t, got, configs)
 	// The board is slower than a veth pair: routed TCP is below the
 	// direct baseline.
 	if got["tcp-throughput@1460/plain"] >= got["tcp-throughput@1460/direct"] {
@@ -241,6 +223,29 @@ func assertRouteRun(t *testing.T, db, id string, configs ...string) {
 	raw := bootbench(t, db, "results", "show", id, "--raw")
 	if !regexp.MustCompile(`wireguard wg0: 198\.18\.4\.1/24, port 51820, peer [A-Za-z0-9+/]{43}= allowed 198\.18\.4\.2/32`).MatchString(raw.stdout) {
 		t.Errorf("the board's output does not show its WireGuard tunnel:\n%s", raw.stdout)
+	}
+}
+
+// assertBusierOverTCP: the busy fraction tells a pegged board from one
+// that is not. TCP sends as fast as the board forwards, so its test keeps
+// the board busy nearly all the time (0.7-1.0 measured), where 50 Mbit/s
+// of 1460-byte datagrams, some 4,300 a second, leave it mostly idle
+// (0.05-0.10). Not asserted: that stateful reads busier than plain. Over
+// TCP both are pegged and the rules' cost shows as throughput instead; at
+// the fixed UDP rate it is a tick or two of some 100 in a one-second test
+// (0.07-0.10 against 0.05-0.07 in three runs on the RB450G twin), below
+// what /proc/stat's 10 ms ticks resolve. The tunnel is left out:
+// encryption can peg the board at that rate.
+func assertBusierOverTCP(t *testing.T, got map[string]float64, configs []string) {
+	t.Helper()
+	for _, config := range configs {
+		if config == bootparam.ConfigWireGuard {
+			continue
+		}
+		tcp, udp := got["cpu-busy@1460/"+config], got["udp-cpu-busy@1460/"+config]
+		if !(tcp > udp) {
+			t.Errorf("%s: the board's CPU over TCP at 1460 bytes %.2f busy, not above %.2f over UDP at the fixed rate", config, tcp, udp)
+		}
 	}
 }
 

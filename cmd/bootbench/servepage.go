@@ -69,7 +69,11 @@ func startPage(ctx context.Context, addr string, store *results.Store, served []
 	if err != nil {
 		return nil, fmt.Errorf("serve: the bench page: %w", err)
 	}
-	p := &benchPage{page: page, srv: &http.Server{Handler: page.Handler(), ReadHeaderTimeout: 10 * time.Second}}
+	handler := page.Handler()
+	if _, loopback, _ := benchpage.ListenAddr(addr); loopback {
+		handler = benchpage.LoopbackHosts(handler)
+	}
+	p := &benchPage{page: page, srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}}
 	go p.srv.Serve(ln)
 	// The host as given (Go shows 0.0.0.0 as [::]), the port as bound
 	// (port 0 picks one).

@@ -3,6 +3,7 @@ package benchpage
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -37,4 +38,33 @@ func ListenAddr(s string) (addr string, loopback bool, err error) {
 		loopback = err == nil && ip.IsLoopback()
 	}
 	return net.JoinHostPort(host, port), loopback, nil
+}
+
+// LoopbackHosts serves only requests addressed to this host by name or
+// loopback address (the Host header), for a page that listens on
+// loopback: a web page elsewhere that points a name of its own at
+// 127.0.0.1 (DNS rebinding) would otherwise read the consoles through
+// its visitor's browser.
+func LoopbackHosts(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) {
+			http.Error(w, "the bench page answers to localhost, 127.0.0.1 or [::1] only", http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost says whether a Host header names this host.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

@@ -462,3 +462,30 @@ func TestReadable(t *testing.T) {
 		})
 	}
 }
+
+// A page on loopback answers to this host's names only, whatever port the
+// browser reached it on; another name (a rebound DNS name) is refused.
+func TestLoopbackHosts(t *testing.T) {
+	h := LoopbackHosts(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "page") }))
+	for _, tc := range []struct {
+		host string
+		code int
+	}{
+		{"127.0.0.1:8080", http.StatusOK},
+		{"localhost:8080", http.StatusOK},
+		{"LOCALHOST", http.StatusOK},
+		{"[::1]:8080", http.StatusOK},
+		{"127.0.0.2:8080", http.StatusOK},
+		{"evil.example:8080", http.StatusMisdirectedRequest},
+		{"198.18.5.1:8080", http.StatusMisdirectedRequest},
+		{"", http.StatusMisdirectedRequest},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Host = tc.host
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.code {
+			t.Errorf("Host %q: %d, want %d", tc.host, w.Code, tc.code)
+		}
+	}
+}

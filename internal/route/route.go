@@ -265,7 +265,7 @@ func iperf(ctx context.Context, plan Plan, client, server Side, f Figure) (parse
 		limit := time.Duration(max(1, plan.Seconds)+15) * time.Second
 		tctx, cancel := context.WithTimeout(ctx, limit)
 		out, err := client.command(tctx, "iperf3", args...).Output()
-		cut := tctx.Err() != nil
+		cut := err != nil && tctx.Err() != nil
 		cancel()
 		if ctx.Err() != nil {
 			return parse.IPerf3Test{}, ctx.Err()

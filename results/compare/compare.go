@@ -8,6 +8,7 @@
 package compare
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -231,11 +232,21 @@ func Stored(ctx context.Context, s *results.Store, o Options) (*Comparison, erro
 	default:
 		return nil, fmt.Errorf("results: compare by %q: want %q or %q", o.By, ByClock, ByBoard)
 	}
-	runs, err := s.Runs(ctx, f)
-	if err != nil {
-		return nil, err
+	// Two reads, one a status: a failed or damaged run is never read.
+	var runs []results.Run
+	for _, status := range []string{results.StatusOK, results.StatusThrottled} {
+		f.Status = status
+		rs, err := s.Runs(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, rs...)
 	}
-	return compareMeasured(o, measured(runs))
+	// In the store's order, as one read would give them.
+	slices.SortStableFunc(runs, func(a, b results.Run) int {
+		return cmp.Or(a.Started.Compare(b.Started), cmp.Compare(a.ID, b.ID))
+	})
+	return compareMeasured(o, runs)
 }
 
 // compareRuns compares runs, all of them measured, as o says.

@@ -28,13 +28,6 @@ type ThrottledSetting struct {
 	Runs     int        `json:"runs"`
 }
 
-// measured are the runs with figures to compare: ok and throttled.
-func measured(runs []results.Run) []results.Run {
-	return slices.DeleteFunc(runs, func(r results.Run) bool {
-		return r.Status != results.StatusOK && r.Status != results.StatusThrottled
-	})
-}
-
 func okOnly(runs []results.Run) []results.Run {
 	return slices.DeleteFunc(slices.Clone(runs), func(r results.Run) bool { return r.Status != results.StatusOK })
 }

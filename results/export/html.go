@@ -728,7 +728,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .ratio { color: #666; font-size: 12px; margin-left: .4em; }
 .st-ok { color: #2e7d32; }
 .st-failed, .st-corrupt { color: #c62828; font-weight: 600; }
-.st-interrupted { color: #ef6c00; font-weight: 600; }
+.st-interrupted, .st-throttled { color: #ef6c00; font-weight: 600; }
 .reason { max-width: 32em; }
 code { font-size: 12px; }
 .legend span { display: inline-block; margin-right: 1em; font-size: 12px; }
