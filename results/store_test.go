@@ -612,3 +612,52 @@ func TestRunsOrderBytewise(t *testing.T) {
 		}
 	})
 }
+
+// A store written before the throttle column and the power tables (schema
+// version 4), with a run in it, opened by this version: it is brought up
+// to date, and the old run reads back whole, neither throttled nor
+// metered, and passes the store's check.
+func TestUpgradeFromVersion4(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		path := e.fresh(t)
+		old, err := openWith(path, migrations[:4])
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics := []Metric{{Name: "md5@16", Unit: "B/s", Value: 1.5e6}}
+		for _, q := range []struct {
+			sql  string
+			args []any
+		}{
+			{`INSERT INTO boards(name, first_seen) VALUES(?, ?)`, []any{"rb450", formatTime(t0)}},
+			{`INSERT INTO runs(id, board, clock_mhz, rep, status, bench, tool, started, finished, metric_count, metrics_sha256)
+				VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, []any{"old", "rb450", 300, 1, StatusOK, "openssl", "openssl", formatTime(t0), formatTime(t0.Add(time.Minute)), len(metrics), metricsDigest(metrics)}},
+			{`INSERT INTO metrics(run, name, unit, value) VALUES(?, ?, ?, ?)`, []any{"old", metrics[0].Name, metrics[0].Unit, metrics[0].Value}},
+		} {
+			if _, err := old.db.ExecContext(ctx, old.eng.bind(q.sql), q.args...); err != nil {
+				t.Fatalf("%s: %v", q.sql, err)
+			}
+		}
+		old.Close()
+
+		s, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if v, err := s.SchemaVersion(ctx); err != nil || v != len(migrations) {
+			t.Fatalf("SchemaVersion = %d, %v; want %d", v, err, len(migrations))
+		}
+		r, err := s.Run(ctx, "old")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != StatusOK || r.Throttle != nil || r.Energy != nil || len(r.Metrics) != 1 || r.Metrics[0] != metrics[0] {
+			t.Errorf("the old run read back as %+v", r)
+		}
+		if err := s.IntegrityCheck(ctx); err != nil {
+			t.Errorf("check: %v", err)
+		}
+	})
+}
