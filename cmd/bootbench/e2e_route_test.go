@@ -363,7 +363,7 @@ func routeFrames(t *testing.T, transcript string) (map[string]frame.ReadyBody, m
 // interrupts, edge-triggered until bootbench's kernel marked them level
 // (internal/kernels, malta-pci-level.patch), showed, and then its PCnet
 // ports, which went silent for tens of seconds after a flood (a UDP test
-// at 64 bytes through the tunnel did not end in 8 of 14 runs).
+// at 64 bytes through the tunnel did not end in 15 of 24 runs).
 func TestE2ERB450GRoute(t *testing.T) {
 	requireRoute(t)
 	requireTools(t, "qemu-system-mips", "mips-linux-gnu-gcc")
