@@ -380,15 +380,19 @@ func checkCompareEnergy(t *testing.T, db string, runs []energyRun) {
 	idle2, _ := span(runs[1], "idle")
 	w1, pj1 := span(runs[0], "aes-128-cbc@1024")
 	w2, pj2 := span(runs[1], "aes-128-cbc@1024")
-	wantIdle := fmt.Sprintf("power before the benchmark: baseline idle %.2f W (1 of 1 run metered); candidate idle %.2f W (1 of 1 run metered)", idle1, idle2)
+	idle := regexp.MustCompile(`power before the benchmark: baseline idle (\S+) W \(1 of 1 run metered\); candidate idle (\S+) W \(1 of 1 run metered\)`).FindStringSubmatch(c.stdout)
 	row := regexp.MustCompile(`(?m)^aes-128-cbc@1024 +(\S+) +(\S+) +(\S+) +(\S+) +B/J +1\+1 +(\S+)$`).FindStringSubmatch(c.stdout)
-	if !strings.Contains(c.stdout, wantIdle) || row == nil {
-		t.Fatalf("compare lacks %q or a power row for aes-128-cbc@1024:\n%s", wantIdle, c.stdout)
+	if idle == nil || row == nil {
+		t.Fatalf("compare lacks the idle line or a power row for aes-128-cbc@1024:\n%s", c.stdout)
 	}
 	got := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
 	// Watts are shown to two decimals (of the median rounded to four
-	// significant digits), per joule to six significant digits.
+	// significant digits, so 4.30512 shows as 4.30), per joule to six
+	// significant digits.
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-5*math.Abs(b)+0.01 }
+	if !near(got(idle[1]), idle1) || !near(got(idle[2]), idle2) {
+		t.Errorf("compare's idle line %q: want %.3f W and %.3f W as stored", idle[0], idle1, idle2)
+	}
 	if !near(got(row[1]), w1) || !near(got(row[2]), w2) || !near(got(row[3]), pj1) || !near(got(row[4]), pj2) || !near(got(row[5]), pj2/pj1) {
 		t.Errorf("compare's row %q: want %.2f W, %.2f W, %.0f B/J, %.0f B/J, ratio %.4f as stored", row[0], w1, w2, pj1, pj2, pj2/pj1)
 	}
