@@ -176,10 +176,13 @@ func (w *watch) Stop() {
 // says something new (or is the last), and sends a full batch.
 func (w *watch) sample(last bool) {
 	s := frame.WatchSample{AtMS: w.now().Sub(w.start).Milliseconds()}
-	for _, d := range w.policies {
+	for i, d := range w.policies {
 		khz := readKHz(d, "scaling_cur_freq")
 		if khz == 0 {
 			khz = readKHz(d, "cpuinfo_cur_freq")
+		}
+		if khz == 0 && w.kept != nil {
+			khz = w.kept.CurKHz[i] // a policy that missed a reading: as before
 		}
 		s.CurKHz = append(s.CurKHz, khz)
 	}

@@ -27,9 +27,16 @@ func watchBoard(t *testing.T) string {
 	return root
 }
 
+// setSys changes a fake sysfs file whole, as the kernel's reads of one
+// are: a watch reading it meanwhile sees the old value or the new, never
+// an empty file.
 func setSys(t *testing.T, root, rel, value string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(root, rel), []byte(value+"\n"), 0o644); err != nil {
+	path := filepath.Join(root, rel)
+	if err := os.WriteFile(path+".new", []byte(value+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
 		t.Fatal(err)
 	}
 }
