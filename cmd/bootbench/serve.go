@@ -111,11 +111,17 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err := harness.Serve(hard, stop, o); err != nil {
 		return err
 	}
-	if hard.Err() != nil && *once == "" {
+	return serveExit(hard.Err() != nil, *once, onceErr, dbPath)
+}
+
+// serveExit is how serve's end reads to the shell: 130 when Ctrl-C
+// ended it, and with --once the verdict of the one run it waited for.
+func serveExit(interrupted bool, once string, onceErr error, dbPath string) error {
+	if interrupted && once == "" {
 		return &exitError{code: 130, err: fmt.Errorf("interrupted; runs in progress were stored as interrupted (store: %s)", dbPath)}
 	}
-	if *once != "" && onceErr != nil {
-		return fmt.Errorf("serve --once %s: %w", *once, onceErr)
+	if once != "" && onceErr != nil {
+		return fmt.Errorf("serve --once %s: %w", once, onceErr)
 	}
 	return nil
 }
