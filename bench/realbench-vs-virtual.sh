@@ -138,6 +138,8 @@ ratio = median / the virtual board's median. The stages are the run's own
 timings (bootbench results show); "outside the stages" is the rest of the
 command: its setup before the run (inventory, image check, bench network),
 the power-off and the store write. B's rival-DHCP probe runs once per
-command while it checks the image, and its verdict is awaited before
-power-on (in B's network stage, when the check was quicker).
+command while it checks the image. Its first command on the segment awaits
+the verdict before power-on (in B's network stage); the later ones, within
+10 minutes of a quiet verdict, switch the board on at once and would end
+the run if a server answered.
 EOF

@@ -37,6 +37,16 @@ type Bench interface {
 	String() string
 }
 
+// A Vetted bench may still be finding out, when Serve returns, whether it
+// may serve at all: a real bench's segment heard quiet minutes ago is
+// served at once while bootbench listens for another DHCP server again.
+// Refused blocks until that is known (or ctx ends) and returns the reason
+// not to serve, nil to serve on. A run that was refused is ended at once
+// and nothing of it is kept.
+type Vetted interface {
+	Refused(ctx context.Context) error
+}
+
 // NetBench serves boots with bootbench's own DHCP, TFTP and HTTP servers
 // (and the IPv6 router advertisement iPXE waits for) on a Network, and
 // nowhere else.

@@ -164,6 +164,11 @@ type run struct {
 	// before that measured and touched nothing.
 	poweredOn bool
 
+	// vetted is set once the board's bench serves it and may yet be
+	// refused (boot.Vetted); refused is why it was, mid-run.
+	vetted  bool
+	refused error
+
 	// measured are the host's figures of a board under its own
 	// firmware, which sends none.
 	measured []results.Metric
@@ -181,6 +186,11 @@ func runOnce(ctx context.Context, o config) (*results.Run, error) {
 		err = r.runFirmware(ctx)
 	} else {
 		err = r.boot(ctx)
+	}
+	if refused := r.refusal(ctx); refused != nil {
+		// The bench must not have served this board at all: whatever
+		// the board did is not a run. No record; the caller stops.
+		return nil, fail(FailSetup, refused)
 	}
 	if Kind(err) == FailSetup && !r.poweredOn {
 		// The board was never switched on: nothing ran, and every run
@@ -255,6 +265,8 @@ func (r *run) boot(ctx context.Context) error {
 		return fail(FailSetup, err)
 	}
 	defer stopServing()
+	ctx, endVet := r.vet(ctx)
+	defer endVet()
 	if err := r.applyClock(ctx); err != nil {
 		return err
 	}

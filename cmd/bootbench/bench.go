@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/boot"
@@ -19,19 +18,9 @@ import (
 	"github.com/bootbench/bootbench/internal/kernels"
 	"github.com/bootbench/bootbench/internal/route"
 	"github.com/bootbench/bootbench/internal/routenet"
-	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/vbench"
 )
-
-// rivalProbe is how long bootbench listens for another DHCP server on a
-// bench segment before it serves as the segment's DHCP server. dnsmasq
-// answers a new client's first DISCOVER only after 3 s (it pings the
-// address first), so 2 s would miss the commonest rival.
-const rivalProbe = 4 * time.Second
-
-// errRival is a bench segment that has a DHCP server of its own.
-var errRival = errors.New("another DHCP server answers on the bench segment")
 
 // rig is what a command sets up to run one board: the harness's rig
 // (target, bench, builders, store) and the board as the rig has it (a
@@ -244,8 +233,9 @@ func closeRouteNet(rn *routenet.Net, note func(string)) {
 // The probe for that server runs once per command, while the command gets
 // its first run ready (probe, when the command started it already; else
 // from here on); the bench's first Serve waits for its verdict, so no
-// board is switched on before, and then a watch reports any server that
-// starts offering on the segment later.
+// board is switched on before (unless the segment was heard quiet minutes
+// ago: then a refusal ends the run, see probedBench), and then a watch
+// reports any server that starts offering on the segment later.
 func openBench(ctx context.Context, inv *boards.Inventory, proxy bool, probe *dhcpProbe, note func(string)) (boot.Bench, func(), error) {
 	cache := cacheDir()
 	if err := os.MkdirAll(cache, 0o755); err != nil {
@@ -278,120 +268,11 @@ func openBench(ctx context.Context, inv *boards.Inventory, proxy bool, probe *dh
 		return nb, closeNIC, nil
 	}
 	if probe == nil {
-		probe = startProbe(ctx, inv.Bench.Interface, note)
+		probe = startProbe(ctx, inv.Bench.Interface, false, note)
 	}
 	pb := &probedBench{NetBench: nb, probe: probe}
 	pb.watch(note)
 	return pb, func() { probe.stop(); pb.stopWatch(); closeNIC() }, nil
-}
-
-// dhcpProbe is one command's probe for another DHCP server on the bench
-// segment, running on its own while the command gets ready.
-type dhcpProbe struct {
-	done   chan struct{} // closed with err set
-	err    error
-	cancel context.CancelFunc
-}
-
-// startProbe starts probing iface, as the first step of a command that
-// serves a bench segment (it needs only the interface: the probe asks from
-// its MAC, with or without an address).
-func startProbe(ctx context.Context, iface string, note func(string)) *dhcpProbe {
-	pctx, cancel := context.WithCancel(ctx)
-	p := &dhcpProbe{done: make(chan struct{}), cancel: cancel}
-	go func() {
-		defer close(p.done)
-		p.err = probeRival(pctx, iface, note)
-	}()
-	return p
-}
-
-// wait is the probe's verdict: nil when no other server answered.
-func (p *dhcpProbe) wait(ctx context.Context) error {
-	select {
-	case <-p.done:
-		return p.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// stop ends the probe if it still runs.
-func (p *dhcpProbe) stop() {
-	p.cancel()
-	<-p.done
-}
-
-// probedBench is a bench on a segment that must have no other DHCP server:
-// Serve waits for the probe's verdict, and a watch, once the probe found
-// none, reports a server that starts later.
-type probedBench struct {
-	*boot.NetBench
-	probe *dhcpProbe
-
-	mu      sync.Mutex
-	watched chan struct{} // closed when the watch runs or will not
-	stopped bool
-	endFn   func()
-}
-
-// watch starts the watch for offers once the probe says the segment is
-// quiet: the probe's own offers are not news.
-func (pb *probedBench) watch(note func(string)) {
-	pb.watched = make(chan struct{})
-	iface := pb.Net.Interface()
-	go func() {
-		defer close(pb.watched)
-		if pb.probe.wait(context.Background()) != nil {
-			return
-		}
-		pb.mu.Lock()
-		defer pb.mu.Unlock()
-		if pb.stopped {
-			return
-		}
-		end, err := netboot.WatchOffers(iface, pb.ServerIP(), func(o netboot.ForeignOffer) {
-			note(fmt.Sprintf("%s on %s: two DHCP servers give the boards different answers (stop it, or run with --proxy)", o, iface))
-		})
-		if err != nil {
-			note(fmt.Sprintf("no watch for other DHCP servers on %s: %v", iface, err))
-			return
-		}
-		note(fmt.Sprintf("no other DHCP server answered on %s; watching for one that starts", iface))
-		pb.endFn = end
-	}()
-}
-
-// stopWatch ends the watch; the probe has ended.
-func (pb *probedBench) stopWatch() {
-	<-pb.watched
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
-	pb.stopped = true
-	if pb.endFn != nil {
-		pb.endFn()
-	}
-}
-
-// Serve waits for the probe, then serves unless it found a rival.
-func (pb *probedBench) Serve(ctx context.Context, b *boot.Booter, report netboot.Reporter) (func(), error) {
-	if err := pb.probe.wait(ctx); err != nil {
-		return nil, err
-	}
-	return pb.NetBench.Serve(ctx, b, report)
-}
-
-// probeRival refuses to be a second DHCP server on a segment that has one.
-func probeRival(ctx context.Context, iface string, note func(string)) error {
-	note(fmt.Sprintf("listening %s on %s for another DHCP server", rivalProbe, iface))
-	rival, err := netboot.ProbeDHCP(ctx, iface, rivalProbe)
-	if err != nil {
-		return err
-	}
-	if rival != nil {
-		return &exitError{code: 2, err: fmt.Errorf("%w: %s on %s; two DHCP servers would give the boards different answers. Run with --proxy: bootbench then answers only the boot (proxyDHCP) and that server hands out the addresses", errRival, rival, iface)}
-	}
-	return nil
 }
 
 // builders make what a plan boots, in the cache: Debian's kernels, their

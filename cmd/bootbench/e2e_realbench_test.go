@@ -520,6 +520,56 @@ func TestE2ERivalDHCP(t *testing.T) {
 	assertNothingLeft(t, r.stderr)
 }
 
+// TestE2ERivalDHCPAfterQuietVerdict: a command that starts minutes after
+// the segment was heard quiet switches its board on while it listens
+// again, so the real bench costs no 4 s per command; a DHCP server heard
+// then ends the run at once: the board is switched off, nothing of the
+// run is stored, and the command refuses as it would have before power-on.
+func TestE2ERivalDHCPAfterQuietVerdict(t *testing.T) {
+	requireSimBench(t)
+	s := newSwitchedBench(t, false)
+	inv := s.inventory(s.commandPower())
+	db := filepath.Join(t.TempDir(), "results.db")
+	args := append([]string{"run", "--inventory", inv, "--board", "pc1"}, quickSuite...)
+
+	first := s.run(db, args...)
+	assertOneOK(t, db, first)
+	if strings.Contains(first.stderr, "switched on meanwhile") {
+		t.Errorf("the first command on a segment never heard switched the board on before the verdict:\n%s", first.stderr)
+	}
+
+	s.startRival(s.rival)
+	start := time.Now()
+	r := s.run(db, args...)
+	if r.code != 2 || !strings.Contains(r.stderr, "another DHCP server answers on the bench segment") ||
+		!strings.Contains(r.stderr, "198.18.5.2") || !strings.Contains(r.stderr, "nothing was run or stored") {
+		t.Fatalf("a rival heard after power-on: exit %d, want 2 naming the server\nstderr:\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"switched on meanwhile", "power    on:", "refused: another DHCP server"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("progress lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if n := strings.Count(r.stderr, "for another DHCP server"); n != 1 {
+		t.Errorf("%d probe lines, want 1:\n%s", n, r.stderr)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("refusing took %v", d)
+	}
+	if runs := storedRuns(t, db); len(runs) != 1 {
+		t.Errorf("stored %d runs, want the first command's alone: %+v", len(runs), runs)
+	}
+	s.assertBoardOff()
+	assertNothingLeft(t, r.stderr)
+
+	// The rival is remembered: the next command waits for its verdict
+	// before power-on again, and refuses without switching the board on.
+	r = s.run(db, args...)
+	if r.code != 2 || strings.Contains(r.stderr, "switched on meanwhile") || strings.Contains(r.stderr, "power    on:") {
+		t.Errorf("after a rival was heard: exit %d, want 2 before power-on\nstderr:\n%s", r.code, r.stderr)
+	}
+}
+
 // TestE2ERivalDHCPAfterProbe: a DHCP server that starts on the segment
 // after serve's probe found none is reported when it offers, by its
 // address, without a board booting: a client's DISCOVER (broadcast flag

@@ -203,7 +203,7 @@ func (j *runJob) check(ctx context.Context, cmd string) error {
 		return usageErr("%s: board %s: %v", cmd, j.board.Name, err)
 	}
 	if !j.board.Virtual() && !*j.rf.proxy && j.inv != nil && j.probe == nil {
-		j.probe = startProbe(ctx, j.inv.Bench.Interface, func(msg string) { setupNote(os.Stderr, "network", "%s", msg) })
+		j.probe = startProbe(ctx, j.inv.Bench.Interface, true, func(msg string) { setupNote(os.Stderr, "network", "%s", msg) })
 	}
 	return checkBoard(ctx, job)
 }

@@ -61,6 +61,7 @@ var Layers = map[string]Layer{
 	"internal/pgtest":    Actions,
 	"internal/layers":    Actions,
 	"internal/userenv":   Actions, // a user's environment for the programs tests start
+	"internal/quietseg":  Actions, // bench segments found with no other DHCP server minutes ago
 
 	"boot": Boot,
 

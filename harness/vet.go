@@ -1,0 +1,53 @@
+package harness
+
+import (
+	"context"
+
+	"github.com/bootbench/bootbench/boot"
+)
+
+// vet watches a bench that may yet be refused after it started serving the
+// board (boot.Vetted: a real bench's segment heard quiet minutes ago,
+// checked again while the board powers on). A refusal ends the run at once:
+// the returned context is the run's from here on, and end stops the watch.
+func (r *run) vet(ctx context.Context) (vctx context.Context, end func()) {
+	v, ok := r.o.Bench.(boot.Vetted)
+	if !ok {
+		return ctx, func() {}
+	}
+	r.mu.Lock()
+	r.vetted = true
+	r.mu.Unlock()
+	vctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := v.Refused(vctx)
+		if err == nil || vctx.Err() != nil {
+			return
+		}
+		r.mu.Lock()
+		r.refused = err
+		r.mu.Unlock()
+		r.say("network", "refused: %v; switching the board off", err)
+		cancel()
+	}()
+	return vctx, func() { cancel(); <-done }
+}
+
+// refusal is why the bench must not have served this run: the verdict a
+// vetted bench reached mid-run, or, for a run that ended before it, the
+// verdict waited for now, so that nothing is stored from a segment
+// bootbench may not serve.
+func (r *run) refusal(ctx context.Context) error {
+	r.mu.Lock()
+	vetted, refused := r.vetted, r.refused
+	r.mu.Unlock()
+	if refused != nil || !vetted {
+		return refused
+	}
+	if err := r.o.Bench.(boot.Vetted).Refused(ctx); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
