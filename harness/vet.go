@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/boot"
 )
 
@@ -12,7 +13,7 @@ import (
 // the returned context is the run's from here on, and end stops the watch.
 func (r *run) vet(ctx context.Context) (vctx context.Context, end func()) {
 	v, ok := r.o.Bench.(boot.Vetted)
-	if !ok {
+	if !ok || r.o.Board.Profile.Boot == boards.BootQEMUDirect { // a board the bench does not serve
 		return ctx, func() {}
 	}
 	r.mu.Lock()
