@@ -64,7 +64,10 @@ cat >"$tmp/off.sh" <<EOF
 #!/bin/sh
 [ -f $tmp/qemu.pid ] || exit 0
 pid=\$(cat $tmp/qemu.pid); kill "\$pid" 2>/dev/null
-for i in \$(seq 50); do kill -0 "\$pid" 2>/dev/null || break; sleep 0.1; done
+# Gone once exited, zombie or not (init may reap it only seconds later):
+# its tap and pty are closed, as a board's are once its power is cut.
+running() { [ -e /proc/\$pid ] && ! grep -q '^State:[[:space:]]*Z' /proc/\$pid/status 2>/dev/null; }
+for i in \$(seq 50); do running || break; sleep 0.1; done
 kill -9 "\$pid" 2>/dev/null; rm -f $tmp/qemu.pid
 EOF
 chmod +x "$tmp/on.sh" "$tmp/off.sh"

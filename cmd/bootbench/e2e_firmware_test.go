@@ -163,15 +163,7 @@ exec ip netns exec %s qemu-system-x86_64 -accel tcg -M pc -cpu qemu64 -m 256 -di
   -netdev tap,id=w,ifname=fwwan,script=no,downscript=no,vnet_hdr=off -device virtio-net-pci,netdev=w,mac=%s \
   -chardev tty,id=s0,path=%s -serial chardev:s0 -daemonize -pidfile %s
 `, s.sw, kernel, initrd, fwMACLAN, fwMACWAN, s.uart, pid)
-	off := fmt.Sprintf(`#!/bin/sh
-# The board's power switch, off.
-[ -f %[1]s ] || exit 0
-pid=$(cat %[1]s)
-kill "$pid" 2>/dev/null
-for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-kill -9 "$pid" 2>/dev/null
-rm -f %[1]s
-`, pid)
+	off := offScript(pid)
 	os.WriteFile(filepath.Join(s.dir, "on.sh"), []byte(on), 0o755)
 	os.WriteFile(filepath.Join(s.dir, "off.sh"), []byte(off), 0o755)
 	t.Cleanup(func() { exec.Command(filepath.Join(s.dir, "off.sh")).Run() })

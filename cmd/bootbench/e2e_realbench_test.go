@@ -154,18 +154,34 @@ exec %s qemu-system-x86_64 -accel tcg -M pc -cpu qemu64 -m 512 -display none -vg
   -chardev tty,id=s0,path=%s -serial chardev:s0 -boot n \
   -fw_cfg name=etc/sercon-port,file=%s -daemonize -pidfile %s
 `, netns, s.tap, s.mac, s.nics, s.uart, sercon, pid)
-	off := fmt.Sprintf(`#!/bin/sh
-# The board's power switch, off.
-[ -f %[1]s ] || exit 0
-pid=$(cat %[1]s)
-kill "$pid" 2>/dev/null
-for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-kill -9 "$pid" 2>/dev/null
-rm -f %[1]s
-`, pid)
+	off := offScript(pid)
 	os.WriteFile(filepath.Join(s.dir, "on.sh"), []byte(on), 0o755)
 	os.WriteFile(filepath.Join(s.dir, "off.sh"), []byte(off), 0o755)
 	s.t.Cleanup(func() { exec.Command(filepath.Join(s.dir, "off.sh")).Run() })
+}
+
+// running is a process that has not exited (a zombie has).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	return err == nil && !regexp.MustCompile(`(?m)^State:\s*Z`).Match(b)
+}
+
+// offScript is a board's power switch, off, for a QEMU started with
+// -daemonize -pidfile pidfile: it stops QEMU and returns once it is gone.
+// A QEMU that has exited is gone, though it stays a zombie until init
+// reaps it (which some hosts' init does only every few seconds): its
+// tap and pty are closed by then, as a board's are once its power is cut.
+func offScript(pidfile string) string {
+	return fmt.Sprintf(`#!/bin/sh
+# The board's power switch, off.
+[ -f %[1]s ] || exit 0
+pid=$(cat %[1]s)
+running() { [ -e /proc/$pid ] && ! grep -q '^State:[[:space:]]*Z' /proc/$pid/status 2>/dev/null; }
+kill "$pid" 2>/dev/null
+for i in $(seq 50); do running || break; sleep 0.1; done
+kill -9 "$pid" 2>/dev/null
+rm -f %[1]s
+`, pidfile)
 }
 
 // inventory writes bench.yaml with board pc1 and the given power entry.
@@ -216,7 +232,7 @@ func (s *simBench) assertBoardOff() {
 	t := s.t
 	t.Helper()
 	if b, err := os.ReadFile(filepath.Join(s.dir, "qemu.pid")); err == nil {
-		if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 && exec.Command("kill", "-0", strconv.Itoa(pid)).Run() == nil {
+		if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 && running(pid) {
 			t.Errorf("the board's QEMU (pid %d) is still running", pid)
 		}
 	}
