@@ -84,6 +84,12 @@ type Profile struct {
 	// firmware (an inventory board with image: none), and which: the way
 	// to run a model bootbench cannot netboot (RouterOS on an RB1100).
 	Firmware *FirmwareUse `yaml:"firmware"`
+	// RaspberryPi is what a Raspberry Pi's firmware loads (boot method
+	// rpi-netboot).
+	RaspberryPi *RaspberryPi `yaml:"raspberry_pi"`
+	// ClockLimits are the model's documented clock limits, checked
+	// before power-on; nil where the profile knows none.
+	ClockLimits *ClockLimits `yaml:"clock_limits"`
 }
 
 // FirmwareUse is how a model is benchmarked under its own firmware.
@@ -291,6 +297,9 @@ func Parse(b []byte) (Profile, error) {
 	if f := p.Firmware; f != nil && (f.Name == "" || len(f.Benchmarks) == 0 || f.Example == "") {
 		return p, fmt.Errorf("profile %s: firmware needs name, benchmarks and example", p.Name)
 	}
+	if err := p.checkRaspberryPi(); err != nil {
+		return p, err
+	}
 	if p.NotSupported == "" && len(p.Works) > 0 {
 		return p, fmt.Errorf("profile %s: works lists what works despite not_supported; give not_supported too", p.Name)
 	}
@@ -406,7 +415,7 @@ func (p Profile) CheckClock(mhz MHz) error {
 	case mhz < 0:
 		return fmt.Errorf("clock %d MHz is not a clock", mhz)
 	}
-	return nil
+	return p.checkLimits(mhz)
 }
 
 func joinMHz(cs []MHz) string {
