@@ -50,7 +50,7 @@ func FuzzTFTPName(f *testing.F) {
 		if s := shown(resolve(name)); strings.ContainsFunc(s, unsafeRune) {
 			t.Fatalf("event would show %q for %q", s, name)
 		}
-		file, _, err := srv.open(name)
+		file, _, err := srv.open(name, nil)
 		if err != nil {
 			if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrAccess) {
 				t.Fatalf("open(%q): %v: a client may only be told not found or access violation", name, err)
@@ -70,7 +70,8 @@ func FuzzTFTPName(f *testing.F) {
 // proxyDHCP server, for a plan that knows the sender's MAC. The seeds in
 // testdata/fuzz/FuzzDHCPRequest are DISCOVERs captured from QEMU boards'
 // firmware on a tap (captured-*: iPXE's NIC ROM, U-Boot 2023.01 on arm64,
-// OVMF's own PXE), requests built with the library, RouterBOOT-style BOOTP
+// OVMF's own PXE), a Raspberry Pi ROM's as Raspberry Pi documents it
+// (documented-*, see piROMDiscover), requests built with the library, RouterBOOT-style BOOTP
 // and broken option 53s. Whatever comes in, nothing panics, and an answer is a well-formed
 // BOOTREPLY to that transaction that says DHCP (option 53) exactly when the
 // request did.
