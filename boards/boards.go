@@ -52,6 +52,11 @@ type Profile struct {
 	// ClockCmdline is the kernel parameter that sets the clock for the
 	// cmdline method, with {mhz} for the setting: "cpu_mhz={mhz}".
 	ClockCmdline string `yaml:"clock_cmdline"`
+	// KernelModules are modules of the profile's Debian kernel that the
+	// image carries and benchinit loads before it sets the clock: a
+	// Raspberry Pi's cpufreq driver is a module in Debian's arm64 kernel
+	// (raspberrypi-cpufreq, which starts cpufreq-dt).
+	KernelModules []string `yaml:"kernel_modules"`
 	// KernelParams are kernel parameters every run of this board model
 	// needs: "nowait" for QEMU's Malta on a virtual clock, whose idle
 	// loop's WAIT hangs early userspace now and then.

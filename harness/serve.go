@@ -266,7 +266,7 @@ func (b *servedBoard) boot(ctx context.Context) (*boot.Spec, error) {
 	if err := b.startRun(r); err != nil {
 		return nil, err
 	}
-	spec := &boot.Spec{Run: r.rec.ID, Kernel: b.built.Kernel, Image: b.built.Payload, Cmdline: r.cmdline()}
+	spec := r.bootSpec(b.built)
 	rctx, cancel := context.WithCancelCause(ctx)
 	a := &servedRun{r: r, spec: spec, lines: make(chan serialctl.Line, 1024), events: make(chan netboot.Event, 64),
 		cancel: cancel, done: make(chan struct{}), startOff: b.con.Offset()}

@@ -151,7 +151,7 @@ func New(job Job) Plan {
 	// bootbench's own kernels (Build) have no modules: what the
 	// benchmark needs of them is built in.
 	if bm, err := benchmark.Lookup(job.Benchmark); err == nil && (job.Kernel != "" || b.Kernel != "" || p.Kernel.Build == "") {
-		pl.Modules = bm.Image.KernelModules
+		pl.Modules = append(append([]string(nil), bm.Image.KernelModules...), p.KernelModules...)
 	}
 	if pl.Kernel == "" {
 		pl.Kernel = b.Kernel
@@ -169,7 +169,9 @@ func New(job Job) Plan {
 	}
 	switch {
 	case job.Clock == 0:
-	case p.ClockMethod == boards.ClockCPUFreq:
+	case p.ClockMethod == boards.ClockCPUFreq, p.ClockMethod == boards.ClockConfigTxt:
+		// A Raspberry Pi's firmware sets the clock config.txt names;
+		// benchinit pins cpufreq at it too, so the hello reports it.
 		pl.Params.ClockMHz = int(job.Clock)
 	case p.ClockMethod == boards.ClockCmdline:
 		pl.clock = strings.ReplaceAll(p.ClockCmdline, "{mhz}", fmt.Sprint(int(job.Clock)))
@@ -177,10 +179,7 @@ func New(job Job) Plan {
 	if rp := p.RaspberryPi; rp != nil {
 		pl.RaspberryPi = &RaspberryPi{Firmware: rp.Firmware, DeviceTree: rp.DeviceTree}
 		if p.ClockMethod == boards.ClockConfigTxt && job.Clock != 0 {
-			// The firmware sets the clock; benchinit pins cpufreq at it
-			// too, so the hello reports what the board runs at.
 			pl.RaspberryPi.ArmFreq, pl.RaspberryPi.OverVoltage = job.Clock, p.OverVoltage(job.Clock)
-			pl.Params.ClockMHz = int(job.Clock)
 		}
 	}
 	return pl

@@ -54,6 +54,9 @@ func TestRaspberryPiPlan(t *testing.T) {
 			if pl.Wrap.Payload != "cpio.gz" || pl.Debian.Flavour != "arm64" {
 				t.Errorf("wrap %+v, kernel %+v", pl.Wrap, pl.Debian)
 			}
+			if strings.Join(pl.Modules, ",") != "cpufreq-dt,raspberrypi-cpufreq,cpufreq_userspace" {
+				t.Errorf("the image carries modules %v, want the Pi's cpufreq driver", pl.Modules)
+			}
 			want := "console=ttyS1,115200 panic=-1 quiet loglevel=1 bootbench.run=R bootbench.bench=speed bootbench.clock=" + tt.armFreq.Digits()
 			if got := pl.Cmdline("R", nil); got != want {
 				t.Errorf("command line %q, want %q", got, want)
