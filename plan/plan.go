@@ -118,6 +118,9 @@ type Plan struct {
 type RaspberryPi struct {
 	Firmware   []string // raspi-firmware files, in the order the ROM asks for them
 	DeviceTree string   // in Debian's kernel package: "broadcom/bcm2711-rpi-4-b.dtb"
+	// Kernel is the profile's Debian kernel, whose package holds the
+	// device tree when the board boots a kernel of its own.
+	Kernel boards.DebianKernel
 	// ArmFreq is arm_freq=, the run's clock; 0 leaves the firmware's.
 	ArmFreq boards.MHz
 	// OverVoltage is over_voltage=, what the profile gives a clock above
@@ -177,7 +180,7 @@ func New(job Job) Plan {
 		pl.clock = strings.ReplaceAll(p.ClockCmdline, "{mhz}", fmt.Sprint(int(job.Clock)))
 	}
 	if rp := p.RaspberryPi; rp != nil {
-		pl.RaspberryPi = &RaspberryPi{Firmware: rp.Firmware, DeviceTree: rp.DeviceTree}
+		pl.RaspberryPi = &RaspberryPi{Firmware: rp.Firmware, DeviceTree: rp.DeviceTree, Kernel: p.Kernel}
 		if p.ClockMethod == boards.ClockConfigTxt && job.Clock != 0 {
 			pl.RaspberryPi.ArmFreq, pl.RaspberryPi.OverVoltage = job.Clock, p.OverVoltage(job.Clock)
 		}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunRefusesPiClockBeyondLimit (issue 22, acceptance 3): a Raspberry
+// Pi 4 clock above its firmware's highest is refused before power-on, in
+// one line that gives the limit, whether the board is named as a model or
+// as a board of the bench, and --allow-overvoltage does not change that;
+// a clock above the safe limit needs --allow-overvoltage. The board's
+// power switch (a command that leaves a file) is never touched, and no
+// results store is made.
+func TestRunRefusesPiClockBeyondLimit(t *testing.T) {
+	dir := t.TempDir()
+	powered := filepath.Join(dir, "powered")
+	inv := filepath.Join(dir, "bench.yaml")
+	os.WriteFile(inv, []byte(`bench:
+  interface: bbpinone0
+  address: 198.18.5.1/24
+boards:
+  pi1:
+    profile: rpi4b
+    mac: "dc:a6:32:01:36:c2"
+    address: 198.18.5.40
+    serial: "9ffefdef"
+    console: /dev/ttyUSB-bootbench-none
+    power: {driver: command, on: "touch `+powered+`", off: "true"}
+`), 0o644)
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"the model", []string{"run", "--board", "rpi4b", "--clock", "2500"}, "run: board model rpi4b: 2500 MHz is above 2147 MHz, the highest clock its firmware takes"},
+		{"a board of the bench", []string{"run", "--inventory", inv, "--board", "pi1", "--clock", "2500"}, "above 2147 MHz, the highest clock its firmware takes"},
+		{"allowed overvoltage is not beyond the firmware", []string{"run", "--inventory", inv, "--board", "pi1", "--clock", "1500,2500", "--allow-overvoltage"}, "above 2147 MHz"},
+		{"above the safe limit", []string{"run", "--inventory", inv, "--board", "pi1", "--clock", "1500,2000"}, "2000 MHz is above 1800 MHz, the highest clock without over_voltage; --allow-overvoltage serves it with over_voltage=6"},
+		{"ci too", []string{"ci", "--inventory", inv, "--board", "pi1", "--clock", "2500", "--baseline", "board=pi1,clock=1500", "--max-regression", "3%"}, "above 2147 MHz"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "r.db")
+			r := bootbench(t, db, tt.args...)
+			oneLine(t, r, 2, tt.want)
+			if _, err := os.Stat(powered); err == nil {
+				t.Fatal("the board was powered on")
+			}
+			if _, err := os.Stat(db); err == nil {
+				t.Error("a refused run created the results store")
+			}
+		})
+	}
+	for _, cmd := range []string{"run", "ci"} {
+		if r := bootbench(t, filepath.Join(dir, "h.db"), cmd, "--help"); r.code != 0 || !strings.Contains(r.stdout+r.stderr, "-allow-overvoltage") {
+			t.Errorf("%s --help does not teach --allow-overvoltage:\n%s%s", cmd, r.stdout, r.stderr)
+		}
+	}
+}
