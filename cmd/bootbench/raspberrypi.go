@@ -16,7 +16,6 @@ import (
 // boots, else of the profile's Debian kernel), in the cache, by the name
 // the firmware asks for each.
 func raspberryPiFiles(ctx context.Context, src, kernel string, rp plan.RaspberryPi) (map[string]string, error) {
-	setupNote(os.Stderr, "firmware", "Debian's %s and the device tree %s", debpkg.RaspiFirmwarePackage, rp.DeviceTree)
 	dir, err := debpkg.RaspiFirmware(ctx, cacheDir())
 	if err != nil {
 		return nil, err

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/plan"
 )
 
 // TestRunRefusesPiClockBeyondLimit (issue 22, acceptance 3): a Raspberry
@@ -56,6 +61,45 @@ boards:
 	for _, cmd := range []string{"run", "ci"} {
 		if r := bootbench(t, filepath.Join(dir, "h.db"), cmd, "--help"); r.code != 0 || !strings.Contains(r.stdout+r.stderr, "-allow-overvoltage") {
 			t.Errorf("%s --help does not teach --allow-overvoltage:\n%s%s", cmd, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestRaspberryPiFilesFetched: what a Pi 4 and a Pi 3B+ boot besides the
+// kernel and image comes from Debian, into the cache: the firmware their
+// ROM asks for from raspi-firmware, and the device tree from the Debian
+// kernel's package (the profile's, for a board that boots a kernel of its
+// own).
+func TestRaspberryPiFilesFetched(t *testing.T) {
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		if os.Getenv("BOOTBENCH_E2E") == "1" {
+			t.Fatal("needs APT")
+		}
+		t.Skip("needs APT")
+	}
+	for _, name := range []string{"rpi4b", "rpi3b-plus"} {
+		p, err := boards.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := plan.Job{Board: boards.Board{Name: "pi", Profile: p, Serial: "9ffefdef"}}
+		if err := job.Settle(); err != nil {
+			t.Fatal(err)
+		}
+		rp := plan.New(job).RaspberryPi
+		files, err := raspberryPiFiles(context.Background(), "", "/srv/kernels/own-Image", *rp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append(append([]string(nil), p.RaspberryPi.Firmware...), filepath.Base(p.RaspberryPi.DeviceTree))
+		if len(files) != len(want) {
+			t.Errorf("%s: files %v, want %v", name, files, want)
+		}
+		for _, f := range want {
+			st, err := os.Stat(files[f])
+			if err != nil || st.Size() < 4096 || !strings.HasPrefix(files[f], cacheDir()) {
+				t.Errorf("%s: %s at %q: %v", name, f, files[f], err)
+			}
 		}
 	}
 }
