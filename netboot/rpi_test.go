@@ -137,26 +137,10 @@ func checkPiOffer(t *testing.T, resp *dhcpv4.DHCPv4, server net.IP) {
 func TestRaspberryPiOfferNetns(t *testing.T) {
 	requireNetns(t)
 	server, board := newNetns(t, "bbpi-s-"), newNetns(t, "bbpi-b-")
-	run(t, "ip", "-n", server, "link", "add", "bench0", "type", "veth", "peer", "name", "eth0", "netns", board)
-	run(t, "ip", "-n", server, "link", "set", "bench0", "up")
-	run(t, "ip", "-n", board, "link", "set", "eth0", "up")
+	vethPair(t, server, "bench0", board, "eth0")
 	run(t, "ip", "-n", server, "addr", "add", "198.18.11.1/24", "dev", "bench0")
-	var mac net.HardwareAddr
-	inNetns(t, board, func() {
-		if ifi, err := net.InterfaceByName("eth0"); err == nil {
-			mac = ifi.HardwareAddr
-		}
-	})
-	var conn net.PacketConn
-	inNetns(t, server, func() {
-		var err error
-		if conn, err = ListenDHCP("bench0"); err != nil {
-			t.Error(err)
-		}
-	})
-	if conn == nil || mac == nil {
-		t.FailNow()
-	}
+	mac := macIn(t, board, "eth0")
+	conn := listenDHCPIn(t, server, "bench0")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv := net.IPv4(198, 18, 11, 1).To4()

@@ -29,12 +29,6 @@ func firmwareAPT(cacheDir string) (*apt, error) {
 			return nil, fmt.Errorf("fetch Debian's %s: %s not found (this needs a Debian host with APT)", RaspiFirmwarePackage, c)
 		}
 	}
-	dir := filepath.Join(cacheDir, "firmware", "apt")
-	for _, d := range []string{"lists/partial", "archives/partial", "sources.list.d"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return nil, fmt.Errorf("firmware package lists: %w", err)
-		}
-	}
 	files, err := hostSourceFiles("/")
 	if err != nil {
 		return nil, err
@@ -43,16 +37,9 @@ func firmwareAPT(cacheDir string) (*apt, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeIfChanged(filepath.Join(dir, "sources.list"), list); err != nil {
-		return nil, err
-	}
 	// The package is Architecture: all; arm64 keeps APT from asking for
 	// the host's foreign architectures' lists.
-	return &apt{arch: "arm64", lists: filepath.Join(dir, "lists"), extra: []string{
-		"-oDir::Etc::SourceList=" + filepath.Join(dir, "sources.list"),
-		"-oDir::Etc::SourceParts=" + filepath.Join(dir, "sources.list.d"),
-		"-oDir::Cache=" + dir, "-oDir::Cache::Archives=" + filepath.Join(dir, "archives"),
-	}}, nil
+	return privateAPT(filepath.Join(cacheDir, "firmware", "apt"), "arm64", list)
 }
 
 // RaspiFirmware returns the directory holding Debian's Raspberry Pi

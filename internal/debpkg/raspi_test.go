@@ -21,17 +21,7 @@ func TestComponentList(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden := filepath.Join("testdata", "sourceslist", name+".firmware.golden")
-		if *update {
-			os.WriteFile(golden, []byte(got), 0o644)
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != string(want) {
-			t.Errorf("%s:\n%s\nwant\n%s", name, got, want)
-		}
+		golden(t, filepath.Join("testdata", "sourceslist", name+".firmware.golden"), got)
 	}
 }
 
