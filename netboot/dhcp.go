@@ -499,6 +499,14 @@ func ProxyReply(req *dhcpv4.DHCPv4, plan Planner) (*dhcpv4.DHCPv4, Event) {
 	resp.UpdateOption(dhcpv4.OptMessageType(typ))
 	resp.UpdateOption(dhcpv4.OptServerIdentifier(offer.Server))
 	resp.UpdateOption(dhcpv4.OptClassIdentifier(pxeClient))
+	if offer.RaspberryPi {
+		// The Pi takes a proxy reply (boot-net: "(optional) Receive
+		// DHCP proxy reply"), as dnsmasq's proxy mode gives it: its
+		// own vendor options and the TFTP server, no boot file.
+		resp.UpdateOption(dhcpv4.OptTFTPServerName(offer.Server.String()))
+		raspberryPiOptions(resp, req)
+		return resp, ev
+	}
 	resp.UpdateOption(dhcpv4.OptBootFileName(offer.BootFile))
 	// Vendor options: PXE_DISCOVERY_CONTROL (6) = 8, then End.
 	resp.UpdateOption(dhcpv4.OptGeneric(dhcpv4.OptionVendorSpecificInformation, []byte{6, 1, 8, 255}))

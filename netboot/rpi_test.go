@@ -103,6 +103,14 @@ func TestRaspberryPiReply(t *testing.T) {
 	}
 	golden(t, filepath.Join("testdata", "replies", "raspberry-pi.golden"), []byte(resp.Summary()))
 
+	// As a proxyDHCP server (the segment has its own): the same PXE
+	// vendor options and TFTP server, and no address.
+	proxy, ev := ProxyReply(req, piPlan{pi4MAC})
+	if proxy == nil || ev.Kind != "proxy-offer" || !proxy.YourIPAddr.IsUnspecified() {
+		t.Fatalf("proxy answer %v, event %q", proxy, ev.Kind)
+	}
+	checkPiOffer(t, proxy, testServer)
+
 	// Another board's PXE answer says nothing of Raspberry Pis.
 	other, _ := Reply(req, kindPlan{})
 	if other != nil && other.Options.Has(dhcpv4.OptionVendorSpecificInformation) {
