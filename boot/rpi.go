@@ -36,7 +36,7 @@ func raspberryPi(b boards.Board) bool { return b.Profile.Boot == boards.BootRasp
 // its serial number.
 func SerialKey(b boards.Board) Key { return Key(b.Serial) }
 
-// ConfigTxt is the config.txt bootbench serves a Raspberry Pi for run:
+// ConfigTxt is the config.txt bootbench serves a Raspberry Pi for a run:
 // 64-bit mode for Debian's arm64 kernel (arm_64bit), the primary UART
 // on GPIO 14/15 (enable_uart=1, which also fixes the core clock the mini
 // UART's baud rate derives from), the upstream kernel's device tree names
@@ -45,9 +45,10 @@ func SerialKey(b boards.Board) Key { return Key(b.Serial) }
 // it), and the kernel, device tree and initramfs to load (initramfs …
 // followkernel: in memory after the kernel). Options from Raspberry Pi's
 // documentation: config.txt "Boot options" and "Overclocking options".
-func ConfigTxt(runID string, rp plan.RaspberryPi) string {
+// It holds nothing of the run but its clock (the run id travels on
+// cmdline.txt), so two runs' files differ exactly where their clocks do.
+func ConfigTxt(rp plan.RaspberryPi) string {
 	lines := []string{
-		"# bootbench run " + runID,
 		"arm_64bit=1",
 		"enable_uart=1",
 		"upstream_kernel=1",
@@ -80,7 +81,7 @@ func openRaspberryPi(spec *Spec, file string) (io.ReadCloser, int64, error) {
 	}
 	switch file {
 	case piConfigTxt:
-		return netboot.Memory([]byte(ConfigTxt(string(spec.Run), *rp)))
+		return netboot.Memory([]byte(ConfigTxt(*rp)))
 	case piCmdlineTxt:
 		return netboot.Memory([]byte(CmdlineTxt(spec.Cmdline)))
 	case piKernel:

@@ -112,7 +112,7 @@ func TestRaspberryPiTFTP(t *testing.T) {
 	for _, tt := range []struct{ from, name, want string }{
 		{"127.0.0.10", "9ffefdef/start4.elf", "the bytes of start4.elf"},
 		{"127.0.0.10", "start4.elf", "the bytes of start4.elf"},
-		{"127.0.0.10", "config.txt", ConfigTxt(string(spec.Run), *spec.RaspberryPi)},
+		{"127.0.0.10", "config.txt", ConfigTxt(*spec.RaspberryPi)},
 		{"127.0.0.11", "start4.elf", ""},
 	} {
 		got, err := tftpGet(conn.LocalAddr().(*net.UDPAddr), tt.from, tt.name)
@@ -172,7 +172,7 @@ func tftpGet(server *net.UDPAddr, local, name string) (string, error) {
 func TestConfigTxtCarriesTheClock(t *testing.T) {
 	_, a := piBoot(t, "198.18.0.10", 1500, false)
 	_, b := piBoot(t, "198.18.0.10", 1800, false)
-	diff := lineDiff(ConfigTxt("r", *a.RaspberryPi), ConfigTxt("r", *b.RaspberryPi))
+	diff := lineDiff(ConfigTxt(*a.RaspberryPi), ConfigTxt(*b.RaspberryPi))
 	if diff != "arm_freq=1500 → arm_freq=1800" {
 		t.Errorf("1500 vs 1800: %s", diff)
 	}
@@ -194,4 +194,65 @@ func lineDiff(a, b string) string {
 		}
 	}
 	return strings.Join(d, "; ")
+}
+
+// TestRaspberryPiROMOrder: a Pi 4's boot read as its firmware reads it,
+// over TFTP from its address: <serial>/start4.elf, fixup4.dat, config.txt,
+// cmdline.txt, then what config.txt names (device_tree=, kernel=,
+// initramfs), each found under the serial folder; the events say so in
+// that order, each naming the board.
+func TestRaspberryPiROMOrder(t *testing.T) {
+	b, spec := piBoot(t, "127.0.0.12", 1800, false)
+	bt := NewBooter(net.IPv4(127, 0, 0, 1).To4(), net.CIDRMask(8, 32), "http")
+	bt.AddBoot(b, spec)
+	events := make(chan netboot.Event, 16)
+	srv := netboot.NewTFTPFrom(bt, bt.Report(func(e netboot.Event) { events <- e }))
+	conn, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(conn)
+	defer srv.Shutdown()
+	server := conn.LocalAddr().(*net.UDPAddr)
+	get := func(name string) string {
+		got, err := tftpGet(server, "127.0.0.12", "9ffefdef/"+name)
+		if err != nil {
+			t.Fatalf("9ffefdef/%s: %v", name, err)
+		}
+		return got
+	}
+	order := []string{"start4.elf", "fixup4.dat", "config.txt", "cmdline.txt"}
+	for _, name := range order {
+		get(name)
+	}
+	// What the firmware loads next, as config.txt names it.
+	var named []string
+	for _, line := range strings.Split(get("config.txt"), "\n") {
+		switch k, v, _ := strings.Cut(line, "="); k {
+		case "device_tree", "kernel":
+			named = append(named, v)
+		}
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "initramfs" && f[2] == "followkernel" {
+			named = append(named, f[1])
+		}
+	}
+	if strings.Join(named, " ") != "vmlinuz bcm2711-rpi-4-b.dtb initramfs.cpio" {
+		t.Fatalf("config.txt names %v", named)
+	}
+	for _, name := range named {
+		if got := get(name); !strings.HasPrefix(got, "the bytes of ") {
+			t.Errorf("%s served %q", name, got)
+		}
+	}
+	want := append(append(order, "config.txt"), named...)
+	for _, name := range want {
+		select {
+		case e := <-events:
+			if e.Kind != "tftp-done" || e.File != "9ffefdef/"+name || e.Board != "pi1" {
+				t.Errorf("event %s %s (board %q), want %s", e.Kind, e.File, e.Board, name)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("no event for %s", name)
+		}
+	}
 }
