@@ -2,7 +2,9 @@ package boards
 
 import (
 	"fmt"
+	"net"
 	"regexp"
+	"slices"
 )
 
 // RaspberryPi is what a Raspberry Pi's boot ROM and firmware load over
@@ -101,3 +103,13 @@ func (p Profile) OverVoltage(mhz MHz) int {
 // the files it asks for: 8 hex digits (the last 8 of /proc/cpuinfo's
 // Serial).
 var serialRE = regexp.MustCompile(`^[0-9a-f]{8}$`)
+
+// raspberryPiOUIs are the IEEE OUIs assigned to Raspberry Pi: the
+// Foundation's (Pi 3 and earlier) and Raspberry Pi (Trading) Ltd's.
+var raspberryPiOUIs = [][3]byte{{0xb8, 0x27, 0xeb}, {0xdc, 0xa6, 0x32}, {0xe4, 0x5f, 0x01}, {0xd8, 0x3a, 0xdd}, {0x28, 0xcd, 0xc1}, {0x2c, 0xcf, 0x67}}
+
+// RaspberryPiMAC says whether mac is a Raspberry Pi's by its maker's
+// OUI: a hint for a board the inventory lacks, never a way to serve one.
+func RaspberryPiMAC(mac net.HardwareAddr) bool {
+	return len(mac) == 6 && slices.Contains(raspberryPiOUIs, [3]byte{mac[0], mac[1], mac[2]})
+}

@@ -1,6 +1,7 @@
 package boards
 
 import (
+	"net"
 	"strings"
 	"testing"
 )
@@ -119,5 +120,17 @@ func TestInventorySerial(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: %v, want %q", tt.yaml, err, tt.want)
 		}
+	}
+}
+
+func TestRaspberryPiMAC(t *testing.T) {
+	for mac, want := range map[string]bool{"dc:a6:32:01:36:c2": true, "b8:27:eb:28:f6:6d": true, "e4:5f:01:00:00:01": true, "52:54:00:bb:05:20": false} {
+		hw, _ := net.ParseMAC(mac)
+		if got := RaspberryPiMAC(hw); got != want {
+			t.Errorf("RaspberryPiMAC(%s) = %v", mac, got)
+		}
+	}
+	if RaspberryPiMAC(nil) {
+		t.Error("no MAC is a Pi's")
 	}
 }

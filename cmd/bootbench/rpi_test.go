@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/plan"
 )
 
@@ -100,6 +102,23 @@ func TestRaspberryPiFilesFetched(t *testing.T) {
 			if err != nil || st.Size() < 4096 || !strings.HasPrefix(files[f], cacheDir()) {
 				t.Errorf("%s: %s at %q: %v", name, f, files[f], err)
 			}
+		}
+	}
+}
+
+// TestUnknownPiHint: serve's hint for a Raspberry Pi the inventory lacks
+// (known by its maker's MAC; its ROM says only PXEClient) names the Pi
+// profiles and the serial to add.
+func TestUnknownPiHint(t *testing.T) {
+	inv, err := boards.ParseInventory("bench.yaml", []byte("bench: {interface: bench0, address: 198.18.5.1/24}\nboards:\n  pc1: {profile: pc-x86_64, mac: \"52:54:00:bb:05:20\", address: 198.18.5.2, console: /dev/ttyUSB0, power: {driver: manual}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mac, _ := net.ParseMAC("dc:a6:32:01:36:c2")
+	got := unknownHint(harness.UnknownBoard{MAC: mac, VendorClass: "PXEClient:Arch:00000:UNDI:002001", ClientArch: "Intel x86PC"}, inv)
+	for _, want := range []string{"profile: rpi4b # a Raspberry Pi (or rpi3b-plus); add serial:", `mac: "dc:a6:32:01:36:c2"`, "address: 198.18.5.3"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("hint lacks %q:\n%s", want, got)
 		}
 	}
 }
