@@ -12,7 +12,8 @@ import (
 
 // TestDeviceTree unpacks the Raspberry Pi device trees from Debian's arm64
 // kernel package beside the kernel, in an empty cache: a flattened device
-// tree (magic d00dfeed) for each Pi profile's name, once; and refuses a
+// tree (magic d00dfeed) for each Pi profile's name, once; the Pi's
+// cpufreq modules from the same package; and refuses a
 // kernel that is not Debian's in the cache, or a name that leaves the
 // package's directory.
 func TestDeviceTree(t *testing.T) {
@@ -43,6 +44,12 @@ func TestDeviceTree(t *testing.T) {
 		if again, err := DeviceTree(ctx, cache, kernel, name); again != dtb || err != nil {
 			t.Errorf("again: %s, %v", again, err)
 		}
+	}
+	// The Pi's cpufreq driver, a module of the same package (the arm64
+	// package has no arch/x86 modules to unpack, as the amd64 one has).
+	mods, err := Modules(ctx, cache, kernel, "lib/modules/bootbench", []string{"cpufreq-dt", "raspberrypi-cpufreq", "cpufreq_userspace"})
+	if err != nil || len(mods) != 3 || !strings.HasSuffix(mods[1], ":lib/modules/bootbench/01-raspberrypi-cpufreq.ko") {
+		t.Errorf("the Pi's cpufreq modules: %v, %v", mods, err)
 	}
 	if _, err := DeviceTree(ctx, cache, "/srv/kernels/Image", "broadcom/bcm2711-rpi-4-b.dtb"); err == nil || !strings.Contains(err.Error(), "not one of Debian's") {
 		t.Errorf("a kernel outside the cache: %v", err)
