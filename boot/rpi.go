@@ -37,21 +37,23 @@ func raspberryPi(b boards.Board) bool { return b.Profile.Boot == boards.BootRasp
 func SerialKey(b boards.Board) Key { return Key(b.Serial) }
 
 // ConfigTxt is the config.txt bootbench serves a Raspberry Pi for a run:
-// 64-bit mode for Debian's arm64 kernel (arm_64bit), the primary UART
-// on GPIO 14/15 (enable_uart=1, which also fixes the core clock the mini
-// UART's baud rate derives from), the upstream kernel's device tree names
-// (upstream_kernel=1, as Debian's raspi-firmware writes it), the run's
-// clock (arm_freq, over_voltage where the profile says the clock needs
-// it), and the kernel, device tree and initramfs to load (initramfs …
-// followkernel: in memory after the kernel). Options from Raspberry Pi's
-// documentation: config.txt "Boot options" and "Overclocking options".
+// 64-bit mode for Debian's arm64 kernel (arm_64bit; "64-bit kernels may
+// be uncompressed image files", as Debian's is), the primary UART on GPIO
+// 14/15 (enable_uart=1, which also fixes the core clock the mini UART's
+// baud rate derives from), the run's clock (arm_freq, over_voltage where
+// the profile says the clock needs it), and the kernel, device tree and
+// initramfs to load (initramfs … followkernel: in memory after the
+// kernel). Options from Raspberry Pi's documentation: config.txt "Boot
+// options" and "Overclocking options". Not upstream_kernel=1, which
+// Debian's raspi-firmware writes: it sets os_prefix to "upstream/", and
+// the firmware would first look for the kernel and device tree there; the
+// device tree is named here by its upstream name anyway.
 // It holds nothing of the run but its clock (the run id travels on
 // cmdline.txt), so two runs' files differ exactly where their clocks do.
 func ConfigTxt(rp plan.RaspberryPi) string {
 	lines := []string{
 		"arm_64bit=1",
 		"enable_uart=1",
-		"upstream_kernel=1",
 	}
 	if rp.ArmFreq != 0 {
 		lines = append(lines, fmt.Sprintf("arm_freq=%d", rp.ArmFreq))
