@@ -141,6 +141,10 @@ type Job struct {
 	Reps    int
 	Seconds float64
 	Algs    []string
+	// AllowOvervoltage lets the job's clocks go above the model's safe
+	// limit, with the over_voltage its profile gives (run's
+	// --allow-overvoltage).
+	AllowOvervoltage bool
 }
 
 // VirtualBoard is a virtual qemu-* profile as a board: QEMU is its power
@@ -728,10 +732,11 @@ func (p *inventoryParser) job(n *yaml.Node, what string, pr Profile) Job {
 	if n == nil {
 		return j
 	}
-	f := p.mapping(n, what+" job", "bench", "clock", "reps", "seconds", "algs")
+	f := p.mapping(n, what+" job", "bench", "clock", "reps", "seconds", "algs", "allow_overvoltage")
 	if f == nil {
 		return j
 	}
+	p.scalar(f["allow_overvoltage"], what+" job allow_overvoltage", &j.AllowOvervoltage)
 	if p.scalar(f["bench"], what+" job bench", &j.Bench) && !slices.Contains(benchmark.Served(), j.Bench) {
 		p.problem(f["bench"], "%s job: unknown bench %q (%s)", what, j.Bench, strings.Join(benchmark.Served(), ", "))
 	}
@@ -745,8 +750,12 @@ func (p *inventoryParser) job(n *yaml.Node, what string, pr Profile) Job {
 			p.scalar(c, what+" job clock", &j.Clocks)
 		}
 		for _, mhz := range j.Clocks {
-			if err := pr.CheckClock(mhz); err != nil && pr.Name != "" {
-				p.problem(c, "%s job: %v", what, err)
+			err := pr.CheckClock(mhz)
+			if err == nil {
+				err = pr.CheckOvervoltage(mhz, j.AllowOvervoltage)
+			}
+			if err != nil && pr.Name != "" {
+				p.problem(c, "%s job: %v", what, strings.Replace(err.Error(), "--allow-overvoltage", "allow_overvoltage: true", 1))
 			}
 		}
 	}

@@ -109,12 +109,18 @@ func TestInventorySerial(t *testing.T) {
 	if b, _ := inv.Board("pi1"); b.Serial != "9ffefdef" {
 		t.Errorf("serial %q, want 9ffefdef", b.Serial)
 	}
+	inv, err = ParseInventory("bench.yaml", []byte(head+pi("pi1", "dc:a6:32:01:36:c2", "198.18.5.30", "9ffefdef")+"    job: {clock: [1500, 2000], allow_overvoltage: true}\n"))
+	if b, _ := inv.Board("pi1"); err != nil || !b.Job.AllowOvervoltage || len(b.Job.Clocks) != 2 {
+		t.Errorf("a job allowed over_voltage: %+v, %v", b.Job, err)
+	}
 	for _, tt := range []struct{ yaml, want string }{
 		{head + pi("pi1", "dc:a6:32:01:36:c2", "198.18.5.30", ""), "bench.yaml:3: board pi1: no serial"},
 		{head + pi("pi1", "dc:a6:32:01:36:c2", "198.18.5.30", "9ffefde"), `bench.yaml:9: board pi1: serial "9ffefde" is not 8 hex digits`},
 		{head + pi("pi1", "dc:a6:32:01:36:c2", "198.18.5.30", "9ffefdeg"), `is not 8 hex digits`},
 		{head + pi("pi1", "dc:a6:32:01:36:c2", "198.18.5.30", "9ffefdef") + pi("pi2", "dc:a6:32:01:36:c3", "198.18.5.31", "9ffefdef"), "bench.yaml:16: board pi2: serial 9ffefdef is board pi1's too"},
 		{head + strings.Replace(pi("pc1", "52:54:00:bb:05:20", "198.18.5.20", "9ffefdef"), "rpi4b", "pc-x86_64", 1), "serial is for Raspberry Pi boards"},
+		{head + pi("pi1", "dc:a6:32:01:36:c2", "198.18.5.30", "9ffefdef") + "    job: {clock: [1500, 2000]}\n", "bench.yaml:10: board pi1 job: board model rpi4b: 2000 MHz is above 1800 MHz, the highest clock without over_voltage; allow_overvoltage: true serves it"},
+		{head + pi("pi1", "dc:a6:32:01:36:c2", "198.18.5.30", "9ffefdef") + "    job: {clock: [1500, 2500], allow_overvoltage: true}\n", "above 2147 MHz"},
 	} {
 		_, err := ParseInventory("bench.yaml", []byte(tt.yaml))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

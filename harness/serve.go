@@ -197,7 +197,7 @@ func (s *server) runConfig(sv Served, n int) (config, error) {
 	o := config{Job: s.o.Job, Rig: s.o.Rig}
 	o.Target, o.Bench = sv.Target, nil
 	j := sv.Job
-	o.Board, o.Benchmark, o.Algs = sv.Board, j.Bench, j.Algs
+	o.Board, o.Benchmark, o.Algs, o.AllowOvervoltage = sv.Board, j.Bench, j.Algs, j.AllowOvervoltage
 	o.Seconds = time.Duration(j.Seconds * float64(time.Second))
 	if len(j.Clocks) > 0 {
 		o.Clock = j.Clocks[n%len(j.Clocks)]
