@@ -98,24 +98,14 @@ func TestRaspberryPiFiles(t *testing.T) {
 // then (a ROM whose serial folder is missing) start4.elf at the root,
 // from the board's address; the events name the board either way.
 func TestRaspberryPiTFTP(t *testing.T) {
-	b, spec := piBoot(t, "127.0.0.10", 1500, false)
-	bt := NewBooter(net.IPv4(127, 0, 0, 1).To4(), net.CIDRMask(8, 32), "http")
-	bt.AddBoot(b, spec)
-	events := make(chan netboot.Event, 8)
-	srv := netboot.NewTFTPFrom(bt, bt.Report(func(e netboot.Event) { events <- e }))
-	conn, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(conn)
-	defer srv.Shutdown()
+	spec, server, events := servePi(t, "127.0.0.10", 1500)
 	for _, tt := range []struct{ from, name, want string }{
 		{"127.0.0.10", "9ffefdef/start4.elf", "the bytes of start4.elf"},
 		{"127.0.0.10", "start4.elf", "the bytes of start4.elf"},
 		{"127.0.0.10", "config.txt", ConfigTxt(*spec.RaspberryPi)},
 		{"127.0.0.11", "start4.elf", ""},
 	} {
-		got, err := tftpGet(conn.LocalAddr().(*net.UDPAddr), tt.from, tt.name)
+		got, err := tftpGet(server, tt.from, tt.name)
 		switch {
 		case tt.want == "" && err == nil:
 			t.Errorf("%s from %s served %q", tt.name, tt.from, got)
@@ -131,6 +121,25 @@ func TestRaspberryPiTFTP(t *testing.T) {
 			t.Errorf("%s: no event", tt.name)
 		}
 	}
+}
+
+// servePi serves a Pi 4 at address addr (on loopback), booting at mhz, by
+// TFTP until the test ends: its spec, the server's address and the
+// events, each naming its board.
+func servePi(t *testing.T, addr string, mhz boards.MHz) (*Spec, *net.UDPAddr, chan netboot.Event) {
+	t.Helper()
+	b, spec := piBoot(t, addr, mhz, false)
+	bt := NewBooter(net.IPv4(127, 0, 0, 1).To4(), net.CIDRMask(8, 32), "http")
+	bt.AddBoot(b, spec)
+	events := make(chan netboot.Event, 16)
+	srv := netboot.NewTFTPFrom(bt, bt.Report(func(e netboot.Event) { events <- e }))
+	conn, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(conn)
+	t.Cleanup(srv.Shutdown)
+	return spec, conn.LocalAddr().(*net.UDPAddr), events
 }
 
 // tftpGet reads name from server by TFTP (RFC 1350, 512-byte blocks, as
@@ -202,18 +211,7 @@ func lineDiff(a, b string) string {
 // initramfs), each found under the serial folder; the events say so in
 // that order, each naming the board.
 func TestRaspberryPiROMOrder(t *testing.T) {
-	b, spec := piBoot(t, "127.0.0.12", 1800, false)
-	bt := NewBooter(net.IPv4(127, 0, 0, 1).To4(), net.CIDRMask(8, 32), "http")
-	bt.AddBoot(b, spec)
-	events := make(chan netboot.Event, 16)
-	srv := netboot.NewTFTPFrom(bt, bt.Report(func(e netboot.Event) { events <- e }))
-	conn, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(conn)
-	defer srv.Shutdown()
-	server := conn.LocalAddr().(*net.UDPAddr)
+	_, server, events := servePi(t, "127.0.0.12", 1800)
 	get := func(name string) string {
 		got, err := tftpGet(server, "127.0.0.12", "9ffefdef/"+name)
 		if err != nil {
