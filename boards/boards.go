@@ -52,6 +52,11 @@ type Profile struct {
 	// ClockCmdline is the kernel parameter that sets the clock for the
 	// cmdline method, with {mhz} for the setting: "cpu_mhz={mhz}".
 	ClockCmdline string `yaml:"clock_cmdline"`
+	// KernelModules are modules of the profile's Debian kernel that the
+	// image carries and benchinit loads before it sets the clock: a
+	// Raspberry Pi's cpufreq driver is a module in Debian's arm64 kernel
+	// (raspberrypi-cpufreq, which starts cpufreq-dt).
+	KernelModules []string `yaml:"kernel_modules"`
 	// KernelParams are kernel parameters every run of this board model
 	// needs: "nowait" for QEMU's Malta on a virtual clock, whose idle
 	// loop's WAIT hangs early userspace now and then.
@@ -84,6 +89,12 @@ type Profile struct {
 	// firmware (an inventory board with image: none), and which: the way
 	// to run a model bootbench cannot netboot (RouterOS on an RB1100).
 	Firmware *FirmwareUse `yaml:"firmware"`
+	// RaspberryPi is what a Raspberry Pi's firmware loads (boot method
+	// rpi-netboot).
+	RaspberryPi *RaspberryPi `yaml:"raspberry_pi"`
+	// ClockLimits are the model's documented clock limits, checked
+	// before power-on; nil where the profile knows none.
+	ClockLimits *ClockLimits `yaml:"clock_limits"`
 }
 
 // FirmwareUse is how a model is benchmarked under its own firmware.
@@ -291,6 +302,9 @@ func Parse(b []byte) (Profile, error) {
 	if f := p.Firmware; f != nil && (f.Name == "" || len(f.Benchmarks) == 0 || f.Example == "") {
 		return p, fmt.Errorf("profile %s: firmware needs name, benchmarks and example", p.Name)
 	}
+	if err := p.checkRaspberryPi(); err != nil {
+		return p, err
+	}
 	if p.NotSupported == "" && len(p.Works) > 0 {
 		return p, fmt.Errorf("profile %s: works lists what works despite not_supported; give not_supported too", p.Name)
 	}
@@ -406,7 +420,7 @@ func (p Profile) CheckClock(mhz MHz) error {
 	case mhz < 0:
 		return fmt.Errorf("clock %d MHz is not a clock", mhz)
 	}
-	return nil
+	return p.checkLimits(mhz)
 }
 
 func joinMHz(cs []MHz) string {

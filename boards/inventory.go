@@ -89,6 +89,10 @@ type Board struct {
 	// configurations, in file order: the console steps (or the
 	// operator's work) that put its firmware into each.
 	RouteConfigs []RouteConfig
+	// Serial is a Raspberry Pi's serial number, 8 lower-case hex digits:
+	// its boot ROM asks for its files under <serial>/ (boot method
+	// rpi-netboot). Empty for other boards.
+	Serial string
 	// Line is where the board is defined in its inventory, 0 if nowhere.
 	Line int
 }
@@ -137,6 +141,10 @@ type Job struct {
 	Reps    int
 	Seconds float64
 	Algs    []string
+	// AllowOvervoltage lets the job's clocks go above the model's safe
+	// limit, with the over_voltage its profile gives (run's
+	// --allow-overvoltage).
+	AllowOvervoltage bool
 }
 
 // VirtualBoard is a virtual qemu-* profile as a board: QEMU is its power
@@ -463,7 +471,7 @@ func (p *inventoryParser) bench(n *yaml.Node) Bench {
 
 var boardNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`)
 
-var boardFields = []string{"profile", "mac", "address", "console", "baud", "kernel", "power", "job", "route_ports", "route_addresses", "image", "route_configs"}
+var boardFields = []string{"profile", "mac", "address", "console", "baud", "kernel", "power", "job", "route_ports", "route_addresses", "image", "route_configs", "serial"}
 
 func (p *inventoryParser) boards(n *yaml.Node, bench Bench) []Board {
 	f := p.mapping(n, "boards", nil...)
@@ -474,7 +482,7 @@ func (p *inventoryParser) boards(n *yaml.Node, bench Bench) []Board {
 		p.problem(n, "boards: none listed")
 	}
 	var out []Board
-	macs := map[string]string{}
+	macs, serials := map[string]string{}, map[string]string{}
 	addrs := map[netip.Addr]string{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if p.ctx.Err() != nil {
@@ -487,6 +495,12 @@ func (p *inventoryParser) boards(n *yaml.Node, bench Bench) []Board {
 				p.problem(field(v, "mac"), "board %s: MAC %s is board %s's too", b.Name, b.MAC, other)
 			}
 			macs[b.MAC.String()] = b.Name
+		}
+		if b.Serial != "" {
+			if other, dup := serials[b.Serial]; dup {
+				p.problem(field(v, "serial"), "board %s: serial %s is board %s's too", b.Name, b.Serial, other)
+			}
+			serials[b.Serial] = b.Name
 		}
 		if b.Address.IsValid() {
 			if other, dup := addrs[b.Address]; dup {
@@ -569,8 +583,29 @@ func (p *inventoryParser) board(k, n *yaml.Node, bench Bench) Board {
 			p.problem(field(n, "route_addresses"), "%s: routed port address %s is on the bench subnet %s: give route_addresses off it", what, a, bench.Address.Masked())
 		}
 	}
+	b.Serial = p.serial(f["serial"], k, what, b.Profile)
 	b = p.firmwareFields(b, f, k, what)
 	return b
+}
+
+// serial reads a Raspberry Pi's serial number, which its boot ROM puts
+// before every file it asks for (boot method rpi-netboot needs it).
+func (p *inventoryParser) serial(n, parent *yaml.Node, what string, pr Profile) string {
+	var s string
+	if !p.scalar(n, what+" serial", &s) {
+		if n == nil && pr.Boot == BootRaspberryPi {
+			p.problem(parent, "%s: no serial (the Pi's serial number, 8 hex digits: the last 8 of Serial in /proc/cpuinfo, or the folder its boot ROM asks for)", what)
+		}
+		return ""
+	}
+	s = strings.ToLower(s)
+	switch {
+	case pr.Name != "" && pr.Boot != BootRaspberryPi:
+		p.problem(n, "%s: serial is for Raspberry Pi boards (boot method rpi-netboot), not profile %s", what, pr.Name)
+	case !serialRE.MatchString(s):
+		p.problem(n, "%s: serial %q is not 8 hex digits like 9ffefdef", what, clip(s))
+	}
+	return s
 }
 
 func (p *inventoryParser) mac(n, parent *yaml.Node, what string, missing bool) net.HardwareAddr {
@@ -697,10 +732,11 @@ func (p *inventoryParser) job(n *yaml.Node, what string, pr Profile) Job {
 	if n == nil {
 		return j
 	}
-	f := p.mapping(n, what+" job", "bench", "clock", "reps", "seconds", "algs")
+	f := p.mapping(n, what+" job", "bench", "clock", "reps", "seconds", "algs", "allow_overvoltage")
 	if f == nil {
 		return j
 	}
+	p.scalar(f["allow_overvoltage"], what+" job allow_overvoltage", &j.AllowOvervoltage)
 	if p.scalar(f["bench"], what+" job bench", &j.Bench) && !slices.Contains(benchmark.Served(), j.Bench) {
 		p.problem(f["bench"], "%s job: unknown bench %q (%s)", what, j.Bench, strings.Join(benchmark.Served(), ", "))
 	}
@@ -714,8 +750,12 @@ func (p *inventoryParser) job(n *yaml.Node, what string, pr Profile) Job {
 			p.scalar(c, what+" job clock", &j.Clocks)
 		}
 		for _, mhz := range j.Clocks {
-			if err := pr.CheckClock(mhz); err != nil && pr.Name != "" {
-				p.problem(c, "%s job: %v", what, err)
+			err := pr.CheckClock(mhz)
+			if err == nil {
+				err = pr.CheckOvervoltage(mhz, j.AllowOvervoltage)
+			}
+			if err != nil && pr.Name != "" {
+				p.problem(c, "%s job: %v", what, strings.Replace(err.Error(), "--allow-overvoltage", "allow_overvoltage: true", 1))
 			}
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/netboot"
+	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 	"github.com/insomniacslk/dhcp/iana"
 )
@@ -33,6 +34,11 @@ type Spec struct {
 	Kernel  string
 	Image   string // the initramfs as the loader takes it (plan.Wrapping's Payload)
 	Cmdline string
+	// RaspberryPi is a Raspberry Pi boot's config.txt settings, and
+	// RaspberryPiFiles its firmware and device tree in the cache by the
+	// name the firmware asks for each (plan.Built's); nil for other boards.
+	RaspberryPi      *plan.RaspberryPi
+	RaspberryPiFiles map[string]string
 }
 
 // Booter decides in one place what every board gets when it netboots, in
@@ -44,7 +50,8 @@ type Spec struct {
 // fixed boot (AddBoot), serve a new run whenever a board asks (AddServed).
 //
 // Every board's files live under its Key: <board>/boot.ipxe,
-// <board>/vmlinuz, <board>/initramfs.cpio, and so on.
+// <board>/vmlinuz, <board>/initramfs.cpio, and so on; a Raspberry Pi's
+// under its serial as well, where its ROM asks for them (see rpi.go).
 type Booter struct {
 	Server    net.IP
 	Mask      net.IPMask
@@ -112,6 +119,9 @@ func (bt *Booter) add(b boards.Board, next func() (*Spec, error)) {
 	e := &bootBoard{board: b, next: next}
 	bt.byMAC[b.MAC.String()] = e
 	bt.byName[KeyOf(b)] = e
+	if raspberryPi(b) && b.Serial != "" {
+		bt.byName[SerialKey(b)] = e
+	}
 }
 
 // withoutAddress names a board that has no fixed address, "" when all do.
@@ -148,7 +158,7 @@ func (bt *Booter) Plan(c netboot.Client) (netboot.Offer, bool) {
 		e.cur = &bootFiles{spec: spec}
 	}
 	bt.mu.Unlock()
-	return netboot.Offer{IP: addrIP(e.board.Address), Mask: bt.Mask, Server: bt.Server, BootFile: file}, true
+	return netboot.Offer{IP: addrIP(e.board.Address), Mask: bt.Mask, Server: bt.Server, BootFile: file, RaspberryPi: raspberryPi(e.board)}, true
 }
 
 // Report returns a Reporter that names the board of each event before
@@ -160,11 +170,14 @@ func (bt *Booter) Report(report netboot.Reporter) netboot.Reporter {
 	return func(e netboot.Event) {
 		bt.mu.Lock()
 		if k, _, ok := SplitFile(e.File); ok && bt.byName[k] != nil {
-			e.Board = string(k)
+			e.Board = bt.byName[k].board.Name
 		} else if b := bt.byMAC[e.MAC.String()]; e.MAC != nil && b != nil {
 			e.Board = b.board.Name
 		}
 		bt.mu.Unlock()
+		if b := bt.byAddress(e.IP); e.Board == "" && e.IP != nil && b != nil {
+			e.Board = b.board.Name // a Raspberry Pi's file asked for at the root
+		}
 		report(e)
 	}
 }
@@ -175,8 +188,13 @@ func Servable(b boards.Board) error {
 	switch b.Profile.Boot {
 	case boards.BootIPXE, boards.BootPXE, boards.BootUBootDHCP, boards.BootUBootSerial, boards.BootPXELinux, boards.BootRouterBOOT, boards.BootCFE:
 		return nil
+	case boards.BootRaspberryPi:
+		if b.Serial == "" {
+			return fmt.Errorf("board %s: a Raspberry Pi needs its serial (the folder its boot ROM asks for its files in)", b.Name)
+		}
+		return nil
 	}
-	return fmt.Errorf("board %s: boot method %s is not supported yet (supported: ipxe, pxe, uboot-dhcp, uboot-serial, pxelinux, routerboot-bootp, cfe, qemu-direct)", b.Name, b.Profile.Boot)
+	return fmt.Errorf("board %s: boot method %s is not supported yet (supported: ipxe, pxe, uboot-dhcp, uboot-serial, pxelinux, routerboot-bootp, cfe, rpi-netboot, qemu-direct)", b.Name, b.Profile.Boot)
 }
 
 // BootFile is what board b's DHCP or BOOTP answer names, for the client
@@ -207,6 +225,8 @@ func BootFile(b boards.Board, c netboot.Client) (string, error) {
 		return k.File("pxelinux.0"), nil
 	case boards.BootRouterBOOT, boards.BootCFE:
 		return k.File("kernel.elf"), nil
+	case boards.BootRaspberryPi:
+		return "", nil // the Pi's ROM names its files itself
 	}
 	return "", fmt.Errorf("board %s: boot method %s is not served over the network", b.Name, p.Boot)
 }
@@ -245,6 +265,9 @@ func (bt *Booter) Open(name string) (io.ReadCloser, int64, error) {
 		return nil, 0, netboot.ErrNotFound
 	}
 	b, spec := e.board, cur.spec
+	if raspberryPi(b) {
+		return openRaspberryPi(spec, file)
+	}
 	switch {
 	case file == kernelName(b.Profile):
 		return openCached(spec.Kernel)

@@ -24,6 +24,15 @@ func (r *run) cmdline() string {
 	return plan.New(r.o.Job).Cmdline(string(r.rec.ID), ports)
 }
 
+// bootSpec is what the board's bootloader gets for this run: built's
+// kernel and image with the run's command line, and for a Raspberry Pi
+// its firmware and device tree with the config.txt settings of the run's
+// clock (a served board's built files serve every clock of its job).
+func (r *run) bootSpec(built *plan.Built) *boot.Spec {
+	return &boot.Spec{Run: r.rec.ID, Kernel: built.Kernel, Image: built.Payload, Cmdline: r.cmdline(),
+		RaspberryPi: plan.New(r.o.Job).RaspberryPi, RaspberryPiFiles: built.RaspberryPiFiles}
+}
+
 // serve puts what the board boots where it will get it: into the target
 // itself for a board that loads a kernel directly, else into a Booter the
 // bench serves. The returned stop ends the serving.
@@ -56,7 +65,7 @@ func (r *run) serve(ctx context.Context, built *plan.Built, dir string, events c
 		}
 	}
 	booter := boot.NewBooter(o.Bench.ServerIP(), o.Bench.Mask(), o.Transport)
-	booter.AddBoot(o.Board, &boot.Spec{Run: r.rec.ID, Kernel: built.Kernel, Image: built.Payload, Cmdline: cmdline})
+	booter.AddBoot(o.Board, r.bootSpec(built))
 	stop, err = o.Bench.Serve(ctx, booter, report)
 	if err != nil {
 		return nil, err

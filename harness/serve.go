@@ -197,7 +197,7 @@ func (s *server) runConfig(sv Served, n int) (config, error) {
 	o := config{Job: s.o.Job, Rig: s.o.Rig}
 	o.Target, o.Bench = sv.Target, nil
 	j := sv.Job
-	o.Board, o.Benchmark, o.Algs = sv.Board, j.Bench, j.Algs
+	o.Board, o.Benchmark, o.Algs, o.AllowOvervoltage = sv.Board, j.Bench, j.Algs, j.AllowOvervoltage
 	o.Seconds = time.Duration(j.Seconds * float64(time.Second))
 	if len(j.Clocks) > 0 {
 		o.Clock = j.Clocks[n%len(j.Clocks)]
@@ -266,7 +266,7 @@ func (b *servedBoard) boot(ctx context.Context) (*boot.Spec, error) {
 	if err := b.startRun(r); err != nil {
 		return nil, err
 	}
-	spec := &boot.Spec{Run: r.rec.ID, Kernel: b.built.Kernel, Image: b.built.Payload, Cmdline: r.cmdline()}
+	spec := r.bootSpec(b.built)
 	rctx, cancel := context.WithCancelCause(ctx)
 	a := &servedRun{r: r, spec: spec, lines: make(chan serialctl.Line, 1024), events: make(chan netboot.Event, 64),
 		cancel: cancel, done: make(chan struct{}), startOff: b.con.Offset()}

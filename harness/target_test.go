@@ -411,6 +411,8 @@ func TestClockMethods(t *testing.T) {
 	}{
 		{"cpufreq", boards.Profile{ClockMethod: boards.ClockCPUFreq}, frame.HelloBody{CPUFreqCurKHz: 800000},
 			"bootbench.clock=800", "", false, results.ClockVerified, 800},
+		{"config.txt, confirmed by cpufreq", boards.Profile{ClockMethod: boards.ClockConfigTxt}, frame.HelloBody{CPUFreqCurKHz: 800000},
+			"bootbench.clock=800", "", false, results.ClockVerified, 800},
 		{"cmdline template", boards.Profile{ClockMethod: boards.ClockCmdline, ClockCmdline: "cpu_mhz={mhz}"}, frame.HelloBody{},
 			"cpu_mhz=800", "bootbench.clock=", false, results.ClockUnverified, 0},
 		{"manual, confirmed by BogoMIPS", boards.Profile{ClockMethod: boards.ClockManual, BogoMIPSPerMHz: 0.5}, frame.HelloBody{BogoMIPS: "399.76"},

@@ -78,7 +78,10 @@ type Offer struct {
 	IP       net.IP
 	Mask     net.IPMask
 	Server   net.IP // our address: siaddr, server identifier, TFTP server
-	BootFile string // header "file" and option 67
+	BootFile string // header "file" and option 67; none for a Raspberry Pi
+	// RaspberryPi answers in the Raspberry Pi ROM's dialect (see
+	// raspberryPiOptions): the planner knows the board by its MAC.
+	RaspberryPi bool
 }
 
 // A Booter decides what each machine gets when it netboots, in its own
@@ -312,9 +315,12 @@ func Reply(req *dhcpv4.DHCPv4, plan Planner) (*dhcpv4.DHCPv4, Event) {
 		return resp, ev
 	}
 	for _, d := range dialects {
-		if d.speaks(c) {
+		if d.speaks(c, offer) {
 			d.add(resp, typ, offer)
 		}
+	}
+	if offer.RaspberryPi {
+		raspberryPiOptions(resp, req)
 	}
 	return resp, ev
 }
@@ -353,14 +359,14 @@ func answerType(req *dhcpv4.DHCPv4, offer Offer) (dhcpv4.MessageType, string) {
 // server there, gives up (PXE-E16, NetworkPkg/UefiPxeBcDxe/PxeBcDhcp4.c).
 type dialect struct {
 	name   string
-	speaks func(Client) bool
+	speaks func(Client, Offer) bool
 	add    func(resp *dhcpv4.DHCPv4, typ dhcpv4.MessageType, o Offer)
 }
 
 var dialects = []dialect{
-	{"bootp", func(Client) bool { return true }, bootpFields},
-	{"dhcp", func(c Client) bool { return !c.BOOTP }, dhcpOptions},
-	{"ipxe", func(c Client) bool { return c.IPXE }, ipxeOptions},
+	{"bootp", func(Client, Offer) bool { return true }, bootpFields},
+	{"dhcp", func(c Client, _ Offer) bool { return !c.BOOTP }, dhcpOptions},
+	{"ipxe", func(c Client, _ Offer) bool { return c.IPXE }, ipxeOptions},
 }
 
 // bootpFields are RFC 951's: the address, the server (siaddr) and the boot
@@ -385,7 +391,39 @@ func dhcpOptions(resp *dhcpv4.DHCPv4, typ dhcpv4.MessageType, o Offer) {
 	resp.UpdateOption(dhcpv4.OptServerIdentifier(o.Server))
 	resp.UpdateOption(dhcpv4.OptIPAddressLeaseTime(leaseSeconds * time.Second))
 	resp.UpdateOption(dhcpv4.OptTFTPServerName(o.Server.String()))
-	resp.UpdateOption(dhcpv4.OptBootFileName(o.BootFile))
+	if o.BootFile != "" {
+		resp.UpdateOption(dhcpv4.OptBootFileName(o.BootFile))
+	}
+}
+
+// raspberryPiOptions are what a Raspberry Pi's boot ROM (Pi 3B+) or EEPROM
+// bootloader (Pi 4) waits for, as Raspberry Pi's documentation gives a
+// working answer (boot-net, "DHCP Request / Reply"): vendor class
+// "PXEClient" (60), the client's GUID echoed (97), and PXE vendor options
+// (43) whose boot menu entry reads "Raspberry Pi Boot", which the ROM
+// checks (PXE_OPTION43 in "Raspberry Pi bootloader configuration"). The
+// bytes are those of the documented reply, what dnsmasq's
+// pxe-service=0,"Raspberry Pi Boot" sends: discovery control (6) = 3,
+// menu prompt (10) = timeout 0 and "PXE", boot menu (9) = type 0 and
+// the string, then End. The TFTP server is siaddr and option 66 (see
+// dhcpOptions); the Pi names its files itself.
+func raspberryPiOptions(resp, req *dhcpv4.DHCPv4) {
+	resp.UpdateOption(dhcpv4.OptClassIdentifier(pxeClient))
+	if guid := req.Options.Get(dhcpv4.OptionClientMachineIdentifier); guid != nil {
+		resp.UpdateOption(dhcpv4.OptGeneric(dhcpv4.OptionClientMachineIdentifier, guid))
+	}
+	resp.UpdateOption(dhcpv4.OptGeneric(dhcpv4.OptionVendorSpecificInformation, RaspberryPiVendorOptions()))
+}
+
+// RaspberryPiBoot is the boot menu entry a Raspberry Pi ROM looks for in
+// option 43.
+const RaspberryPiBoot = "Raspberry Pi Boot"
+
+// RaspberryPiVendorOptions is option 43 of an answer to a Raspberry Pi.
+func RaspberryPiVendorOptions() []byte {
+	menu := append([]byte{0, 0, byte(len(RaspberryPiBoot))}, RaspberryPiBoot...)
+	b := []byte{6, 1, 3, 10, 4, 0, 'P', 'X', 'E', 9, byte(len(menu))}
+	return append(append(b, menu...), 255)
 }
 
 // ipxeOptions: iPXE's encapsulated option 175, "no-pxedhcp" (176) = 1:
@@ -461,6 +499,14 @@ func ProxyReply(req *dhcpv4.DHCPv4, plan Planner) (*dhcpv4.DHCPv4, Event) {
 	resp.UpdateOption(dhcpv4.OptMessageType(typ))
 	resp.UpdateOption(dhcpv4.OptServerIdentifier(offer.Server))
 	resp.UpdateOption(dhcpv4.OptClassIdentifier(pxeClient))
+	if offer.RaspberryPi {
+		// The Pi takes a proxy reply (boot-net: "(optional) Receive
+		// DHCP proxy reply"), as dnsmasq's proxy mode gives it: its
+		// own vendor options and the TFTP server, no boot file.
+		resp.UpdateOption(dhcpv4.OptTFTPServerName(offer.Server.String()))
+		raspberryPiOptions(resp, req)
+		return resp, ev
+	}
 	resp.UpdateOption(dhcpv4.OptBootFileName(offer.BootFile))
 	// Vendor options: PXE_DISCOVERY_CONTROL (6) = 8, then End.
 	resp.UpdateOption(dhcpv4.OptGeneric(dhcpv4.OptionVendorSpecificInformation, []byte{6, 1, 8, 255}))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"syscall"
 )
@@ -30,6 +31,15 @@ var (
 	ErrNotFound = errors.New("file not found")
 	ErrAccess   = errors.New("access violation")
 )
+
+// FilesFor is Files that answers by who asks. A Raspberry Pi's boot ROM
+// asks for <serial>/start4.elf first and, when that is not found, for
+// every file without the folder from then on (TFTP_PREFIX in Raspberry
+// Pi's bootloader configuration): such a name is the asking board's file,
+// known by its address. The TFTP server asks OpenFor when Files has it.
+type FilesFor interface {
+	OpenFor(client net.IP, name string) (io.ReadCloser, int64, error)
+}
 
 // Memory serves data as a file: what a Files implementation returns for
 // bytes it generated.

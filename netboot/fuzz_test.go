@@ -50,7 +50,7 @@ func FuzzTFTPName(f *testing.F) {
 		if s := shown(resolve(name)); strings.ContainsFunc(s, unsafeRune) {
 			t.Fatalf("event would show %q for %q", s, name)
 		}
-		file, _, err := srv.open(name)
+		file, _, err := srv.open(name, nil)
 		if err != nil {
 			if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrAccess) {
 				t.Fatalf("open(%q): %v: a client may only be told not found or access violation", name, err)
@@ -67,10 +67,12 @@ func FuzzTFTPName(f *testing.F) {
 
 // FuzzDHCPRequest runs the DHCP server's request handling on any packet:
 // ParseRequest, then Reply as the segment's server and ProxyReply as a
-// proxyDHCP server, for a plan that knows the sender's MAC. The seeds in
+// proxyDHCP server, for a plan that knows the sender's MAC (as a PC, and
+// as a Raspberry Pi). The seeds in
 // testdata/fuzz/FuzzDHCPRequest are DISCOVERs captured from QEMU boards'
 // firmware on a tap (captured-*: iPXE's NIC ROM, U-Boot 2023.01 on arm64,
-// OVMF's own PXE), requests built with the library, RouterBOOT-style BOOTP
+// OVMF's own PXE), a Raspberry Pi ROM's as Raspberry Pi documents it
+// (documented-*, see piROMDiscover), requests built with the library, RouterBOOT-style BOOTP
 // and broken option 53s. Whatever comes in, nothing panics, and an answer is a well-formed
 // BOOTREPLY to that transaction that says DHCP (option 53) exactly when the
 // request did.
@@ -86,6 +88,9 @@ func FuzzDHCPRequest(f *testing.F) {
 		plan := testPlan()
 		plan.Hosts = map[string]Host{req.ClientHWAddr.String(): {IP: testBoard, BootFile: "undionly.kpxe", IPXEScript: "r1/boot.ipxe"}}
 		resp, ev := Reply(req, plan)
+		checkReply(t, req, resp, ev)
+		// The same board known as a Raspberry Pi: its dialect's answer.
+		resp, ev = Reply(req, StaticPlanPi{plan})
 		checkReply(t, req, resp, ev)
 		if ev.Kind == "bootp-reply" && req.Options.Has(dhcpv4.OptionDHCPMessageType) {
 			t.Fatalf("a request with option 53 (% x) answered as plain BOOTP", req.Options.Get(dhcpv4.OptionDHCPMessageType))

@@ -131,9 +131,7 @@ func TestListenHearsOnlyItsInterface(t *testing.T) {
 func TestProbeDHCP(t *testing.T) {
 	requireNetns(t)
 	host, server := newNetns(t, "bbnb-h-"), newNetns(t, "bbnb-s-")
-	run(t, "ip", "-n", host, "link", "add", "bench0", "type", "veth", "peer", "name", "seg0", "netns", server)
-	run(t, "ip", "-n", host, "link", "set", "bench0", "up")
-	run(t, "ip", "-n", server, "link", "set", "seg0", "up")
+	vethPair(t, host, "bench0", server, "seg0")
 	run(t, "ip", "-n", server, "addr", "add", "198.18.9.2/24", "dev", "seg0")
 
 	probe := func() (r *Rival, err error) {
@@ -145,28 +143,13 @@ func TestProbeDHCP(t *testing.T) {
 	}
 
 	// A DHCP server that answers every MAC (ours, knowing bench0's).
-	var mac net.HardwareAddr
-	inNetns(t, host, func() {
-		if ifi, err := net.InterfaceByName("bench0"); err == nil {
-			mac = ifi.HardwareAddr
-		}
-	})
+	mac := macIn(t, host, "bench0")
 	plan := StaticPlan{Server: net.IPv4(198, 18, 9, 2).To4(), Mask: net.CIDRMask(24, 32), Hosts: map[string]Host{
 		mac.String(): {IP: net.IPv4(198, 18, 9, 50).To4()},
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var conn net.PacketConn
-	inNetns(t, server, func() {
-		var err error
-		if conn, err = ListenDHCP("seg0"); err != nil {
-			t.Error(err)
-		}
-	})
-	if conn == nil || mac == nil {
-		t.FailNow()
-	}
-	go ServeDHCP(ctx, conn, plan, nil)
+	go ServeDHCP(ctx, listenDHCPIn(t, server, "seg0"), plan, nil)
 	r, err := probe()
 	if err != nil || r == nil || !r.Server.Equal(net.IPv4(198, 18, 9, 2)) || !r.Offered.Equal(net.IPv4(198, 18, 9, 50)) {
 		t.Fatalf("probe found %v, %v; want the server at 198.18.9.2 offering 198.18.9.50", r, err)
@@ -174,4 +157,41 @@ func TestProbeDHCP(t *testing.T) {
 	if s := r.String(); s != "a DHCP server at 198.18.9.2 (it offered 198.18.9.50)" {
 		t.Errorf("described as %q", s)
 	}
+}
+
+// macIn is the MAC of interface name in namespace ns.
+func macIn(t *testing.T, ns, name string) net.HardwareAddr {
+	t.Helper()
+	var mac net.HardwareAddr
+	inNetns(t, ns, func() {
+		if ifi, err := net.InterfaceByName(name); err == nil {
+			mac = ifi.HardwareAddr
+		}
+	})
+	if mac == nil {
+		t.Fatalf("no interface %s in %s", name, ns)
+	}
+	return mac
+}
+
+// listenDHCPIn opens the DHCP server's socket on iface in namespace ns,
+// closed after the test.
+func listenDHCPIn(t *testing.T, ns, iface string) net.PacketConn {
+	t.Helper()
+	var conn net.PacketConn
+	var err error
+	inNetns(t, ns, func() { conn, err = ListenDHCP(iface) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// vethPair links interface a in namespace nsA to b in nsB, both up.
+func vethPair(t *testing.T, nsA, a, nsB, b string) {
+	t.Helper()
+	run(t, "ip", "-n", nsA, "link", "add", a, "type", "veth", "peer", "name", b, "netns", nsB)
+	run(t, "ip", "-n", nsA, "link", "set", a, "up")
+	run(t, "ip", "-n", nsB, "link", "set", b, "up")
 }

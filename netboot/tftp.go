@@ -143,7 +143,7 @@ func (t *TFTP) send(name string, rf io.ReaderFrom) (int64, error) {
 	if known && mode != "octet" && mode != "netascii" {
 		return 0, errMode
 	}
-	f, size, err := t.open(name)
+	f, size, err := t.open(name, clientIP(rf))
 	if err != nil {
 		return 0, err
 	}
@@ -233,11 +233,15 @@ func resolve(name string) string {
 	return strings.TrimLeft(strings.ReplaceAll(name, `\`, "/"), "/")
 }
 
-// open opens the file a client's name means, if its Files has it.
-func (t *TFTP) open(name string) (io.ReadCloser, int64, error) {
+// open opens the file a client's name means, if its Files has it, asking
+// for client's own where Files knows who asks (FilesFor).
+func (t *TFTP) open(name string, client net.IP) (io.ReadCloser, int64, error) {
 	clean := resolve(name)
 	if clean == "" {
 		return nil, 0, ErrNotFound
+	}
+	if ff, ok := t.files.(FilesFor); ok && client != nil {
+		return ff.OpenFor(client, clean)
 	}
 	return t.files.Open(clean)
 }

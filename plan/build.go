@@ -28,6 +28,10 @@ type Builders struct {
 	// BuildImage builds an image; nil is initramfs.Build.
 	BuildImage func(ctx context.Context, spec initramfs.Spec, cacheDir string) (*initramfs.Image, error)
 	CacheDir   string // images go under images/
+	// RaspberryPi finds a Raspberry Pi boot's files for kernel: the
+	// firmware (Debian's raspi-firmware) and the device tree (from the
+	// kernel's package), by the names the firmware asks for them.
+	RaspberryPi func(ctx context.Context, kernel string, rp RaspberryPi) (map[string]string, error)
 }
 
 // ErrNoKernel is a plan whose board has no kernel: none named, and no
@@ -44,6 +48,10 @@ type Built struct {
 	// cache.
 	Payload     string
 	PayloadSize int64
+	// RaspberryPiFiles are a Raspberry Pi boot's firmware and device tree
+	// files in the cache, by the name the firmware asks for each (the
+	// device tree by its base name); nil for other boards.
+	RaspberryPiFiles map[string]string
 }
 
 // CheckKernel is ErrNoKernel for a plan that names no kernel at all: no
@@ -104,6 +112,17 @@ func (bs Builders) Make(ctx context.Context, p Plan, kernel string) (*Built, err
 	b := &Built{Plan: p, Kernel: kernel, Image: img, Payload: img.Path, PayloadSize: img.Size}
 	if p.Wrap.Payload != "cpio" {
 		if b.Payload, b.PayloadSize, err = compressed(img, p.Wrap.Payload, cache); err != nil {
+			return nil, err
+		}
+	}
+	if rp := p.RaspberryPi; rp != nil {
+		switch {
+		case kernel == "":
+			return nil, errors.New("a Raspberry Pi boot needs a kernel, whose package holds its device tree")
+		case bs.RaspberryPi == nil:
+			return nil, errors.New("a Raspberry Pi boot needs its firmware and device tree, and nothing here fetches them")
+		}
+		if b.RaspberryPiFiles, err = bs.RaspberryPi(ctx, kernel, *rp); err != nil {
 			return nil, err
 		}
 	}

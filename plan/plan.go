@@ -29,7 +29,10 @@ type Job struct {
 	Board     boards.Board
 	Benchmark string     // a benchmark's name (benchmark.Names); "" is speed
 	Clock     boards.MHz // 0: the board's default
-	Rep       int
+	// AllowOvervoltage lets a clock above the model's safe limit run,
+	// with the over_voltage its profile gives (config-txt boards).
+	AllowOvervoltage bool
+	Rep              int
 	// Seconds per test and the algorithms of the suite; 0 and nil are
 	// the benchmark's defaults.
 	Seconds time.Duration
@@ -55,6 +58,9 @@ type Job struct {
 func (j *Job) Settle() error {
 	p := j.Board.Profile
 	if err := p.CheckClock(j.Clock); err != nil {
+		return err
+	}
+	if err := p.CheckOvervoltage(j.Clock, j.AllowOvervoltage); err != nil {
 		return err
 	}
 	if j.Clock == 0 {
@@ -98,9 +104,28 @@ type Plan struct {
 	// Params are the bootbench.* parameters, without the run id and the
 	// routed ports, which are known only when the board boots.
 	Params bootparam.Params
+	// RaspberryPi is what a Raspberry Pi's firmware loads and reads
+	// besides the kernel and image; nil for other boards.
+	RaspberryPi *RaspberryPi
 	// console (with the profile's kernel parameters), clock and extra are
 	// the rest of the command line.
 	console, clock, extra string
+}
+
+// RaspberryPi is a Raspberry Pi boot's share of the plan: the firmware
+// and device tree it loads (the profile's), and the clock settings its
+// config.txt carries for the run.
+type RaspberryPi struct {
+	Firmware   []string // raspi-firmware files, in the order the ROM asks for them
+	DeviceTree string   // in Debian's kernel package: "broadcom/bcm2711-rpi-4-b.dtb"
+	// Kernel is the profile's Debian kernel, whose package holds the
+	// device tree when the board boots a kernel of its own.
+	Kernel boards.DebianKernel
+	// ArmFreq is arm_freq=, the run's clock; 0 leaves the firmware's.
+	ArmFreq boards.MHz
+	// OverVoltage is over_voltage=, what the profile gives a clock above
+	// its safe limit; 0 leaves the line out.
+	OverVoltage int
 }
 
 // Wrapping is how the image reaches the board's RAM.
@@ -129,7 +154,7 @@ func New(job Job) Plan {
 	// bootbench's own kernels (Build) have no modules: what the
 	// benchmark needs of them is built in.
 	if bm, err := benchmark.Lookup(job.Benchmark); err == nil && (job.Kernel != "" || b.Kernel != "" || p.Kernel.Build == "") {
-		pl.Modules = bm.Image.KernelModules
+		pl.Modules = append(append([]string(nil), bm.Image.KernelModules...), p.KernelModules...)
 	}
 	if pl.Kernel == "" {
 		pl.Kernel = b.Kernel
@@ -147,10 +172,18 @@ func New(job Job) Plan {
 	}
 	switch {
 	case job.Clock == 0:
-	case p.ClockMethod == boards.ClockCPUFreq:
+	case p.ClockMethod == boards.ClockCPUFreq, p.ClockMethod == boards.ClockConfigTxt:
+		// A Raspberry Pi's firmware sets the clock config.txt names;
+		// benchinit pins cpufreq at it too, so the hello reports it.
 		pl.Params.ClockMHz = int(job.Clock)
 	case p.ClockMethod == boards.ClockCmdline:
 		pl.clock = strings.ReplaceAll(p.ClockCmdline, "{mhz}", fmt.Sprint(int(job.Clock)))
+	}
+	if rp := p.RaspberryPi; rp != nil {
+		pl.RaspberryPi = &RaspberryPi{Firmware: rp.Firmware, DeviceTree: rp.DeviceTree, Kernel: p.Kernel}
+		if p.ClockMethod == boards.ClockConfigTxt && job.Clock != 0 {
+			pl.RaspberryPi.ArmFreq, pl.RaspberryPi.OverVoltage = job.Clock, p.OverVoltage(job.Clock)
+		}
 	}
 	return pl
 }

@@ -173,7 +173,15 @@ func hello(root string, p bootparam.Params, b *bench) frame.HelloBody {
 	if b != nil {
 		h.Argv = b.argv
 	}
-	h.ClockSet = setClock(root, p.ClockMHz)
+	if p.ClockMHz > 0 {
+		// A cpufreq driver may be a module the image carries (a
+		// Raspberry Pi's, in Debian's arm64 kernel): load them first.
+		if err := loadModules(filepath.Join(root, RouteModulesDir)); err != nil {
+			h.ClockSet = err.Error()
+		} else {
+			h.ClockSet = setClock(root, p.ClockMHz)
+		}
+	}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
 		h.Kernel = unix.ByteSliceToString(u.Release[:])

@@ -44,8 +44,9 @@ import (
 // The board's own output (the raw frames) is a line per configuration
 // with what its kernel counted, for the record.
 
-// RouteModulesDir is where the image carries the kernel modules the
-// route benchmark loads, in the order their names sort in.
+// RouteModulesDir is where the image carries the kernel modules benchinit
+// loads, in the order their names sort in: the route benchmark's, and a
+// cpufreq driver the board's profile names (loaded before the clock is set).
 const RouteModulesDir = "lib/modules/bootbench"
 
 // routeCommand starts every line the host sends the board.

@@ -296,6 +296,9 @@ func builders(src string) plan.Builders {
 			return imagesBuilt.build(ctx, spec, cache)
 		},
 		CacheDir: cacheDir(),
+		RaspberryPi: func(ctx context.Context, kernel string, rp plan.RaspberryPi) (map[string]string, error) {
+			return raspberryPiFiles(ctx, src, kernel, rp)
+		},
 	}
 }
 

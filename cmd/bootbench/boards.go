@@ -56,12 +56,22 @@ func showBoard(w io.Writer, p boards.Profile) {
 	switch {
 	case p.ClockMethod == "":
 		fmt.Fprintf(w, "clocks        one clock, no setting\n")
+	case len(p.Clocks) == 0 && p.ClockLimits != nil:
+		l := p.ClockLimits
+		fmt.Fprintf(w, "clocks        %d to %d MHz (default %d, applied by %s)", l.Min, l.Safe, p.DefaultClock, p.ClockMethod)
+		if l.Max > l.Safe {
+			fmt.Fprintf(w, "; up to %d MHz with --allow-overvoltage (over_voltage=%d)", l.Max, l.OverVoltage)
+		}
+		fmt.Fprintln(w)
 	case len(p.Clocks) == 0:
 		fmt.Fprintf(w, "clocks        any setting, applied by %s\n", p.ClockMethod)
 	default:
 		fmt.Fprintf(w, "clocks        %s MHz (default %d, applied by %s)\n", clockList(p.Clocks), p.DefaultClock, p.ClockMethod)
 	}
 	fmt.Fprintf(w, "timeouts      boot %s, run %s\n", p.BootTimeout, p.RunTimeout)
+	if rp := p.RaspberryPi; rp != nil {
+		fmt.Fprintf(w, "firmware      %s from Debian's raspi-firmware (non-free-firmware), device tree %s from the kernel's package; served under the board's serial\n", strings.Join(rp.Firmware, ", "), rp.DeviceTree)
+	}
 	if v := p.Virtual; v != nil {
 		fmt.Fprintf(w, "virtual       %s %v, NIC %s, MAC %s\n", v.QEMU, v.Args, v.NIC, v.MAC)
 	}

@@ -66,8 +66,9 @@ func TestMain(m *testing.M) {
 
 // sharedCache are the parts of the cache that are expensive to make and
 // that every bootbench shares: images, Debian kernels and sysroots, Debian
-// source packages and the openssl built from them.
-var sharedCache = []string{"images", "kernels", "sysroots", "prebuilt", "sources", "openssl"}
+// source packages and the openssl built from them, and Debian's Raspberry
+// Pi firmware.
+var sharedCache = []string{"images", "kernels", "sysroots", "prebuilt", "sources", "openssl", "firmware"}
 
 // shareCache makes a cache at dir whose shared parts are the user's.
 func shareCache(dir string) (string, error) {

@@ -64,7 +64,7 @@ func cmdRun(ctx context.Context, args []string) error {
 type runFlags struct {
 	board, inventory, clocks, bench, algs, kernel, transport, appendArgs, db *string
 	routeSizes, routeConfigs, routeRate, routeWindow                         *string
-	proxy                                                                    *bool
+	proxy, allowOvervoltage                                                  *bool
 	reps, retries, routeStreams                                              *int
 	seconds                                                                  *float64
 	bootTimeout, runTimeout                                                  *time.Duration
@@ -72,26 +72,27 @@ type runFlags struct {
 
 func addRunFlags(fs *flag.FlagSet, reps int) *runFlags {
 	return &runFlags{
-		board:        fs.String("board", boards.Default, "board: one from the inventory, or a virtual qemu-* board (see 'bootbench boards list')"),
-		inventory:    fs.String("inventory", "", "bench inventory (default $BOOTBENCH_INVENTORY, else $XDG_CONFIG_HOME/bootbench/bench.yaml when it exists)"),
-		proxy:        fs.Bool("proxy", false, "serve as proxyDHCP: the bench segment's own DHCP server hands out addresses, bootbench only the boot"),
-		clocks:       fs.String("clock", "", "clock settings in MHz, comma separated (default: the board's default)"),
-		reps:         fs.Int("reps", reps, "repetitions of each clock setting"),
-		bench:        fs.String("bench", benchmark.Speed, "benchmark: "+benchmark.Help()),
-		routeSizes:   fs.String("route-sizes", "64,128,256,512,1024,1460", "route: packet sizes in bytes of payload, comma separated"),
-		routeConfigs: fs.String("route-configs", "", "route: configurations, in order (default "+strings.Join(bootparam.RouteConfigs, ",")+"; a board under its own firmware: its inventory's route_configs)"),
-		routeRate:    fs.String("route-udp-rate", "50M", "route: the UDP tests' offered rate in bit/s (K, M, G suffixes), all streams together"),
-		routeWindow:  fs.String("route-window", "", "route: the TCP tests' window, iperf3 -w SIZE in bytes (K, M, G suffixes: 256K); default the kernel's"),
-		routeStreams: fs.Int("route-streams", 1, "route: parallel streams in each test (iperf3 -P)"),
-		seconds:      fs.Float64("seconds", 0.3, "seconds per algorithm and block size"),
-		algs:         fs.String("algs", "", "algorithms, comma separated, as the benchmark names them (default: its default set; openssl: the OpenWrt table's)"),
-		kernel:       fs.String("kernel", "", "kernel image (default: the inventory's, else the board's Debian kernel, fetched into the cache)"),
-		transport:    fs.String("transport", "http", "how iPXE loads kernel and image from bootbench: http or tftp"),
-		appendArgs:   fs.String("append", "", "extra kernel command line parameters"),
-		bootTimeout:  fs.Duration("boot-timeout", 0, "time allowed from power-on to the board's hello (default: the profile's)"),
-		runTimeout:   fs.Duration("run-timeout", 0, "time allowed from hello to the result (default: the profile's)"),
-		retries:      fs.Int("retries", 1, "boot again this many times when the board never reported or its frames went corrupt (every attempt is stored)"),
-		db:           dbFlag(fs),
+		board:            fs.String("board", boards.Default, "board: one from the inventory, or a virtual qemu-* board (see 'bootbench boards list')"),
+		inventory:        fs.String("inventory", "", "bench inventory (default $BOOTBENCH_INVENTORY, else $XDG_CONFIG_HOME/bootbench/bench.yaml when it exists)"),
+		proxy:            fs.Bool("proxy", false, "serve as proxyDHCP: the bench segment's own DHCP server hands out addresses, bootbench only the boot"),
+		clocks:           fs.String("clock", "", "clock settings in MHz, comma separated (default: the board's default)"),
+		allowOvervoltage: fs.Bool("allow-overvoltage", false, "run a clock above the model's safe limit (a Raspberry Pi's highest without over_voltage) with the over_voltage its profile gives; never above the firmware's highest"),
+		reps:             fs.Int("reps", reps, "repetitions of each clock setting"),
+		bench:            fs.String("bench", benchmark.Speed, "benchmark: "+benchmark.Help()),
+		routeSizes:       fs.String("route-sizes", "64,128,256,512,1024,1460", "route: packet sizes in bytes of payload, comma separated"),
+		routeConfigs:     fs.String("route-configs", "", "route: configurations, in order (default "+strings.Join(bootparam.RouteConfigs, ",")+"; a board under its own firmware: its inventory's route_configs)"),
+		routeRate:        fs.String("route-udp-rate", "50M", "route: the UDP tests' offered rate in bit/s (K, M, G suffixes), all streams together"),
+		routeWindow:      fs.String("route-window", "", "route: the TCP tests' window, iperf3 -w SIZE in bytes (K, M, G suffixes: 256K); default the kernel's"),
+		routeStreams:     fs.Int("route-streams", 1, "route: parallel streams in each test (iperf3 -P)"),
+		seconds:          fs.Float64("seconds", 0.3, "seconds per algorithm and block size"),
+		algs:             fs.String("algs", "", "algorithms, comma separated, as the benchmark names them (default: its default set; openssl: the OpenWrt table's)"),
+		kernel:           fs.String("kernel", "", "kernel image (default: the inventory's, else the board's Debian kernel, fetched into the cache)"),
+		transport:        fs.String("transport", "http", "how iPXE loads kernel and image from bootbench: http or tftp"),
+		appendArgs:       fs.String("append", "", "extra kernel command line parameters"),
+		bootTimeout:      fs.Duration("boot-timeout", 0, "time allowed from power-on to the board's hello (default: the profile's)"),
+		runTimeout:       fs.Duration("run-timeout", 0, "time allowed from hello to the result (default: the profile's)"),
+		retries:          fs.Int("retries", 1, "boot again this many times when the board never reported or its frames went corrupt (every attempt is stored)"),
+		db:               dbFlag(fs),
 	}
 }
 
@@ -154,6 +155,11 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 			if uerr := p.UnsupportedFor(boards.Board{Profile: p}, *rf.bench); uerr != nil {
 				return nil, usageErr("%s: %v", cmd, uerr)
 			}
+			// A clock the model cannot run is refused before anything
+			// else: no board of it would run it.
+			if _, cerr := clockSettings(p, *rf.clocks, *rf.allowOvervoltage); cerr != nil {
+				return nil, cerr
+			}
 			if p.RAMMB < roomyRAMMB {
 				model := plan.Job{Board: boards.Board{Profile: p}, Benchmark: *rf.bench, Kernel: *rf.kernel, Source: src}
 				if cerr := checkBoard(ctx, model); cerr != nil {
@@ -166,7 +172,7 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 	if err := checkProxy(b, *rf.proxy); err != nil {
 		return nil, err
 	}
-	settings, err := clockSettings(b.Profile, *rf.clocks)
+	settings, err := clockSettings(b.Profile, *rf.clocks, *rf.allowOvervoltage)
 	if err != nil {
 		return nil, err
 	}
@@ -366,13 +372,14 @@ func (j *runJob) job(rg *rig) plan.Job {
 	rf := j.rf
 	return plan.Job{
 		Board: rg.board, Benchmark: *rf.bench, Seconds: time.Duration(*rf.seconds * float64(time.Second)), Algs: splitList(*rf.algs),
-		Kernel: *rf.kernel, Source: j.src, Append: *rf.appendArgs, Transport: *rf.transport,
+		Kernel: *rf.kernel, Source: j.src, Append: *rf.appendArgs, Transport: *rf.transport, AllowOvervoltage: *rf.allowOvervoltage,
 		BootTimeout: *rf.bootTimeout, RunTimeout: *rf.runTimeout, Retries: *rf.retries,
 	}
 }
 
-// clockSettings reads --clock against what the board model offers.
-func clockSettings(p boards.Profile, flag string) ([]boards.MHz, error) {
+// clockSettings reads --clock against what the board model offers and
+// its limits: above its safe clock only with --allow-overvoltage.
+func clockSettings(p boards.Profile, flag string, allowOvervoltage bool) ([]boards.MHz, error) {
 	if flag == "" {
 		return []boards.MHz{p.DefaultClock}, nil
 	}
@@ -383,6 +390,9 @@ func clockSettings(p boards.Profile, flag string) ([]boards.MHz, error) {
 			return nil, usageErr("run: --clock: %v", err)
 		}
 		if err := p.CheckClock(mhz); err != nil {
+			return nil, usageErr("run: %v", err)
+		}
+		if err := p.CheckOvervoltage(mhz, allowOvervoltage); err != nil {
 			return nil, usageErr("run: %v", err)
 		}
 		settings = append(settings, mhz)

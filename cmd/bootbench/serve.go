@@ -197,6 +197,8 @@ func unknownHint(u harness.UnknownBoard, inv *boards.Inventory) string {
 		profile = "rb450g # a MikroTik RouterBOARD: see 'bootbench boards list'"
 	case strings.HasPrefix(u.VendorClass, "U-Boot"):
 		profile = "qemu-arm64 # a U-Boot board: pick its model in 'bootbench boards list'"
+	case boards.RaspberryPiMAC(u.MAC):
+		profile = "rpi4b # a Raspberry Pi (or rpi3b-plus); add serial: the 8 hex digits of the folder its boot ROM asks for"
 	}
 	what := strings.TrimSpace(strings.Join([]string{u.VendorClass, u.ClientArch}, ", "))
 	if what == "" || what == "," {

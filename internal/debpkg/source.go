@@ -38,12 +38,6 @@ func sourceAPT(cacheDir string) (*apt, error) {
 			return nil, fmt.Errorf("fetch Debian source packages: %s not found (this needs a Debian host with APT and dpkg-dev)", c)
 		}
 	}
-	dir := filepath.Join(cacheDir, "sources", "apt")
-	for _, d := range []string{"lists/partial", "archives/partial", "sources.list.d"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return nil, fmt.Errorf("source package lists: %w", err)
-		}
-	}
 	files, err := hostSourceFiles("/")
 	if err != nil {
 		return nil, err
@@ -52,10 +46,22 @@ func sourceAPT(cacheDir string) (*apt, error) {
 	if err != nil {
 		return nil, err
 	}
+	return privateAPT(filepath.Join(cacheDir, "sources", "apt"), "", list)
+}
+
+// privateAPT is APT for arch ("" for source packages) with the sources
+// list list and its own lists and archive cache under dir: nothing of the
+// host's APT is written.
+func privateAPT(dir, arch, list string) (*apt, error) {
+	for _, d := range []string{"lists/partial", "archives/partial", "sources.list.d"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("package lists: %w", err)
+		}
+	}
 	if err := writeIfChanged(filepath.Join(dir, "sources.list"), list); err != nil {
 		return nil, err
 	}
-	return &apt{lists: filepath.Join(dir, "lists"), extra: []string{
+	return &apt{arch: arch, lists: filepath.Join(dir, "lists"), extra: []string{
 		"-oDir::Etc::SourceList=" + filepath.Join(dir, "sources.list"),
 		"-oDir::Etc::SourceParts=" + filepath.Join(dir, "sources.list.d"),
 		"-oDir::Cache=" + dir, "-oDir::Cache::Archives=" + filepath.Join(dir, "archives"),

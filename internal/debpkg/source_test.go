@@ -40,18 +40,24 @@ func TestSourceList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "sourceslist", tt.name+".golden")
-			if *update {
-				os.WriteFile(golden, []byte(got), 0o644)
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("sources list:\n%s\nwant (%s):\n%s", got, golden, want)
-			}
+			golden(t, filepath.Join("testdata", "sourceslist", tt.name+".golden"), got)
 		})
+	}
+}
+
+// golden compares a sources list with the golden file at path (-update
+// rewrites it).
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("sources list:\n%s\nwant (%s):\n%s", got, path, want)
 	}
 }
 

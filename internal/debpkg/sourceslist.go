@@ -48,13 +48,42 @@ func hostSourceFiles(root string) (map[string]string, error) {
 // same keyring. Other repositories (a vendor's, another release's) are
 // left out: their sources are not Debian 12's.
 func sourceList(files map[string]string, codename string) (string, error) {
+	repos, err := releaseRepos(files, codename)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, e := range repos {
+		b.WriteString(debSrcLine(e) + "\n")
+	}
+	return b.String(), nil
+}
+
+// componentList is the deb list of a private APT configuration that takes
+// one component (non-free-firmware) of the same repositories as
+// sourceList: what the host does not enable, without changing the host.
+func componentList(files map[string]string, codename, component string) (string, error) {
+	repos, err := releaseRepos(files, codename)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, e := range repos {
+		e.Components = []string{component}
+		b.WriteString("deb" + strings.TrimPrefix(debSrcLine(e), "deb-src") + "\n")
+	}
+	return b.String(), nil
+}
+
+// releaseRepos are the host's repositories of release codename, one per
+// repository and suite: APT refuses two lines that differ in Signed-By,
+// as a deb line and its deb-src twin often do.
+func releaseRepos(files map[string]string, codename string) ([]aptEntry, error) {
 	var names []string
 	for n := range files {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	// One line per repository and suite: APT refuses two that differ in
-	// Signed-By, as a deb line and its deb-src twin often do.
 	var order []string
 	bySuite := map[string]*aptEntry{}
 	for _, n := range names {
@@ -73,13 +102,13 @@ func sourceList(files map[string]string, codename string) (string, error) {
 		}
 	}
 	if len(order) == 0 {
-		return "", fmt.Errorf("the host's APT sources name no Debian %s repository to take source packages from", codename)
+		return nil, fmt.Errorf("the host's APT sources name no Debian %s repository to take packages from", codename)
 	}
-	var b strings.Builder
-	for _, k := range order {
-		b.WriteString(debSrcLine(*bySuite[k]) + "\n")
+	repos := make([]aptEntry, len(order))
+	for i, k := range order {
+		repos[i] = *bySuite[k]
 	}
-	return b.String(), nil
+	return repos, nil
 }
 
 // mergeEntry adds e's suite s to bySuite, joining the components of an

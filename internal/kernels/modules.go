@@ -12,9 +12,18 @@ import (
 	"github.com/bootbench/bootbench/internal/debpkg"
 )
 
-// routeModuleDirs are where the route benchmark's modules (see package
-// benchmark) live under lib/modules/<version>/kernel.
-var routeModuleDirs = []string{"net", "drivers/net", "drivers/virtio", "lib", "crypto", "arch/x86/crypto"}
+// moduleDirs are where the modules an image carries live under
+// lib/modules/<version>/kernel of a Debian kernel package for arch: the
+// route benchmark's (see package benchmark), and a board's cpufreq driver
+// (a Raspberry Pi's, see its profile's kernel_modules). Each must be in
+// the package: tar fails on a member it does not find.
+func moduleDirs(arch string) []string {
+	dirs := []string{"net", "drivers/net", "drivers/virtio", "lib", "crypto", "drivers/cpufreq"}
+	if arch == "amd64" {
+		dirs = append(dirs, "arch/x86/crypto")
+	}
+	return dirs
+}
 
 // Modules returns the named modules of the Debian kernel image kernel (as
 // Debian returned it) and every module they depend on, in an order they
@@ -23,7 +32,7 @@ var routeModuleDirs = []string{"net", "drivers/net", "drivers/virtio", "lib", "c
 func Modules(ctx context.Context, cacheDir, kernel, dir string, names []string) ([]string, error) {
 	pkgDir := filepath.Dir(filepath.Dir(kernel))
 	arch := filepath.Base(filepath.Dir(pkgDir))
-	modDir, err := debpkg.KernelModules(ctx, cacheDir, arch, filepath.Base(pkgDir), routeModuleDirs)
+	modDir, err := debpkg.KernelModules(ctx, cacheDir, arch, filepath.Base(pkgDir), moduleDirs(arch))
 	if err != nil {
 		return nil, fmt.Errorf("kernel modules for %s: %w", filepath.Base(kernel), err)
 	}
