@@ -85,9 +85,13 @@ const (
 	BootRouterBOOT  BootMethod = "routerboot-bootp" // MikroTik RouterBOOT: BOOTP, one ELF
 	BootCFE         BootMethod = "cfe"              // Broadcom CFE driven over its console
 	BootQEMUDirect  BootMethod = "qemu-direct"      // QEMU loads the kernel itself
+	// BootRaspberryPi is the Pi 4/5 EEPROM bootloader's own netboot: DHCP
+	// with PXE options, then its firmware, config.txt, kernel and
+	// initramfs by TFTP under the board's serial number.
+	BootRaspberryPi BootMethod = "rpi-netboot"
 )
 
-var bootMethods = []BootMethod{BootIPXE, BootPXE, BootPXELinux, BootUBootDHCP, BootUBootSerial, BootRouterBOOT, BootCFE, BootQEMUDirect}
+var bootMethods = []BootMethod{BootIPXE, BootPXE, BootPXELinux, BootUBootDHCP, BootUBootSerial, BootRouterBOOT, BootCFE, BootQEMUDirect, BootRaspberryPi}
 
 // UnmarshalYAML refuses a boot method bootbench does not know.
 func (b *BootMethod) UnmarshalYAML(n *yaml.Node) error {
@@ -107,9 +111,10 @@ const (
 	ClockBootloader ClockMethod = "bootloader"  // typed into the bootloader over the console
 	ClockQEMUIcount ClockMethod = "qemu-icount" // QEMU's virtual instruction clock
 	ClockManual     ClockMethod = "manual"      // set by the operator (e.g. RouterBOOT's menu)
+	ClockConfigTxt  ClockMethod = "config-txt"  // arm_freq= in the config.txt a Raspberry Pi's firmware reads
 )
 
-var clockMethods = []ClockMethod{ClockCPUFreq, ClockCmdline, ClockBootloader, ClockQEMUIcount, ClockManual}
+var clockMethods = []ClockMethod{ClockCPUFreq, ClockCmdline, ClockBootloader, ClockQEMUIcount, ClockManual, ClockConfigTxt}
 
 // UnmarshalYAML refuses a clock method bootbench does not know.
 func (c *ClockMethod) UnmarshalYAML(n *yaml.Node) error {
