@@ -31,8 +31,9 @@ import (
 //     again, every second (DHCP_REQ_TIMEOUT, here 1000 ms: its default is
 //     4000), for as long as the board is on (BOOT_ORDER 0xf2: network,
 //     then restart);
-//   - REQUEST, ACK; the TFTP server is option 66 when given, else siaddr
-//     (TFTP_IP overrides neither here);
+//   - REQUEST, ACK; the TFTP server is option 66 when given, else siaddr,
+//     else (a proxy's offer: dnsmasq's in the tutorial's setup sends
+//     neither) the offer's server identifier; TFTP_IP is not set;
 //   - TFTP in octet mode, 512-byte blocks (boot-net's capture): first
 //     <serial>/start4.elf; if neither start4.elf nor start.elf is in the
 //     serial's directory, the prefix is cleared and start4.elf is asked
@@ -189,6 +190,11 @@ func (r *piROM) dhcp(ctx context.Context, l *link) (*piLease, error) {
 	r.say("YI_ADDR %s", ack.yiaddr)
 	r.say("SI_ADDR %s", boot.siaddr)
 	lease := &piLease{ip: ack.yiaddr, mask: ack.mask, tftp: boot.siaddr}
+	if lease.tftp.IsUnspecified() {
+		// dnsmasq's proxy offer, in the tutorial's setup, has siaddr
+		// 0.0.0.0 and no option 66: its server (option 54) serves TFTP.
+		lease.tftp = boot.serverID
+	}
 	if boot.tftpName != "" {
 		ip := net.ParseIP(boot.tftpName).To4()
 		if ip == nil {
