@@ -162,8 +162,9 @@ type Virtual struct {
 	SeaBIOSSerial bool     `yaml:"seabios_serial"`
 	UBootEnv      []string `yaml:"uboot_env"`
 	// ROM is a boot ROM the virtual board has instead of firmware in QEMU:
-	// "routerboot" does what MikroTik's RouterBOOT does on the network
-	// (see vbench).
+	// "routerboot" does what MikroTik's RouterBOOT does on the network,
+	// "cfe" what Broadcom's CFE does, "raspberrypi" what a Raspberry Pi
+	// 4's EEPROM bootloader and firmware do (see vbench).
 	ROM string `yaml:"rom"`
 	// Serial is the board's serial number where its ROM tells one: a
 	// Raspberry Pi's 8 lower-case hex digits, under which its boot ROM
