@@ -12,8 +12,6 @@ const (
 	dhcpMsgDiscover = 1
 	dhcpMsgOffer    = 2
 	dhcpMsgRequest  = 3
-	dhcpMsgAck      = 5
-	dhcpMsgNak      = 6
 )
 
 // piVendorClass is option 60 as the Pi's ROM sends it (boot-net: "Vendor
@@ -63,7 +61,6 @@ type piReply struct {
 	msgType                  byte
 	yiaddr, siaddr, serverID net.IP
 	mask                     net.IP
-	serverMAC                net.HardwareAddr
 	tftpName                 string // option 66
 	vendor                   []byte // option 43
 }
@@ -82,7 +79,7 @@ func parsePiReply(f []byte, xid [4]byte, mac net.HardwareAddr) *piReply {
 	u, _ := parseUDP(f)
 	p := &piReply{
 		msgType: byte(m.MessageType()), yiaddr: m.YourIPAddr.To4(), siaddr: m.ServerIPAddr.To4(),
-		serverID: m.ServerIdentifier(), serverMAC: u.srcMAC,
+		serverID: m.ServerIdentifier(),
 		tftpName: string(bytes.TrimRight(m.Options.Get(dhcpv4.OptionTFTPServerName), "\x00")),
 		vendor:   m.Options.Get(dhcpv4.OptionVendorSpecificInformation),
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/insomniacslk/dhcp/dhcpv4"
 )
 
 // The virtual Raspberry Pi 4's boot ROM does on the bench network what the
@@ -182,14 +183,17 @@ func (r *piROM) dhcp(ctx context.Context, l *link) (*piLease, error) {
 	if err != nil {
 		return nil, err
 	}
-	ack, err := r.request(ctx, l, piRequest(r.mac, r.guid(), xid, addr), xid)
+	// A proxy server's ACK gives no address: the ROM waits for the
+	// address's server's.
+	ack, err := exchange(ctx, l, piRequest(r.mac, r.guid(), xid, addr), xid, dhcpv4.MessageTypeAck,
+		func(m *dhcpv4.DHCPv4) bool { return !m.YourIPAddr.IsUnspecified() })
 	if err != nil {
 		return nil, err
 	}
-	r.say("DHCP src: %s %s", ack.serverMAC, ack.serverID)
-	r.say("YI_ADDR %s", ack.yiaddr)
+	r.say("DHCP src: %s", ack.ServerIdentifier())
+	r.say("YI_ADDR %s", ack.YourIPAddr)
 	r.say("SI_ADDR %s", boot.siaddr)
-	lease := &piLease{ip: ack.yiaddr, mask: ack.mask, tftp: boot.siaddr}
+	lease := &piLease{ip: ack.YourIPAddr.To4(), mask: net.IP(ack.SubnetMask()).To4(), tftp: boot.siaddr}
 	if lease.tftp.IsUnspecified() {
 		// dnsmasq's proxy offer, in the tutorial's setup, has siaddr
 		// 0.0.0.0 and no option 66: its server (option 54) serves TFTP.
@@ -243,36 +247,6 @@ func (r *piROM) discover(ctx context.Context, l *link, xid [4]byte) (addr, boot 
 		}
 	}
 	return nil, nil, ctx.Err()
-}
-
-// request broadcasts the REQUEST until its server ACKs it; a NAK ends
-// this boot.
-func (r *piROM) request(ctx context.Context, l *link, msg []byte, xid [4]byte) (*piReply, error) {
-	frame := udpFrame(broadcastMAC, l.mac, net.IPv4zero, net.IPv4bcast, bootpClientPort, bootpServerPort, msg)
-	for try := 0; try < 5 && ctx.Err() == nil; try++ {
-		if err := l.send(frame); err != nil {
-			return nil, err
-		}
-		var got *piReply
-		_, err := l.recv(time.Now().Add(piDHCPRetry), func(f []byte) bool {
-			got = parsePiReply(f, xid, l.mac)
-			// A proxy server's ACK gives no address: the ROM waits for
-			// the address's server.
-			return got != nil && (got.msgType == dhcpMsgAck && !got.yiaddr.IsUnspecified() || got.msgType == dhcpMsgNak)
-		})
-		switch {
-		case err == nil && got.msgType == dhcpMsgNak:
-			return nil, errors.New("DHCP NAK")
-		case err == nil:
-			return got, nil
-		case !errors.Is(err, errTimeout):
-			return nil, err
-		}
-	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	return nil, errors.New("no DHCP ACK")
 }
 
 // guid is the bootloader's client GUID, option 97's 16 bytes

@@ -29,7 +29,7 @@ import (
 // reports in: benchinit's hello from a Cortex-A72 in the profile's RAM.
 func TestE2EPiTwinDnsmasq(t *testing.T) {
 	requireBench(t)
-	requireTools(t, "qemu-system-aarch64", "dnsmasq")
+	requireTools(t, "qemu-system-aarch64")
 	dnsmasqtest.Require(t)
 	parallelE2E(t)
 	p, err := boards.Get("rpi4b-twin")

@@ -48,11 +48,9 @@ type Server struct {
 }
 
 // StartPi starts dnsmasq on iface in namespace netns with the tutorial's
-// configuration, serving root by TFTP. The lines after the tutorial's
-// only keep it to the test's interface and files.
+// configuration, serving root by TFTP.
 func StartPi(t testing.TB, netns, iface, broadcast, root string) *Server {
 	t.Helper()
-	dir := t.TempDir()
 	conf := strings.Join([]string{
 		"# Raspberry Pi's network boot tutorial:",
 		"port=0",
@@ -61,14 +59,9 @@ func StartPi(t testing.TB, netns, iface, broadcast, root string) *Server {
 		"enable-tftp",
 		"tftp-root=" + root,
 		`pxe-service=0,"Raspberry Pi Boot"`,
-		"# the test's own: its interface, its files",
-		"interface=" + iface,
-		"bind-interfaces",
-		"log-facility=" + filepath.Join(dir, "dnsmasq.log"),
-		"dhcp-leasefile=" + filepath.Join(dir, "leases"),
-	}, "\n") + "\n"
-	s := &Server{Log: filepath.Join(dir, "dnsmasq.log"), Root: root}
-	start(t, netns, filepath.Join(dir, "dnsmasq.conf"), conf, s.Log, "TFTP root is")
+	}, "\n")
+	s := &Server{Root: root}
+	s.start(t, netns, iface, conf, "TFTP root is")
 	return s
 }
 
@@ -76,7 +69,6 @@ func StartPi(t testing.TB, netns, iface, broadcast, root string) *Server {
 // it gives first..last and nothing for a Pi.
 func StartRouter(t testing.TB, netns, iface, first, last string) *Server {
 	t.Helper()
-	dir := t.TempDir()
 	conf := strings.Join([]string{
 		"port=0",
 		"dhcp-range=" + first + "," + last + ",255.255.255.0,1h",
@@ -84,20 +76,26 @@ func StartRouter(t testing.TB, netns, iface, first, last string) *Server {
 		// other host to collide with.
 		"no-ping",
 		"log-dhcp",
-		"interface=" + iface,
-		"bind-interfaces",
-		"log-facility=" + filepath.Join(dir, "dnsmasq.log"),
-		"dhcp-leasefile=" + filepath.Join(dir, "leases"),
-	}, "\n") + "\n"
-	s := &Server{Log: filepath.Join(dir, "dnsmasq.log")}
-	start(t, netns, filepath.Join(dir, "dnsmasq.conf"), conf, s.Log, "DHCP, IP range")
+	}, "\n")
+	s := &Server{}
+	s.start(t, netns, iface, conf, "DHCP, IP range")
 	return s
 }
 
-// start runs dnsmasq with conf in netns until the test ends, and waits
-// until its log says ready.
-func start(t testing.TB, netns, confPath, conf, log, ready string) {
+// start runs dnsmasq with conf on iface in netns until the test ends,
+// and waits until its log says ready. The lines it adds keep dnsmasq to
+// the test's interface and files.
+func (s *Server) start(t testing.TB, netns, iface, conf, ready string) {
 	t.Helper()
+	dir := t.TempDir()
+	s.Log = filepath.Join(dir, "dnsmasq.log")
+	conf += "\n# the test's own: its interface, its files\n" + strings.Join([]string{
+		"interface=" + iface,
+		"bind-interfaces",
+		"log-facility=" + s.Log,
+		"dhcp-leasefile=" + filepath.Join(dir, "leases"),
+	}, "\n") + "\n"
+	confPath := filepath.Join(dir, "dnsmasq.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -116,11 +114,11 @@ func start(t testing.TB, netns, confPath, conf, log, ready string) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		select {
 		case <-done:
-			b, _ := os.ReadFile(log)
+			b, _ := os.ReadFile(s.Log)
 			t.Fatalf("dnsmasq ended at start: %s%s", stderr.String(), b)
 		default:
 		}
-		if b, _ := os.ReadFile(log); strings.Contains(string(b), ready) {
+		if b, _ := os.ReadFile(s.Log); strings.Contains(string(b), ready) {
 			return
 		}
 	}
