@@ -90,7 +90,9 @@ func (f *piFetcher) fetchAll() (*piLoad, error) {
 		return nil, err
 	default:
 		if load.config, err = parsePiConfig(string(text), f.rom.serial); err != nil {
-			return nil, err
+			// Fetching it again would read the same lines.
+			f.rom.say("MESS: %v", err)
+			return nil, fmt.Errorf("%w: %v", errCannotStart, err)
 		}
 	}
 	c := load.config

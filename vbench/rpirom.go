@@ -47,9 +47,10 @@ import (
 //     kernel8.img with arm_64bit=1) and the initramfs (initramfs <file>
 //     followkernel).
 //
-// What the twin does not do: the real firmware also reads overlays and
-// proxy DHCP replies, and runs start4.elf on the VideoCore; the twin
-// checks the firmware files are there and runs only the kernel.
+// What the twin does not do: run start4.elf on a VideoCore (it checks the
+// firmware files are there and runs only the kernel), read overlays, or
+// follow the bootloader settings a Pi leaves at their defaults here
+// (TFTP_IP, a static address, TFTP_PREFIX 1 and 2, HTTP boot).
 
 // piROM is one power-on of the Pi 4's bootloader.
 type piROM struct {
@@ -126,7 +127,7 @@ func (r *piROM) start(load *piLoad) (*romLoad, error) {
 	if mhz := load.config.ArmFreq; mhz != 0 {
 		s, err := boards.IcountShift(boards.MHz(mhz))
 		if err != nil {
-			r.say("MESS: arm_freq=%d: the twin's CPU clock is QEMU's instruction count, which makes 1000, 500 or 250 MHz, not %d", mhz, mhz)
+			r.say("MESS: arm_freq=%d: the twin's CPU clock is QEMU's instruction count, which makes 1000 MHz halved (1000, 500, 250, ...), not %d", mhz, mhz)
 			return nil, fmt.Errorf("%w: config.txt asks for arm_freq=%d, a clock the twin cannot make (%v)", errCannotStart, mhz, err)
 		}
 		icount = s
