@@ -196,10 +196,12 @@ func parseCmdline(text string) string {
 }
 
 // virtConsole maps the consoles a Pi's command line names to the UART of
-// QEMU's virt machine. On a Pi the firmware itself rewrites serial0 to the
-// UART enable_uart wired to GPIO 14/15 (ttyS0, the mini UART, on a Pi 4
-// whose PL011 drives Bluetooth) before Linux sees it; on virt the one UART
-// is a PL011, ttyAMA0. The bench's serial line is that UART in both cases.
+// QEMU's virt machine. On a Pi, serial0 names whichever UART is on GPIO
+// 14/15 (Raspberry Pi documentation, "Configure UARTs": ttyS0, the mini
+// UART, on a Pi 4 whose PL011 drives Bluetooth; config.txt's enable_uart
+// with console=serial0 makes it the console), and start.elf writes that
+// device's name into the command line Linux gets. On virt the one UART is
+// a PL011, ttyAMA0. The bench's serial line is that UART in both cases.
 func virtConsole(cmdline string) string {
 	f := strings.Fields(cmdline)
 	for i, p := range f {
