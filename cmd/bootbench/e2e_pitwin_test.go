@@ -46,7 +46,7 @@ func TestE2EPiTwinDnsmasq(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close()
+	t.Cleanup(func() { n.Close() }) // after the servers in it have ended
 	dnsmasqtest.StartRouter(t, n.Name, n.Tap, "198.18.0.10", "198.18.0.10")
 	pi := dnsmasqtest.StartPi(t, n.Name, n.Tap, "198.18.0.255", root)
 
