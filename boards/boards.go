@@ -173,9 +173,14 @@ type Virtual struct {
 	SeaBIOSSerial bool     `yaml:"seabios_serial"`
 	UBootEnv      []string `yaml:"uboot_env"`
 	// ROM is a boot ROM the virtual board has instead of firmware in QEMU:
-	// "routerboot" does what MikroTik's RouterBOOT does on the network
-	// (see vbench).
+	// "routerboot" does what MikroTik's RouterBOOT does on the network,
+	// "cfe" what Broadcom's CFE does, "raspberrypi" what a Raspberry Pi
+	// 4's EEPROM bootloader and firmware do (see vbench).
 	ROM string `yaml:"rom"`
+	// Serial is the board's serial number where its ROM tells one: a
+	// Raspberry Pi's 8 lower-case hex digits, under which its boot ROM
+	// asks for its files by TFTP ("raspberrypi").
+	Serial string `yaml:"serial"`
 	// AddCmdlineArea gives the board's kernel a command line area
 	// (OpenWrt's CMDLINE:) in the single ELF when it has none, for a ROM
 	// that reads it on the kernel's behalf.
@@ -184,6 +189,32 @@ type Virtual struct {
 	// read-only (the firmware's code), the others copied for each boot (its
 	// variables), as OVMF needs.
 	Pflash []string `yaml:"pflash"`
+}
+
+// checkSerial refuses a Raspberry Pi ROM without the serial it asks
+// under, and a serial that is not one a Pi reports.
+func (v *Virtual) checkSerial() error {
+	if v.ROM != "raspberrypi" && v.Serial == "" {
+		return nil
+	}
+	if !piSerial(v.Serial) {
+		return fmt.Errorf("virtual serial %q: a Raspberry Pi's serial is 8 lower-case hex digits (e.g. bb0004b1)", v.Serial)
+	}
+	return nil
+}
+
+// piSerial says whether s is a Raspberry Pi serial number as its boot
+// ROM prefixes TFTP paths with it: 8 lower-case hex digits.
+func piSerial(s string) bool {
+	if len(s) != 8 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Default is the board used when none is named.
@@ -274,6 +305,9 @@ func Parse(b []byte) (Profile, error) {
 	if p.Virtual != nil {
 		if _, err := net.ParseMAC(p.Virtual.MAC); err != nil {
 			return p, fmt.Errorf("profile %s: bad MAC: %w", p.Name, err)
+		}
+		if err := p.Virtual.checkSerial(); err != nil {
+			return p, fmt.Errorf("profile %s: %w", p.Name, err)
 		}
 	}
 	if err := p.checkSteps(); err != nil {

@@ -19,7 +19,9 @@ func TestShippedProfilesParse(t *testing.T) {
 		t.Fatalf("default board: %v", err)
 	}
 	for _, p := range ps {
-		if p.ClockMethod == "qemu-icount" {
+		// A virtual board's clocks are QEMU's instruction clocks, whether
+		// set on QEMU or named in the config.txt its ROM reads.
+		if p.ClockMethod == ClockQEMUIcount || p.ClockMethod == ClockConfigTxt && p.Virtual != nil {
 			for _, c := range p.Clocks {
 				if _, err := IcountShift(c); err != nil {
 					t.Errorf("%s: %v", p.Name, err)
@@ -96,6 +98,22 @@ func TestGetUnknown(t *testing.T) {
 	}
 }
 
+// TestPiTwinProfile: the rpi4b-twin is the Pi 4's netboot and its
+// config.txt clock, on the Pi 4's core, with a serial its ROM asks under.
+func TestPiTwinProfile(t *testing.T) {
+	p, err := Get("rpi4b-twin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := p.Virtual
+	if p.Boot != BootRaspberryPi || p.ClockMethod != ClockConfigTxt || !slices.Equal(p.Clocks, []MHz{1000, 500, 250}) || p.DefaultClock != 1000 || p.Arch != "arm64" {
+		t.Errorf("boot %s, clock %s %v default %d, arch %s", p.Boot, p.ClockMethod, p.Clocks, p.DefaultClock, p.Arch)
+	}
+	if v == nil || v.ROM != "raspberrypi" || v.Serial != "bb0004b1" || !slices.Contains(v.Args, "cortex-a72") || v.QEMU != "qemu-system-aarch64" {
+		t.Errorf("virtual: %+v", v)
+	}
+}
+
 func TestParseRejects(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
 		{"typo field", "name: x\narch: amd64\nram: 5\n", "field ram not found"},
@@ -114,6 +132,9 @@ func TestParseRejects(t *testing.T) {
 		{"serial method without steps", "name: x\narch: arm\nboot: uboot-serial\n", "needs console_steps"},
 		{"cfe without steps", "name: x\narch: mipsle\nboot: cfe\n", "needs console_steps"},
 		{"kernel built and Debian's", "name: x\narch: mipsle\nboot: ipxe\nkernel: {build: malta-le, debian_arch: mipsel, flavour: 4kc-malta}\nvirtual: {mac: '52:54:00:00:00:01'}\n", "give build, or debian_arch and flavour, not both"},
+		{"Pi ROM without serial", "name: x\narch: arm64\nboot: rpi-netboot\nvirtual: {mac: '52:54:00:00:00:01', rom: raspberrypi}\n", `virtual serial "": a Raspberry Pi's serial is 8 lower-case hex digits`},
+		{"Pi serial in capitals", "name: x\narch: arm64\nboot: rpi-netboot\nvirtual: {mac: '52:54:00:00:00:01', rom: raspberrypi, serial: BB0004B1}\n", "8 lower-case hex digits"},
+		{"Pi serial too short", "name: x\narch: arm64\nboot: rpi-netboot\nvirtual: {mac: '52:54:00:00:00:01', rom: raspberrypi, serial: 4b1}\n", "8 lower-case hex digits"},
 		{"step saying two things", "name: x\narch: arm\nboot: uboot-serial\nconsole_steps: [{expect: '=> ', send: dhcp}]\n", "step 1: give one of"},
 		{"empty step", "name: x\narch: arm\nboot: uboot-serial\nconsole_steps: [{timeout: 5s}]\n", "step 1: give one of"},
 	}

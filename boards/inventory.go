@@ -151,7 +151,7 @@ type Job struct {
 // switch and its console, the virtual bench its network.
 func VirtualBoard(p Profile) Board {
 	mac, _ := net.ParseMAC(p.Virtual.MAC) // checked by Parse
-	return Board{Name: p.Name, Profile: p, MAC: mac, Baud: p.Baud, Power: PowerSpec{Driver: PowerQEMU}}
+	return Board{Name: p.Name, Profile: p, MAC: mac, Baud: p.Baud, Serial: p.Virtual.Serial, Power: PowerSpec{Driver: PowerQEMU}}
 }
 
 // InventoryPath is where the inventory is: the --inventory flag, else

@@ -27,7 +27,8 @@ fi
 # The simulated real bench's tests: socat (the USB serial adapter: a pty
 # pair), pdudaemon (a real PDU daemon driving the board's power),
 # dnsmasq-base (a rival DHCP server on the bench segment; the binary only,
-# no host-wide service). bench/tftp-vs-dnsmasq.sh: curl (the TFTP client)
+# no host-wide service; also the Raspberry Pi twin's server, set up as
+# Raspberry Pi's network boot tutorial sets it up). bench/tftp-vs-dnsmasq.sh: curl (the TFTP client)
 # and tftpd-hpa (in.tftpd, a baseline it runs alone in a namespace).
 # ovmf: the UEFI PC's firmware, whose own PXE client is chainloaded into
 # iPXE from ipxe's binaries (undionly.kpxe, ipxe.efi).

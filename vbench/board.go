@@ -23,10 +23,14 @@ type Board struct {
 	Machine  Machine
 	CacheDir string // QEMU's files for one boot go in a directory here
 	// ROM is the board's boot ROM when it has one instead of QEMU's
-	// firmware: "routerboot" (see routerBOOTROM) or "cfe" (cfeROM). The ROM runs on the
-	// bench's tap from power-on; QEMU starts with what it loaded.
+	// firmware: "routerboot" (see routerBOOTROM), "cfe" (cfeROM) or
+	// "raspberrypi" (piROM). The ROM runs on the bench's tap from
+	// power-on; QEMU starts with what it loaded.
 	ROM  string
 	Name string // the board model, as a ROM tells it
+	// Serial is the board's serial number where its ROM uses one (a
+	// Raspberry Pi's: its TFTP directory).
+	Serial string
 	// KernelReadsCmdline is a kernel with a command line area of its own
 	// (OpenWrt's, or bootbench's Malta kernel): the ROM passes only its
 	// own parameters, as the real loader does. Otherwise the area was
@@ -213,8 +217,10 @@ func (b *Board) newROM() (bootROM, error) {
 			con: b.line.slave, net: &tapNet{n: b.Net, mac: b.Machine.MAC}, mac: b.Machine.MAC,
 			ramMB: b.Machine.Memory, autoboot: cfeAutoboot, kernelReadsArea: b.KernelReadsCmdline,
 		}, nil
+	case "raspberrypi":
+		return newPiROM(b.line.slave, &tapNet{n: b.Net, mac: b.Machine.MAC}, b.Serial, b.Machine.Memory)
 	}
-	return nil, fmt.Errorf("virtual board %s: unknown boot ROM %q (routerboot, cfe)", b.Name, b.ROM)
+	return nil, fmt.Errorf("virtual board %s: unknown boot ROM %q (routerboot, cfe, raspberrypi)", b.Name, b.ROM)
 }
 
 // cfeAutoboot is how long the virtual CFE waits for Ctrl-C before its
@@ -225,12 +231,24 @@ const cfeAutoboot = 2 * time.Second
 // startKernel starts QEMU with what the ROM loaded, as the CPU jumping to
 // it: no firmware, no NIC (the ROM had it), the board's line as its UART.
 func (b *Board) startKernel(ctx context.Context, load *romLoad) error {
-	elf := filepath.Join(b.dir, "kernel.elf")
-	if err := os.WriteFile(elf, load.elf, 0o644); err != nil {
-		return err
+	name := load.kernelFile
+	if name == "" {
+		name = "kernel.elf"
 	}
 	m := b.Machine
-	m.Kernel, m.Initrd, m.Append, m.Serial = elf, "", load.cmdline, b.line.path
+	m.Kernel, m.Initrd, m.Append, m.Serial = filepath.Join(b.dir, name), "", load.cmdline, b.line.path
+	if err := os.WriteFile(m.Kernel, load.kernel, 0o644); err != nil {
+		return err
+	}
+	if load.initrd != nil {
+		m.Initrd = filepath.Join(b.dir, "initrd.img")
+		if err := os.WriteFile(m.Initrd, load.initrd, 0o644); err != nil {
+			return err
+		}
+	}
+	if load.ownClock {
+		m.Icount = load.icount
+	}
 	q, err := Start(ctx, nil, m, b.dir)
 	if err != nil {
 		return err

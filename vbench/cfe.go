@@ -366,5 +366,5 @@ func (r *cfeROM) loadELF(data []byte) (*cfeLoad, error) {
 	if len(cmdline) > maltaCmdline {
 		return nil, fmt.Errorf("the kernel command line is %d bytes, QEMU's Malta loader passes %d", len(cmdline), maltaCmdline)
 	}
-	return &cfeLoad{romLoad: &romLoad{elf: data, cmdline: strings.TrimSpace(cmdline)}, entry: f.Entry}, nil
+	return &cfeLoad{romLoad: &romLoad{kernel: data, cmdline: strings.TrimSpace(cmdline)}, entry: f.Entry}, nil
 }

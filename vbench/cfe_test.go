@@ -227,7 +227,7 @@ func TestCFEBootsELF(t *testing.T) {
 	con.expect("Loading: 0x80001000/1096 0x80001448/4096 Entry address is 0x80001000\r\nClosing network.\r\nStarting program at 0x80001000\r\n")
 	select {
 	case load := <-done:
-		if load == nil || !bytes.Equal(load.elf, kernel) || load.cmdline != "console=ttyS0,115200 bootbench.run=r1" {
+		if load == nil || !bytes.Equal(load.kernel, kernel) || load.cmdline != "console=ttyS0,115200 bootbench.run=r1" {
 			t.Fatalf("loaded %+v", load)
 		}
 	case <-time.After(5 * time.Second):

@@ -57,7 +57,7 @@ func (t *tapNet) dhcp(ctx context.Context) (*cfeLease, error) {
 	if err != nil {
 		return nil, err
 	}
-	offer, err := exchange(ctx, l, disc, xid, dhcpv4.MessageTypeOffer)
+	offer, err := exchange(ctx, l, disc.ToBytes(), xid, dhcpv4.MessageTypeOffer, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (t *tapNet) dhcp(ctx context.Context) (*cfeLease, error) {
 	if err != nil {
 		return nil, err
 	}
-	ack, err := exchange(ctx, l, req, xid, dhcpv4.MessageTypeAck)
+	ack, err := exchange(ctx, l, req.ToBytes(), xid, dhcpv4.MessageTypeAck, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -109,10 +109,10 @@ func leaseOf(ack *dhcpv4.DHCPv4) *cfeLease {
 	return l
 }
 
-// exchange broadcasts msg until an answer of type want to xid comes; a NAK
-// ends it.
-func exchange(ctx context.Context, l *link, msg *dhcpv4.DHCPv4, xid dhcpv4.TransactionID, want dhcpv4.MessageType) (*dhcpv4.DHCPv4, error) {
-	frame := udpFrame(broadcastMAC, l.mac, net.IPv4zero, net.IPv4bcast, bootpClientPort, bootpServerPort, msg.ToBytes())
+// exchange broadcasts msg until an answer of type want to xid comes that
+// takes accepts (nil: any); a NAK ends it.
+func exchange(ctx context.Context, l *link, msg []byte, xid dhcpv4.TransactionID, want dhcpv4.MessageType, takes func(*dhcpv4.DHCPv4) bool) (*dhcpv4.DHCPv4, error) {
+	frame := udpFrame(broadcastMAC, l.mac, net.IPv4zero, net.IPv4bcast, bootpClientPort, bootpServerPort, msg)
 	for try := 0; try < 5 && ctx.Err() == nil; try++ {
 		if err := l.send(frame); err != nil {
 			return nil, err
@@ -120,7 +120,7 @@ func exchange(ctx context.Context, l *link, msg *dhcpv4.DHCPv4, xid dhcpv4.Trans
 		var got *dhcpv4.DHCPv4
 		_, err := l.recv(time.Now().Add(time.Second), func(f []byte) bool {
 			got = parseDHCPReply(f, xid, l.mac)
-			return got != nil && (got.MessageType() == want || got.MessageType() == dhcpv4.MessageTypeNak)
+			return got != nil && (got.MessageType() == want && (takes == nil || takes(got)) || got.MessageType() == dhcpv4.MessageTypeNak)
 		})
 		switch {
 		case err == nil && got.MessageType() == dhcpv4.MessageTypeNak:

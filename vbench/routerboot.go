@@ -52,10 +52,19 @@ type routerBOOTROM struct {
 	kernelReadsArea bool
 }
 
-// romLoad is what the ROM hands to the CPU: the ELF and its command line.
+// romLoad is what a ROM hands to the CPU: the kernel (an ELF, for the
+// MIPS boards' ROMs), an initramfs where the ROM loaded one, the command
+// line, and the clock when the ROM sets it.
 type romLoad struct {
-	elf     []byte
-	cmdline string
+	kernel     []byte
+	kernelFile string // its name in the boot's directory: kernel.elf when ""
+	initrd     []byte
+	cmdline    string
+	// icount is the -icount shift the ROM's configuration asks for (-1:
+	// real time), for a ROM that sets the clock (ownClock); others run
+	// on the board's.
+	icount   int
+	ownClock bool
 }
 
 // bootpReply is what a BOOTP server said.
@@ -147,7 +156,7 @@ func (r *routerBOOTROM) netboot(ctx context.Context) (*romLoad, error) {
 		return nil, fmt.Errorf("%w: the kernel command line is %d bytes, QEMU's Malta loader passes %d (shorten --append or --algs)", errCannotStart, len(cmdline), maltaCmdline)
 	}
 	r.say(" OK\r\njumping to kernel code\r\n")
-	return &romLoad{elf: data, cmdline: cmdline}, nil
+	return &romLoad{kernel: data, cmdline: cmdline}, nil
 }
 
 // errCannotStart is a load that loading again would not mend.
@@ -290,6 +299,17 @@ const (
 	tftpBlock = 512
 )
 
+// tftpError is the server's answer of an ERROR packet instead of data.
+type tftpError struct {
+	code uint16
+	msg  string
+}
+
+func (e *tftpError) Error() string { return fmt.Sprintf("TFTP error %d: %s", e.code, e.msg) }
+
+// tftpNotFound is RFC 1350's error code 1, "File not found".
+const tftpNotFound = 1
+
 // tftpGet fetches file from server in octet mode with no options, so in
 // 512-byte blocks: one block, one ACK. A lost packet is sent again after
 // a second, up to 8 times. tick is called every 256 blocks (128 KiB).
@@ -329,7 +349,7 @@ func tftpGet(ctx context.Context, l *link, mac net.HardwareAddr, server net.IP, 
 		op, block := binary.BigEndian.Uint16(u.payload), binary.BigEndian.Uint16(u.payload[2:])
 		switch {
 		case op == tftpERROR:
-			return nil, fmt.Errorf("TFTP error %d: %s", block, bytes.TrimRight(u.payload[4:], "\x00"))
+			return nil, &tftpError{code: block, msg: string(bytes.TrimRight(u.payload[4:], "\x00"))}
 		case op != tftpDATA:
 			return nil, fmt.Errorf("TFTP: unexpected opcode %d", op)
 		case block != want:

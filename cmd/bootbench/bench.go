@@ -119,7 +119,7 @@ func openVirtual(ctx context.Context, b boards.Board, routes *route.Plan, progre
 		r.close = func() { rn.Close(); n.Close() }
 	}
 	vb := vbench.NewBoard(n, m, cache)
-	vb.ROM, vb.Name = p.Virtual.ROM, b.Name
+	vb.ROM, vb.Name, vb.Serial = p.Virtual.ROM, b.Name, p.Virtual.Serial
 	vb.KernelReadsCmdline = !p.Virtual.AddCmdlineArea
 	r.Target = vb
 	r.Bench = &boot.NetBench{Net: n}

@@ -33,7 +33,7 @@ func TestCLIErrors(t *testing.T) {
 	}{
 		{[]string{}, 2, "no command given", ""},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`, ""},
-		{[]string{"run", "--board", "rb9999"}, 2, `unknown board "rb9999": virtual boards: qemu-arm64, qemu-arm64-pxe, qemu-mipsel, qemu-rb450, qemu-rb450g, qemu-routerboot, qemu-wrt54g, qemu-x86_64, qemu-x86_64-uefi; boards on a real bench come from an inventory`, ""},
+		{[]string{"run", "--board", "rb9999"}, 2, `unknown board "rb9999": virtual boards: qemu-arm64, qemu-arm64-pxe, qemu-mipsel, qemu-rb450, qemu-rb450g, qemu-routerboot, qemu-wrt54g, qemu-x86_64, qemu-x86_64-uefi, rpi4b-twin; boards on a real bench come from an inventory`, ""},
 		{[]string{"run", "--board", "pc-x86_64"}, 2, "pc-x86_64 is a board model, not a board on this bench", ""},
 		{[]string{"run", "--clock", "680"}, 2, "board model qemu-x86_64 has no clock setting 680 MHz (settings: 1000, 500, 250 MHz)", ""},
 		{[]string{"run", "--clock", "fast"}, 2, `--clock: "fast" is not a clock in MHz`, ""},

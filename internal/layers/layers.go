@@ -49,19 +49,20 @@ var Layers = map[string]Layer{
 	"internal/nftnl":       Contracts, // nf_tables messages in raw netlink, for the board side of the route benchmark
 	"internal/redact":      Contracts, // credentials out of messages, logs and stored text; boards quotes inventory URLs
 
-	"netboot":            Actions,
-	"serialctl":          Actions,
-	"harness/power":      Actions,
-	"initramfs":          Actions,
-	"plan":               Actions,
-	"results":            Actions,
-	"internal/cachelock": Actions, // one build of a shared cache entry at a time
-	"internal/debpkg":    Actions,
-	"internal/kernels":   Actions,
-	"internal/pgtest":    Actions,
-	"internal/layers":    Actions,
-	"internal/userenv":   Actions, // a user's environment for the programs tests start
-	"internal/quietseg":  Actions, // bench segments found with no other DHCP server minutes ago
+	"netboot":              Actions,
+	"serialctl":            Actions,
+	"harness/power":        Actions,
+	"initramfs":            Actions,
+	"plan":                 Actions,
+	"results":              Actions,
+	"internal/cachelock":   Actions, // one build of a shared cache entry at a time
+	"internal/debpkg":      Actions,
+	"internal/kernels":     Actions,
+	"internal/pgtest":      Actions,
+	"internal/layers":      Actions,
+	"internal/userenv":     Actions, // a user's environment for the programs tests start
+	"internal/quietseg":    Actions, // bench segments found with no other DHCP server minutes ago
+	"internal/dnsmasqtest": Actions, // dnsmasq as a Raspberry Pi user runs it, for the Pi twin\'s tests
 
 	"boot": Boot,
 
