@@ -57,7 +57,11 @@ func NewBoard(n *Net, m Machine, cacheDir string) *Board {
 
 func (b *Board) String() string {
 	clock := "real-time clock"
-	if b.Machine.Icount >= 0 {
+	switch {
+	case b.ROM == "raspberrypi":
+		// Its ROM sets the clock from the config.txt it fetches.
+		clock = "the clock config.txt names"
+	case b.Machine.Icount >= 0:
 		clock = fmt.Sprintf("-icount shift=%d", b.Machine.Icount)
 	}
 	return fmt.Sprintf("%s (%s)", b.Machine.Binary, clock)

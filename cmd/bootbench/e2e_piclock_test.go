@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// piFiles is what the Pi 4's ROM and firmware fetch from bootbench, in
+// their order, under the twin's serial folder.
+var piFiles = []string{"start4.elf", "fixup4.dat", "config.txt", "cmdline.txt", "bcm2711-rpi-4-b.dtb", "vmlinuz", "initramfs.cpio"}
+
+var tftpLineRE = regexp.MustCompile(`\] tftp     (\S+) `)
+
+// TestE2EPiTwinClocks is an overclock comparison on the Pi 4's twin through
+// bootbench's own DHCP and TFTP, as on a real Pi: every boot fetches the
+// ROM's files in order under the board's serial folder, each run's
+// config.txt names its clock (arm_freq), and the built-in suite at 1000
+// and 500 MHz, four boots each, interleaved, doubles with the clock
+// (2.00 ± 0.02, p < 0.05), both clocks verified.
+func TestE2EPiTwinClocks(t *testing.T) {
+	requireBench(t)
+	requireTools(t, "qemu-system-aarch64")
+	parallelE2E(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	r := bootbench(t, db, "run", "--board", "rpi4b-twin", "--clock", "1000,500", "--reps", "4", "--algs", "md5,sha256", "--seconds", "0.3")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var fetched []string
+	for _, m := range tftpLineRE.FindAllStringSubmatch(r.stderr, -1) {
+		fetched = append(fetched, m[1])
+	}
+	var want []string
+	for range 8 {
+		for _, f := range piFiles {
+			want = append(want, "bb0004b1/"+f)
+		}
+	}
+	if !slices.Equal(fetched, want) {
+		t.Errorf("bootbench served, in order:\n%s\nwant the ROM's files, eight boots:\n%s", strings.Join(fetched, "\n"), strings.Join(want, "\n"))
+	}
+	runs := storedRuns(t, db)
+	if len(runs) != 8 {
+		t.Fatalf("%d runs stored, want 8", len(runs))
+	}
+	for _, run := range runs {
+		if run.Status != "ok" || run.ClockCheck != "verified" || run.ClockReportedMHz != run.ClockMHz {
+			t.Errorf("run %s at %d MHz: status %s (%s), clock %s, reported %d MHz", run.ID, run.ClockMHz, run.Status, run.Reason, run.ClockCheck, run.ClockReportedMHz)
+		}
+		// The twin's firmware says what config.txt asked and what it made of it.
+		show := bootbench(t, db, "results", "show", run.ID, "--transcript")
+		shift := map[int]int{1000: 0, 500: 1}[run.ClockMHz]
+		if line := fmt.Sprintf("MESS: arm_freq=%d: -icount shift=%d", run.ClockMHz, shift); !strings.Contains(show.stdout, line) {
+			t.Errorf("run %s at %d MHz: the console lacks %q:\n%s", run.ID, run.ClockMHz, line, show.stdout)
+		}
+	}
+	if n := len(assertDoubling(t, db, "rpi4b-twin", func(string) bool { return true })); n != 12 {
+		t.Errorf("%d metrics compared, want 12 (md5 and sha256 at six sizes)", n)
+	}
+	assertNothingLeft(t, r.stderr)
+}
