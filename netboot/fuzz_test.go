@@ -72,7 +72,8 @@ func FuzzTFTPName(f *testing.F) {
 // testdata/fuzz/FuzzDHCPRequest are DISCOVERs captured from QEMU boards'
 // firmware on a tap (captured-*: iPXE's NIC ROM, U-Boot 2023.01 on arm64,
 // OVMF's own PXE), a Raspberry Pi ROM's as Raspberry Pi documents it
-// (documented-*, see piROMDiscover), requests built with the library, RouterBOOT-style BOOTP
+// (documented-*, see piROMDiscover), the rpi4b-twin's ROM's (twin-rpi4b-discover,
+// held to vbench's golden DISCOVER by its TestPiDiscoverIsAFuzzSeed), requests built with the library, RouterBOOT-style BOOTP
 // and broken option 53s. Whatever comes in, nothing panics, and an answer is a well-formed
 // BOOTREPLY to that transaction that says DHCP (option 53) exactly when the
 // request did.

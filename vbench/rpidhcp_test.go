@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/bootbench/bootbench/netboot"
@@ -136,5 +138,30 @@ func TestPiTakesOnlyPiOffers(t *testing.T) {
 	}
 	if p := parsePiReply(offer(net.IPv4(198, 18, 0, 10), vendor), [4]byte{1, 1, 1, 1}, mac); p != nil {
 		t.Error("took an answer to another transaction")
+	}
+}
+
+// TestPiDiscoverIsAFuzzSeed: netboot's DHCP fuzzing starts from the
+// twin's DISCOVER too, byte for byte the one the ROM sends.
+func TestPiDiscoverIsAFuzzSeed(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("testdata", "rpi4-dhcp-discover.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, err := os.ReadFile(filepath.Join("..", "netboot", "testdata", "fuzz", "FuzzDHCPRequest", "twin-rpi4b-discover"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, ok := strings.CutPrefix(string(seed), "go test fuzz v1\n[]byte(")
+	body, ok2 := strings.CutSuffix(body, ")\n")
+	if !ok || !ok2 {
+		t.Fatalf("seed is not in go test fuzz v1 form:\n%s", seed)
+	}
+	got, err := strconv.Unquote(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("the fuzz seed is not the twin's DISCOVER (copy testdata/rpi4-dhcp-discover.bin into it again):\n got %x\nwant %x", got, want)
 	}
 }
