@@ -73,7 +73,14 @@ func showBoard(w io.Writer, p boards.Profile) {
 		fmt.Fprintf(w, "firmware      %s from Debian's raspi-firmware (non-free-firmware), device tree %s from the kernel's package; served under the board's serial\n", strings.Join(rp.Firmware, ", "), rp.DeviceTree)
 	}
 	if v := p.Virtual; v != nil {
-		fmt.Fprintf(w, "virtual       %s %v, NIC %s, MAC %s\n", v.QEMU, v.Args, v.NIC, v.MAC)
+		nic := "NIC " + v.NIC
+		if v.ROM != "" {
+			nic = "boot ROM " + v.ROM // the ROM is the board's network until the kernel starts
+			if v.NIC != "" {
+				nic += ", NIC " + v.NIC
+			}
+		}
+		fmt.Fprintf(w, "virtual       %s %v, %s, MAC %s\n", v.QEMU, v.Args, nic, v.MAC)
 	}
 	if k := p.Kernel; k.Build != "" {
 		fmt.Fprintf(w, "kernel        bootbench's %s, built from Debian's linux-source into the cache\n", k.Build)
