@@ -28,7 +28,7 @@ func TestBoardsShow(t *testing.T) {
 		{"qemu-x86_64", []string{"bench dd      supported", "bench route   supported: the board routes between the virtual bench's two host networks"}},
 		{"qemu-rb450g", []string{"bench route   supported: the board routes between the virtual bench's two host networks, on two extra e1000 NICs"}},
 		{"qemu-rb450", []string{"bench route   not yet on this board"}},
-		{"rpi4b-twin", []string{"boot          rpi-netboot", "clocks        1000,500,250 MHz (default 1000, applied by config-txt)", "[-M virt -cpu cortex-a72]", "console       serial0 at 115200 baud"}},
+		{"rpi4b-twin", []string{"boot          rpi-netboot", "clocks        1000,500,250 MHz (default 1000, applied by config-txt)", "[-M virt -cpu cortex-a72], boot ROM raspberrypi, MAC dc:a6:32:bb:00:b1", "console       ttyS1 at 115200 baud"}},
 	}
 	list := bootbench(t, db, "boards", "list")
 	for _, tt := range tests {
