@@ -93,7 +93,10 @@ var ErrInterrupted = errors.New("run interrupted")
 // why it did not succeed (the run's Reason holds the same text). A nil run
 // with an error means nothing was stored: setup failed before the board
 // was switched on (Kind FailSetup: no image, kernel, network or console,
-// which would fail every run alike), or the store did.
+// which would fail every run alike), the bench was refused the segment
+// (FailSetup too: another DHCP server answered, maybe after power-on,
+// see boot.Vetted), the run was interrupted before that check ended
+// (ErrInterrupted), or the store failed.
 func Run(ctx context.Context, job plan.Job, rig Rig) (*results.Run, error) {
 	o := config{Job: job, Rig: rig}
 	if err := o.fill(); err != nil {
@@ -187,10 +190,12 @@ func runOnce(ctx context.Context, o config) (*results.Run, error) {
 	} else {
 		err = r.boot(ctx)
 	}
-	if refused := r.refusal(ctx); refused != nil {
+	if refused := r.refusal(ctx); errors.Is(refused, ErrInterrupted) {
+		return nil, refused
+	} else if refused != nil {
 		// The bench must not have served this board at all: whatever
 		// the board did is not a run. No record; the caller stops.
-		return nil, fail(FailSetup, refused)
+		return nil, refusedMidRun(refused)
 	}
 	if Kind(err) == FailSetup && !r.poweredOn {
 		// The board was never switched on: nothing ran, and every run

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/boot"
@@ -39,7 +41,8 @@ func (r *run) vet(ctx context.Context) (vctx context.Context, end func()) {
 // refusal is why the bench must not have served this run: the verdict a
 // vetted bench reached mid-run, or, for a run that ended before it, the
 // verdict waited for now, so that nothing is stored from a segment
-// bootbench may not serve.
+// bootbench may not serve. A run interrupted before the verdict came is
+// not stored either: nobody knows whether it may be.
 func (r *run) refusal(ctx context.Context) error {
 	r.mu.Lock()
 	vetted, refused := r.vetted, r.refused
@@ -47,8 +50,17 @@ func (r *run) refusal(ctx context.Context) error {
 	if refused != nil || !vetted {
 		return refused
 	}
-	if err := r.o.Bench.(boot.Vetted).Refused(ctx); err != nil && ctx.Err() == nil {
-		return err
+	err := r.o.Bench.(boot.Vetted).Refused(ctx)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("%w before the check for another DHCP server on the bench segment ended: nothing of it is stored", ErrInterrupted)
 	}
-	return nil
+	return err
+}
+
+// ErrRefusedMidRun marks a refusal that came after the board was switched
+// on: it ran, and is off again, but nothing of it may be kept.
+var ErrRefusedMidRun = errors.New("the board was switched on before this verdict, and is off again")
+
+func refusedMidRun(refused error) error {
+	return fail(FailSetup, fmt.Errorf("%w (%w)", refused, ErrRefusedMidRun))
 }

@@ -15,11 +15,11 @@ import (
 	"github.com/bootbench/bootbench/results"
 )
 
-// vettedBench serves at once and gives its verdict after a while, as a
-// real bench does on a segment heard quiet minutes ago.
+// vettedBench serves at once and has its verdict at a set time, as a real
+// bench does on a segment heard quiet minutes ago.
 type vettedBench struct {
 	stubBench
-	after   time.Duration
+	at      time.Time // when the verdict is in
 	verdict error
 	served  int
 }
@@ -31,7 +31,7 @@ func (b *vettedBench) Serve(context.Context, *boot.Booter, netboot.Reporter) (fu
 
 func (b *vettedBench) Refused(ctx context.Context) error {
 	select {
-	case <-time.After(b.after):
+	case <-time.After(time.Until(b.at)):
 		return b.verdict
 	case <-ctx.Done():
 		return ctx.Err()
@@ -50,28 +50,40 @@ func TestRefusedMidRun(t *testing.T) {
 	rival := errors.New("another DHCP server answers on the bench segment: a DHCP server at 198.18.5.2")
 	tests := []struct {
 		name    string
+		boot    script
 		verdict error
-		wantRec bool
+		at      time.Duration // the verdict is in this long after the start
+		cancel  time.Duration // Ctrl-C this long after the start; 0: none
+		want    error         // with no run stored; nil: the run is stored
 	}{
-		{"refused", rival, false},
-		{"quiet", nil, true},
+		// The board boots and then says nothing until its boot timeout
+		// (a run that would be stored as failed)...
+		{"refused mid-run", lines("[    0.000000] Linux version 6.1.0", "<sleep 10s>"), rival, 300 * time.Millisecond, 0, ErrRefusedMidRun},
+		{"quiet", lines("[    0.000000] Linux version 6.1.0", "<sleep 10s>"), nil, 300 * time.Millisecond, 0, nil},
+		{"Ctrl-C before the verdict", lines("[    0.000000] Linux version 6.1.0", "<sleep 10s>"), rival, 300 * time.Millisecond, 100 * time.Millisecond, ErrInterrupted},
+		// ...or switches itself off at once, before the verdict.
+		{"refused after the run ended", lines("<off>"), rival, 2 * time.Second, 0, ErrRefusedMidRun},
+		{"Ctrl-C waiting for the verdict", lines("<off>"), nil, 3 * time.Second, 1500 * time.Millisecond, ErrInterrupted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// The board boots and then says nothing until its boot
-			// timeout (a run that would be stored as failed).
-			ft := &fakeTarget{boots: []script{lines("[    0.000000] Linux version 6.1.0", "<sleep 10s>")}}
+			ft := &fakeTarget{boots: []script{tt.boot}}
 			o := fakeOptions(t, ft, profile)
 			o.Board.Profile.Boot = boards.BootIPXE // served by the bench, not loaded by QEMU
 			o.Board.MAC = net.HardwareAddr{0x52, 0x54, 0, 0xbb, 5, 0x20}
 			o.Board.Address = netip.MustParseAddr("198.18.5.20")
 			o.BootTimeout, o.Retries = 3*time.Second, 0
-			bench := &vettedBench{stubBench: stubBench{net.IPv4(198, 18, 5, 1)}, after: 300 * time.Millisecond, verdict: tt.verdict}
+			bench := &vettedBench{stubBench: stubBench{net.IPv4(198, 18, 5, 1)}, at: time.Now().Add(tt.at), verdict: tt.verdict}
 			o.Bench = bench
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancel > 0 {
+				time.AfterFunc(tt.cancel, cancel)
+			}
 			var progress strings.Builder
 			o.Progress = &progress
 			start := time.Now()
-			rec, err := Run(context.Background(), o.Job, o.Rig)
+			rec, err := Run(ctx, o.Job, o.Rig)
 			took := time.Since(start)
 			runs, serr := o.Store.Runs(context.Background(), results.Filter{})
 			if serr != nil {
@@ -80,20 +92,27 @@ func TestRefusedMidRun(t *testing.T) {
 			if bench.served != 1 || ft.ons != 1 || ft.offs != 1 {
 				t.Errorf("served %d times, powered on %d and off %d times; want once each", bench.served, ft.ons, ft.offs)
 			}
-			if !tt.wantRec {
-				if rec != nil || len(runs) != 0 || Kind(err) != FailSetup || !errors.Is(err, rival) {
-					t.Fatalf("Run = %v, %v with %d runs stored; want nothing stored and the refusal as a setup failure", rec, err, len(runs))
-				}
-				if took > 2*time.Second {
-					t.Errorf("the refused run took %v, want it ended at the verdict", took)
-				}
-				if !strings.Contains(progress.String(), "refused: another DHCP server answers") {
-					t.Errorf("progress does not say why the board went off:\n%s", progress.String())
+			if tt.want == nil {
+				if rec == nil || len(runs) != 1 || Kind(err) != FailBootTimeout {
+					t.Errorf("Run = %v, %v with %d runs stored; want the boot timeout stored", rec, err, len(runs))
 				}
 				return
 			}
-			if rec == nil || len(runs) != 1 || Kind(err) != FailBootTimeout {
-				t.Errorf("Run = %v, %v with %d runs stored; want the boot timeout stored", rec, err, len(runs))
+			if rec != nil || len(runs) != 0 || !errors.Is(err, tt.want) {
+				t.Fatalf("Run = %v, %v with %d runs stored; want nothing stored and %v", rec, err, len(runs), tt.want)
+			}
+			if tt.want == ErrRefusedMidRun && (Kind(err) != FailSetup || !errors.Is(err, rival)) {
+				t.Errorf("Run's error %v: want the refusal as a setup failure", err)
+			}
+			end := tt.at // the run ends at the verdict, or at a Ctrl-C before it
+			if tt.cancel > 0 && tt.cancel < end {
+				end = tt.cancel
+			}
+			if took < end || took > end+time.Second {
+				t.Errorf("took %v, want it to end at %v", took, end)
+			}
+			if tt.want == ErrRefusedMidRun && tt.cancel == 0 && !strings.Contains(progress.String(), "refused: another DHCP server answers") && !strings.Contains(err.Error(), "another DHCP server answers") {
+				t.Errorf("nothing says why:\n%s", progress.String())
 			}
 		})
 	}

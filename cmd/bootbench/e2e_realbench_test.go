@@ -554,11 +554,21 @@ func TestE2ERivalDHCPAfterQuietVerdict(t *testing.T) {
 		t.Errorf("the first command on a segment never heard switched the board on before the verdict:\n%s", first.stderr)
 	}
 
+	// Within minutes of that quiet verdict: switched on at once, stored.
+	second := s.run(db, args...)
+	if second.code != 0 || !strings.Contains(second.stderr, "switched on meanwhile") || len(storedRuns(t, db)) != 2 {
+		t.Fatalf("a command on a segment heard quiet minutes ago: exit %d, %d runs stored; want it switched on before the verdict and stored\n%s", second.code, len(storedRuns(t, db)), second.stderr)
+	}
+	on, verdict := strings.Index(second.stderr, "power    on:"), strings.Index(second.stderr, "watching for one that starts")
+	if on < 0 || verdict < 0 || on > verdict {
+		t.Errorf("want the board switched on before the verdict:\n%s", second.stderr)
+	}
+
 	s.startRival(s.rival)
 	start := time.Now()
 	r := s.run(db, args...)
 	if r.code != 2 || !strings.Contains(r.stderr, "another DHCP server answers on the bench segment") ||
-		!strings.Contains(r.stderr, "198.18.5.2") || !strings.Contains(r.stderr, "nothing was run or stored") {
+		!strings.Contains(r.stderr, "198.18.5.2") || !strings.Contains(r.stderr, "switched on before this verdict, and is off again); nothing of the run was stored") {
 		t.Fatalf("a rival heard after power-on: exit %d, want 2 naming the server\nstderr:\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{"switched on meanwhile", "power    on:", "refused: another DHCP server"} {
@@ -572,8 +582,8 @@ func TestE2ERivalDHCPAfterQuietVerdict(t *testing.T) {
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("refusing took %v", d)
 	}
-	if runs := storedRuns(t, db); len(runs) != 1 {
-		t.Errorf("stored %d runs, want the first command's alone: %+v", len(runs), runs)
+	if runs := storedRuns(t, db); len(runs) != 2 {
+		t.Errorf("stored %d runs, want the first two commands' alone: %+v", len(runs), runs)
 	}
 	s.assertBoardOff()
 	assertNothingLeft(t, r.stderr)

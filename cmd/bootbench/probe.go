@@ -33,6 +33,11 @@ type dhcpProbe struct {
 	// command may switch boards on before this probe's verdict, which
 	// then ends a run it refuses.
 	early bool
+
+	iface string
+	mac   net.HardwareAddr // nil: the segment's verdicts are not kept
+	mem   quietseg.Memory
+	note  func(string)
 }
 
 // startProbe starts probing iface, as the first step of a command that
@@ -42,14 +47,13 @@ type dhcpProbe struct {
 // and ci, whose runs a late refusal ends; serve waits, once).
 func startProbe(ctx context.Context, iface string, mayTrust bool, note func(string)) *dhcpProbe {
 	pctx, cancel := context.WithCancel(ctx)
-	p := &dhcpProbe{done: make(chan struct{}), cancel: cancel}
-	mem := quietseg.Memory{Dir: filepath.Join(cacheDir(), "quiet")}
-	var mac net.HardwareAddr
+	p := &dhcpProbe{done: make(chan struct{}), cancel: cancel, iface: iface, note: note,
+		mem: quietseg.Memory{Dir: filepath.Join(cacheDir(), "quiet")}}
 	if ifi, err := net.InterfaceByName(iface); err == nil {
-		mac = ifi.HardwareAddr
+		p.mac = ifi.HardwareAddr
 	}
 	msg := fmt.Sprintf("listening %s on %s for another DHCP server", rivalProbe, iface)
-	if ago, ok := mem.QuietAgo(iface, mac, time.Now()); ok && mayTrust && mac != nil {
+	if ago, ok := p.mem.QuietAgo(iface, p.mac, time.Now()); ok && mayTrust && p.mac != nil {
 		p.early = true
 		msg += fmt.Sprintf(" (none answered %s ago: the board is switched on meanwhile, and a server heard now ends the run)", ago.Round(time.Second))
 	}
@@ -57,24 +61,39 @@ func startProbe(ctx context.Context, iface string, mayTrust bool, note func(stri
 	go func() {
 		defer close(p.done)
 		p.err = probeRival(pctx, iface)
-		if mac == nil || pctx.Err() != nil {
-			return
-		}
-		remember := func() error { return mem.Quiet(iface, mac, time.Now()) }
-		if errors.Is(p.err, errRival) {
-			remember = func() error { return mem.Heard(iface, mac) }
-		}
-		if p.err == nil || errors.Is(p.err, errRival) {
-			if err := remember(); err != nil {
-				note(err.Error())
+		switch {
+		case p.err == nil:
+			if p.mac != nil {
+				if err := p.mem.Quiet(iface, p.mac, time.Now()); err != nil {
+					note(fmt.Sprintf("%v (the next command waits for its own verdict before power-on)", err))
+				}
 			}
+		case !errors.Is(p.err, context.Canceled):
+			p.heard() // a rival, or a probe that could not tell: trust nothing
 		}
 	}()
 	return p
 }
 
-// wait is the probe's verdict: nil when no other server answered.
+// heard forgets that the probe's segment was quiet: a DHCP server was heard
+// on it, or it could not be probed.
+func (p *dhcpProbe) heard() {
+	if p.mac == nil {
+		return
+	}
+	if err := p.mem.Heard(p.iface, p.mac); err != nil {
+		p.note(fmt.Sprintf("%v (the next command may switch its board on before its verdict)", err))
+	}
+}
+
+// wait is the probe's verdict: nil when no other server answered. A
+// verdict already in is given even if ctx has ended meanwhile.
 func (p *dhcpProbe) wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+	}
 	select {
 	case <-p.done:
 		return p.err
@@ -121,6 +140,7 @@ func (pb *probedBench) watch(note func(string)) {
 		}
 		end, err := netboot.WatchOffers(iface, pb.ServerIP(), func(o netboot.ForeignOffer) {
 			note(fmt.Sprintf("%s on %s: two DHCP servers give the boards different answers (stop it, or run with --proxy)", o, iface))
+			pb.probe.heard() // the next command waits for its verdict again
 		})
 		if err != nil {
 			note(fmt.Sprintf("no watch for other DHCP servers on %s: %v", iface, err))

@@ -430,8 +430,9 @@ func runSettings(ctx context.Context, job plan.Job, rg harness.Rig, settings []b
 // runPlan runs every clock setting reps times, interleaved (A B A B ...)
 // so drift does not look like a difference, and hands each stored run to
 // done. It stops at the first error done returns, on an interruption, at
-// a setup failure (exit status 2: nothing ran, nothing is stored), or when
-// a run could not be stored at all.
+// a setup failure (exit status 2: nothing ran, or a bench refused the
+// segment after power-on; nothing is stored), or when a run could not be
+// stored at all.
 func runPlan(ctx context.Context, job plan.Job, rg harness.Rig, settings []boards.MHz, reps int, done func(rec *results.Run, rep int, err error) error) error {
 	for rep := 1; rep <= reps; rep++ {
 		for _, mhz := range settings {
@@ -442,8 +443,13 @@ func runPlan(ctx context.Context, job plan.Job, rg harness.Rig, settings []board
 				return err
 			}
 			if rec == nil && harness.Kind(err) == harness.FailSetup {
-				// Every setting would fail alike, and nothing ran.
-				return &exitError{code: 2, err: fmt.Errorf("%w; nothing was run or stored", err)}
+				// Every setting would fail alike, and nothing ran (or,
+				// refused after power-on, nothing may be kept).
+				what := "nothing was run or stored"
+				if errors.Is(err, harness.ErrRefusedMidRun) {
+					what = "nothing of the run was stored"
+				}
+				return &exitError{code: 2, err: fmt.Errorf("%w; %s", err, what)}
 			}
 			if rec == nil {
 				return err

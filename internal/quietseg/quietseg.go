@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -36,6 +37,9 @@ type Memory struct {
 // ok is false when it never was, not within Fresh, or a rival was found
 // since.
 func (m Memory) QuietAgo(iface string, mac net.HardwareAddr, now time.Time) (ago time.Duration, ok bool) {
+	if !m.ours(iface, mac) {
+		return 0, false
+	}
 	b, err := os.ReadFile(m.path(iface, mac))
 	if err != nil {
 		return 0, false
@@ -54,23 +58,23 @@ func (m Memory) QuietAgo(iface string, mac net.HardwareAddr, now time.Time) (ago
 // Quiet records that the segment was found with no other DHCP server at t.
 func (m Memory) Quiet(iface string, mac net.HardwareAddr, t time.Time) error {
 	if err := os.MkdirAll(m.Dir, 0o755); err != nil {
-		return fmt.Errorf("remember quiet segment: %w", err)
+		return fmt.Errorf("remember that %s is quiet: %w", iface, err)
 	}
 	// Written beside and renamed, so a command reading it at the same
 	// time sees the old verdict or the new one, never half of one.
 	tmp, err := os.CreateTemp(m.Dir, ".quiet-*")
 	if err != nil {
-		return fmt.Errorf("remember quiet segment: %w", err)
+		return fmt.Errorf("remember that %s is quiet: %w", iface, err)
 	}
 	_, werr := tmp.WriteString(t.UTC().Format(time.RFC3339Nano) + "\n")
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("remember quiet segment: %w", err)
+		return fmt.Errorf("remember that %s is quiet: %w", iface, err)
 	}
 	if err := os.Rename(tmp.Name(), m.path(iface, mac)); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("remember quiet segment: %w", err)
+		return fmt.Errorf("remember that %s is quiet: %w", iface, err)
 	}
 	m.prune(t)
 	return nil
@@ -91,9 +95,26 @@ func (m Memory) prune(now time.Time) {
 func (m Memory) Heard(iface string, mac net.HardwareAddr) error {
 	err := os.Remove(m.path(iface, mac))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("forget quiet segment: %w", err)
+		return fmt.Errorf("forget that %s was quiet: %w", iface, err)
 	}
 	return nil
+}
+
+// ours: a verdict is trusted only from this user, in a directory of this
+// user's that no one else may write: another user's file would let them
+// have boards switched on before the check.
+func (m Memory) ours(iface string, mac net.HardwareAddr) bool {
+	for _, p := range []string{m.Dir, m.path(iface, mac)} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return false
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (m Memory) path(iface string, mac net.HardwareAddr) string {

@@ -95,3 +95,39 @@ func TestOldVerdictsPruned(t *testing.T) {
 		t.Errorf("the new verdict: %v", err)
 	}
 }
+
+// TestOnlyOwnVerdictsTrusted: a verdict another user wrote, or one in a
+// directory others may write, does not let boards be switched on early.
+func TestOnlyOwnVerdictsTrusted(t *testing.T) {
+	mac := net.HardwareAddr{1, 2, 3, 4, 5, 6}
+	tests := []struct {
+		name  string
+		spoil func(m Memory) error
+	}{
+		{"another user's file", func(m Memory) error {
+			if os.Geteuid() != 0 {
+				t.Skip("chown needs root")
+			}
+			return os.Chown(m.path("bench0", mac), 65534, 65534)
+		}},
+		{"a directory others may write", func(m Memory) error { return os.Chmod(m.Dir, 0o777) }},
+		{"a file others may write", func(m Memory) error { return os.Chmod(m.path("bench0", mac), 0o666) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := Memory{Dir: t.TempDir() + "/quiet"}
+			if err := m.Quiet("bench0", mac, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := m.QuietAgo("bench0", mac, time.Now()); !ok {
+				t.Fatal("its own fresh verdict is not trusted")
+			}
+			if err := tc.spoil(m); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := m.QuietAgo("bench0", mac, time.Now()); ok {
+				t.Error("trusted")
+			}
+		})
+	}
+}
