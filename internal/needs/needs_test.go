@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strings"
 	"testing"
+
+	"github.com/bootbench/bootbench/internal/srcgrep"
 )
 
 // ending is a test that records how it was ended, and ends its goroutine
@@ -88,34 +89,15 @@ func TestOnlyHereReadsE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	self, _ := filepath.Abs(".")
-	checked := 0
-	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
-			return filepath.SkipDir
-		}
-		if !strings.HasSuffix(path, ".go") || filepath.Dir(path) == self {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		checked++
-		for i, line := range strings.Split(string(b), "\n") {
-			if readsE2E.MatchString(line) {
-				rel, _ := filepath.Rel(root, path)
-				t.Errorf("%s:%d: %s — ask needs.E2E, or end the test with needs.Unmet", rel, i+1, strings.TrimSpace(line))
-			}
-		}
-		return nil
-	})
+	other := func(path string) bool { return filepath.Dir(path) != self }
+	hits, read, err := srcgrep.Lines(root, other, readsE2E)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if checked < 10 {
-		t.Fatalf("checked only %d Go files under %s", checked, root)
+	for _, h := range hits {
+		t.Errorf("%s:%d: %s — ask needs.E2E, or end the test with needs.Unmet", h.Path, h.Line, h.Text)
+	}
+	if read < 10 {
+		t.Fatalf("checked only %d Go files under %s", read, root)
 	}
 }

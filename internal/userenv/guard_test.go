@@ -1,11 +1,12 @@
 package userenv
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/bootbench/bootbench/internal/srcgrep"
 )
 
 // ownEnv are the ways a test could hand a program go test's environment,
@@ -24,36 +25,15 @@ func TestNoTestBuildsItsOwnEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	self, _ := filepath.Abs(".")
-	checked := 0
-	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
-			return filepath.SkipDir
-		}
-		if !strings.HasSuffix(path, "_test.go") || filepath.Dir(path) == self {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		checked++
-		for i, line := range strings.Split(string(b), "\n") {
-			for _, re := range ownEnv {
-				if re.MatchString(line) {
-					rel, _ := filepath.Rel(root, path)
-					t.Errorf("%s:%d: %s — start it with userenv.Command or userenv.Environ", rel, i+1, strings.TrimSpace(line))
-				}
-			}
-		}
-		return nil
-	})
+	test := func(path string) bool { return strings.HasSuffix(path, "_test.go") && filepath.Dir(path) != self }
+	hits, read, err := srcgrep.Lines(root, test, ownEnv...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if checked < 10 {
-		t.Fatalf("checked only %d test files under %s", checked, root)
+	for _, h := range hits {
+		t.Errorf("%s:%d: %s — start it with userenv.Command or userenv.Environ", h.Path, h.Line, h.Text)
+	}
+	if read < 10 {
+		t.Fatalf("checked only %d test files under %s", read, root)
 	}
 }
