@@ -31,16 +31,30 @@ func TestLines(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := func(path string) bool { return !strings.HasSuffix(path, "skip.go") }
+	want := func(rel string) bool { return rel != "b/skip.go" }
 	hits, read, err := Lines(root, want, regexp.MustCompile(`Getenv\("X"\)`), regexp.MustCompile(`// Y`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantHits := []Hit{
 		{"a.go", 2, `os.Getenv("X")`},
-		{filepath.Join("b", "b_test.go"), 3, `os.Getenv("X") // Y`},
+		{"b/b_test.go", 3, `os.Getenv("X") // Y`},
 	}
 	if !reflect.DeepEqual(hits, wantHits) || read != 3 {
 		t.Errorf("Lines = %+v, read %d; want %+v, read 3", hits, read, wantHits)
+	}
+}
+
+// TestInModule finds the module's root from this package's folder, and the
+// module's files by their paths from there (TestLines checks the rest).
+func TestInModule(t *testing.T) {
+	internal := func(rel string) bool { return strings.HasPrefix(rel, "internal/") }
+	var paths []string
+	for _, h := range InModule(t, internal, regexp.MustCompile(`^package srcgrep$`)) {
+		paths = append(paths, h.Path)
+	}
+	want := []string{"internal/srcgrep/srcgrep.go", "internal/srcgrep/srcgrep_test.go"}
+	if !reflect.DeepEqual(paths, want) {
+		t.Errorf("InModule found package srcgrep in %q; want %q", paths, want)
 	}
 }
