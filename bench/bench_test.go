@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/userenv"
 )
 
@@ -122,10 +123,10 @@ func TestScripts(t *testing.T) {
 	}
 }
 
-func requireAll(t *testing.T, needs []string) {
+func requireAll(t *testing.T, prereqs []string) {
 	t.Helper()
 	var missing []string
-	for _, n := range needs {
+	for _, n := range prereqs {
 		if n == "root" {
 			if os.Geteuid() != 0 {
 				missing = append(missing, "root")
@@ -138,18 +139,12 @@ func requireAll(t *testing.T, needs []string) {
 			}
 			continue
 		}
-		if _, err := exec.LookPath(n); err != nil {
-			missing = append(missing, n)
-		}
+		missing = append(missing, needs.Missing(n)...)
 	}
 	if len(missing) == 0 {
 		return
 	}
-	msg := "missing " + strings.Join(missing, ", ") + " (make deps installs them)"
-	if os.Getenv("BOOTBENCH_E2E") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg + "; BOOTBENCH_E2E=1 makes this a failure")
+	needs.Unmet(t, "missing "+strings.Join(missing, ", ")+" (make deps installs them)")
 }
 
 func tail(s string, n int) string {

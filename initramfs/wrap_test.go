@@ -3,6 +3,7 @@ package initramfs
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,11 +12,9 @@ import (
 
 	"github.com/u-root/mkuimage/cpio"
 	"github.com/ulikunitz/xz"
-)
 
-// e2e reports whether the end-to-end tests were asked for: then a missing
-// tool or kernel is a failure, not a reason to skip.
-func e2e() bool { return os.Getenv("BOOTBENCH_E2E") == "1" }
+	"github.com/bootbench/bootbench/internal/needs"
+)
 
 // requireTool returns the path of an external program the test needs, or
 // skips (fails under BOOTBENCH_E2E=1) when it is not installed.
@@ -23,10 +22,7 @@ func requireTool(t *testing.T, name, pkg string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		if e2e() {
-			t.Fatalf("%s not found (install %s)", name, pkg)
-		}
-		t.Skipf("%s not found (install %s; BOOTBENCH_E2E=1 makes this a failure)", name, pkg)
+		needs.Unmet(t, fmt.Sprintf("%s not found (install %s)", name, pkg))
 	}
 	return p
 }

@@ -14,21 +14,17 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bootbench/bootbench/internal/needs"
 )
 
 // requireNetns skips (or, with BOOTBENCH_E2E=1, fails) where network
 // namespaces cannot be made.
 func requireNetns(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() == 0 {
-		if _, err := exec.LookPath("ip"); err == nil {
-			return
-		}
+	if os.Geteuid() != 0 || len(needs.Missing("ip")) > 0 {
+		needs.Unmet(t, "network namespace tests need root and the ip command")
 	}
-	if os.Getenv("BOOTBENCH_E2E") == "1" {
-		t.Fatal("network namespace tests need root and the ip command")
-	}
-	t.Skip("network namespace tests need root and the ip command")
 }
 
 func run(t *testing.T, args ...string) {

@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
+
+	"github.com/bootbench/bootbench/internal/needs"
 )
 
 // uart is a USB serial adapter without hardware: socat joins two ptys, one
@@ -23,21 +25,9 @@ type uart struct {
 	board string
 }
 
-// requireSocat fails under BOOTBENCH_E2E=1 and skips otherwise when socat
-// is missing.
-func requireSocat(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("socat"); err != nil {
-		if os.Getenv("BOOTBENCH_E2E") == "1" {
-			t.Fatal("socat is missing (make deps installs it)")
-		}
-		t.Skip("socat is missing (make deps installs it); set BOOTBENCH_E2E=1 to make this a failure")
-	}
-}
-
 func newUART(t *testing.T, dir string) *uart {
 	t.Helper()
-	requireSocat(t)
+	needs.Commands(t, "socat")
 	u := &uart{t: t, dir: dir, host: filepath.Join(dir, "ttyUSB0"), board: filepath.Join(dir, "board-uart")}
 	u.plug()
 	t.Cleanup(func() { u.unplug(syscall.SIGKILL) })

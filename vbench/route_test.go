@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/route"
 )
 
@@ -16,20 +17,8 @@ import (
 // veth pair, the board's taps are there to be opened, and Close leaves
 // no namespace, record or process behind.
 func TestRouteNet(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("BOOTBENCH_E2E") == "1" {
-			t.Fatal("needs root for network namespaces")
-		}
-		t.Skip("needs root; BOOTBENCH_E2E=1 makes this a failure")
-	}
-	for _, c := range []string{"ip", "iperf3", "ethtool"} {
-		if _, err := exec.LookPath(c); err != nil {
-			if os.Getenv("BOOTBENCH_E2E") == "1" {
-				t.Fatalf("needs %s (make deps installs it)", c)
-			}
-			t.Skip("needs " + c)
-		}
-	}
+	needs.Root(t, "needs root for network namespaces")
+	needs.Commands(t, "ip", "iperf3", "ethtool")
 	cache := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -3,9 +3,10 @@ package main
 import (
 	"bytes"
 	"crypto/rand"
-	"os"
 	"testing"
 	"unsafe"
+
+	"github.com/bootbench/bootbench/internal/needs"
 )
 
 // struct rand_pool_info: entropy_count (bits) and buf_size (bytes) as
@@ -30,12 +31,7 @@ func TestRandPoolInfo(t *testing.T) {
 // init is root), and its pool is ready afterwards. The seed is random:
 // the host's pool is credited with it.
 func TestSeedRandom(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("BOOTBENCH_E2E") == "1" {
-			t.Fatal("RNDADDENTROPY needs root")
-		}
-		t.Skip("RNDADDENTROPY needs root; BOOTBENCH_E2E=1 makes this a failure")
-	}
+	needs.Root(t, "RNDADDENTROPY needs root")
 	seed := make([]byte, 32)
 	rand.Read(seed)
 	var out bytes.Buffer

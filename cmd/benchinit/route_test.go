@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/nftnl"
 	"golang.org/x/sys/unix"
 )
@@ -200,12 +201,7 @@ func dialInNetNS(t *testing.T) *nftnl.Conn {
 
 // withNetNS runs f on a thread in the test's network namespace.
 func withNetNS(t *testing.T, f func()) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("BOOTBENCH_E2E") == "1" {
-			t.Fatal("applying rule sets needs root (a network namespace)")
-		}
-		t.Skip("needs root for a network namespace; BOOTBENCH_E2E=1 makes this a failure")
-	}
+	needs.Root(t, "applying rule sets needs root (a network namespace)")
 	ns := "bootbench-rules-" + strings.NewReplacer("/", "-").Replace(t.Name())
 	if _, err := os.Stat("/run/netns/" + ns); err != nil {
 		if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {

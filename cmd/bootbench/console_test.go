@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/userenv"
 
 	"golang.org/x/sys/unix"
@@ -30,12 +31,7 @@ type adapter struct {
 
 func plugAdapter(t *testing.T) *adapter {
 	t.Helper()
-	if _, err := exec.LookPath("socat"); err != nil {
-		if os.Getenv("BOOTBENCH_E2E") == "1" {
-			t.Fatal("socat is missing (make deps installs it)")
-		}
-		t.Skip("socat is missing (make deps installs it); set BOOTBENCH_E2E=1 to make this a failure")
-	}
+	needs.Commands(t, "socat")
 	dir := t.TempDir()
 	a := &adapter{host: filepath.Join(dir, "ttyUSB0"), board: filepath.Join(dir, "board-uart")}
 	a.socat = exec.Command("socat", "PTY,link="+a.host+",raw,echo=0", "PTY,link="+a.board+",raw,echo=0")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/userenv"
 	"github.com/bootbench/bootbench/results/parse"
 	"github.com/u-root/mkuimage/cpio"
@@ -24,7 +25,7 @@ import (
 // as the image of Debian's mipsel openssl; under qemu-mips the program is
 // openssl 3.0 and its speed gives md5 and DES (legacy provider) figures.
 func TestE2ECrossOpenSSL(t *testing.T) {
-	requireTools(t, "go", "apt-get", "dpkg-source", "perl", "make", "mips-linux-gnu-gcc", "mips-linux-gnu-strip", "qemu-mips")
+	needs.Commands(t, "go", "apt-get", "dpkg-source", "perl", "make", "mips-linux-gnu-gcc", "mips-linux-gnu-strip", "qemu-mips")
 	parallelE2E(t)
 	files, stderr := imageFiles(t, "mips")
 	t.Logf("image build --arch mips --bench openssl:\n%s", stderr)

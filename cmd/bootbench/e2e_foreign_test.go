@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bootbench/bootbench/boot/boottest"
+	"github.com/bootbench/bootbench/internal/needs"
 )
 
 // TestE2EForeignOpenSSL runs Debian's openssl for the board's own
@@ -31,7 +32,7 @@ func TestE2EForeignOpenSSL(t *testing.T) {
 		{"qemu-mipsel", "qemu-system-mipsel", []string{"--clock", "250"}, []string{"kernel and image in one ELF", "kernel   Linux version"}},
 	} {
 		t.Run(tt.board, func(t *testing.T) {
-			requireTools(t, tt.qemu)
+			needs.Commands(t, tt.qemu)
 			db := filepath.Join(t.TempDir(), "results.db")
 			// Some of openssl's algorithms (--algs), as openssl names
 			// them: a hash, DES from the legacy provider, AES, RSA.
@@ -85,7 +86,7 @@ func TestE2EForeignOpenSSL(t *testing.T) {
 // image that cannot boot in a board's RAM, are refused with the reason and
 // the numbers before anything is powered on or stored.
 func TestRunRefusedBeforePowerOn(t *testing.T) {
-	requireTools(t, "go", "apt-get", "dpkg-deb")
+	needs.Commands(t, "go", "apt-get", "dpkg-deb")
 	// A real kernel ELF for a small MIPS board's size: Debian's Malta one.
 	kernels, _ := filepath.Glob(filepath.Join(sharedCacheDir(), "kernels", "mipsel", "linux-image-*-4kc-malta", "boot", "vmlinu[xz]-*"))
 	if len(kernels) == 0 {

@@ -13,27 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/userenv"
 )
-
-// requireTools fails (BOOTBENCH_E2E=1) or skips when a command is missing.
-func requireTools(t *testing.T, tools ...string) {
-	t.Helper()
-	var missing []string
-	for _, c := range tools {
-		if _, err := exec.LookPath(c); err != nil {
-			missing = append(missing, c)
-		}
-	}
-	if len(missing) == 0 {
-		return
-	}
-	msg := "missing " + strings.Join(missing, ", ") + " (make deps installs them)"
-	if os.Getenv("BOOTBENCH_E2E") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg + "; set BOOTBENCH_E2E=1 to make this a failure")
-}
 
 // bootbenchIn runs a bootbench binary with env added to ours, in dir.
 func bootbenchAt(t *testing.T, bin, dir string, env []string, args ...string) (result, time.Duration) {
@@ -65,7 +47,7 @@ var cpioSizeRE = regexp.MustCompile(`: (\d+) bytes \(cpio (\d+)\)`)
 // another process, maybe another day, from the same inputs — or now, if
 // it has none), and a rebuild of the same inputs takes under 2 s.
 func TestImageMipsleSmall(t *testing.T) {
-	requireTools(t, "go", "xz")
+	needs.Commands(t, "go", "xz")
 	var outs [][]byte
 	caches := []string{testCache, t.TempDir()}
 	for i, cache := range caches {

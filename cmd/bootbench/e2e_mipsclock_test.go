@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/userenv"
 )
 
@@ -42,7 +43,7 @@ func assertCP0Ticks(t *testing.T, run storedRun) {
 func TestE2EMIPSClocks(t *testing.T) {
 	requireBench(t)
 	parallelE2E(t)
-	requireTools(t, "qemu-system-mipsel")
+	needs.Commands(t, "qemu-system-mipsel")
 	db := filepath.Join(t.TempDir(), "results.db")
 	runs := runAtTwoClocks(t, db, "--board", "qemu-mipsel", "--algs", "md5,sha256,aes-128-cbc,rsa2048", "--seconds", "0.1")
 	for _, run := range runs {
@@ -154,7 +155,7 @@ func metricLine(ms []comparedMetric, name string) string {
 // suite's figures, saying why.
 func TestE2EStockGoRuntime(t *testing.T) {
 	requireBench(t)
-	requireTools(t, "qemu-system-mipsel")
+	needs.Commands(t, "qemu-system-mipsel")
 	parallelE2E(t)
 	db := filepath.Join(t.TempDir(), "results.db")
 	r, _ := bootbenchAt(t, bootbenchBin, ".", []string{"BOOTBENCH_DB=" + db, "BOOTBENCH_CACHE=" + cacheOf(t), initramfs.StockRuntimeEnv + "=1"},
@@ -184,7 +185,7 @@ func TestE2EStockGoRuntime(t *testing.T) {
 // would have them): image build fails in one line naming the file,
 // rather than building an image with a runtime nobody checked.
 func TestImageRefusesUnknownGoRuntime(t *testing.T) {
-	requireTools(t, "go")
+	needs.Commands(t, "go")
 	real := strings.TrimSpace(goEnv(t, "GOROOT"))
 	fake := filepath.Join(t.TempDir(), "go")
 	mirrorTree(t, real, fake, "src/runtime/sys_linux_mipsx.s")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/userenv"
 )
 
@@ -25,11 +26,7 @@ func requireChromium(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err == nil {
 		return
 	}
-	msg := "the bench page's test needs Debian's chromium (make deps installs it)"
-	if os.Getenv("BOOTBENCH_E2E") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	needs.Unmet(t, "the bench page's test needs Debian's chromium (make deps installs it)")
 }
 
 // browserOn starts a headless Chromium on the bench host (network

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bootbench/bootbench/internal/needs"
 )
 
 // piFiles is what the Pi 4's ROM and firmware fetch from bootbench, in
@@ -23,7 +25,7 @@ var tftpLineRE = regexp.MustCompile(`\] tftp     (\S+) `)
 // (2.00 ± 0.02, p < 0.05), both clocks verified.
 func TestE2EPiTwinClocks(t *testing.T) {
 	requireBench(t)
-	requireTools(t, "qemu-system-aarch64")
+	needs.Commands(t, "qemu-system-aarch64")
 	parallelE2E(t)
 	db := filepath.Join(t.TempDir(), "results.db")
 	r := bootbench(t, db, "run", "--board", "rpi4b-twin", "--clock", "1000,500", "--reps", "4", "--algs", "md5,sha256", "--seconds", "0.3")

@@ -15,6 +15,7 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/internal/dnsmasqtest"
 	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/userenv"
 	"github.com/bootbench/bootbench/vbench"
 )
@@ -29,7 +30,7 @@ import (
 // reports in: benchinit's hello from a Cortex-A72 in the profile's RAM.
 func TestE2EPiTwinDnsmasq(t *testing.T) {
 	requireBench(t)
-	requireTools(t, "qemu-system-aarch64")
+	needs.Commands(t, "qemu-system-aarch64")
 	dnsmasqtest.Require(t)
 	parallelE2E(t)
 	p, err := boards.Get("rpi4b-twin")

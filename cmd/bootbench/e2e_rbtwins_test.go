@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bootbench/bootbench/internal/needs"
 )
 
 // TestE2ERB450OpenSSL boots the twin of the seed's RB450 the way RouterBOOT
@@ -17,7 +19,7 @@ import (
 // (docs/mips-cp0-timer.md); the board must tick from its CP0 timer.
 func TestE2ERB450OpenSSL(t *testing.T) {
 	requireBench(t)
-	requireTools(t, "qemu-system-mips", "mips-linux-gnu-gcc")
+	needs.Commands(t, "qemu-system-mips", "mips-linux-gnu-gcc")
 	parallelE2E(t)
 	const board, ramMiB = "qemu-rb450", 32
 	db := filepath.Join(t.TempDir(), "results.db")
@@ -71,7 +73,7 @@ func TestE2ERB450OpenSSL(t *testing.T) {
 func TestE2ERB450GClocks(t *testing.T) {
 	requireBench(t)
 	parallelE2E(t)
-	requireTools(t, "qemu-system-mips", "mips-linux-gnu-gcc")
+	needs.Commands(t, "qemu-system-mips", "mips-linux-gnu-gcc")
 	db := filepath.Join(t.TempDir(), "results.db")
 	runAtTwoClocks(t, db, "--board", "qemu-rb450g", "--bench", "openssl", "--algs", "md5,aes-128-cbc", "--seconds", "1")
 	at1024 := func(name string) bool { return strings.HasSuffix(name, "@1024") }

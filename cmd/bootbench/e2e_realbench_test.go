@@ -23,6 +23,7 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4/nclient4"
 	"golang.org/x/sys/unix"
 
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/userenv"
 )
 
@@ -59,20 +60,9 @@ const (
 func requireSimBench(t *testing.T) {
 	t.Helper()
 	requireBench(t)
-	var missing []string
-	for _, c := range []string{"socat", "pdudaemon", "dnsmasq"} {
-		if _, err := exec.LookPath(c); err != nil {
-			missing = append(missing, c)
-		}
+	if missing := needs.Missing("socat", "pdudaemon", "dnsmasq"); len(missing) > 0 {
+		needs.Unmet(t, "simulated bench needs "+strings.Join(missing, ", ")+" (make deps installs them)")
 	}
-	if len(missing) == 0 {
-		return
-	}
-	msg := "simulated bench needs " + strings.Join(missing, ", ") + " (make deps installs them)"
-	if os.Getenv("BOOTBENCH_E2E") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
 }
 
 func randomSuffix() string {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/userenv"
 
 	"github.com/bootbench/bootbench/internal/bootparam"
@@ -28,15 +29,7 @@ import (
 func requireRoute(t *testing.T) {
 	t.Helper()
 	requireBench(t)
-	for _, c := range []string{"iperf3", "ethtool", "wg"} {
-		if _, err := exec.LookPath(c); err != nil {
-			msg := "route benchmark prerequisite missing: " + c + " (make deps installs it)"
-			if os.Getenv("BOOTBENCH_E2E") == "1" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg + "; set BOOTBENCH_E2E=1 to make this a failure")
-		}
-	}
+	needs.Commands(t, "iperf3", "ethtool", "wg")
 }
 
 // routeArgs keep the run short: two sizes, one second a test.
@@ -366,7 +359,7 @@ func routeFrames(t *testing.T, transcript string) (map[string]frame.ReadyBody, m
 // at 64 bytes through the tunnel did not end in 15 of 24 runs).
 func TestE2ERB450GRoute(t *testing.T) {
 	requireRoute(t)
-	requireTools(t, "qemu-system-mips", "mips-linux-gnu-gcc")
+	needs.Commands(t, "qemu-system-mips", "mips-linux-gnu-gcc")
 	db := filepath.Join(t.TempDir(), "results.db")
 	args := append([]string{"run", "--board", "qemu-rb450g"}, routeArgs[3:]...)
 	start := time.Now()
@@ -386,7 +379,7 @@ func TestE2ERB450GRoute(t *testing.T) {
 // the configurations before wireguard gave the pool time to fill.
 func TestE2EWireGuardAlone(t *testing.T) {
 	requireRoute(t)
-	requireTools(t, "qemu-system-mips", "mips-linux-gnu-gcc")
+	needs.Commands(t, "qemu-system-mips", "mips-linux-gnu-gcc")
 	db := filepath.Join(t.TempDir(), "results.db")
 	r := bootbench(t, db, "run", "--board", "qemu-rb450g", "--bench", "route", "--route-sizes", "1460",
 		"--route-configs", bootparam.ConfigWireGuard, "--seconds", "1", "--retries", "0")

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/userenv"
 
 	"github.com/bootbench/bootbench/internal/pgtest"
@@ -136,11 +137,7 @@ func requireBench(t *testing.T) {
 	if os.Geteuid() != 0 {
 		missing = append(missing, "root (network namespaces and taps)")
 	}
-	for _, c := range []string{"qemu-system-x86_64", "ip", "go", "dpkg-deb", "apt-get"} {
-		if _, err := exec.LookPath(c); err != nil {
-			missing = append(missing, c)
-		}
-	}
+	missing = append(missing, needs.Missing("qemu-system-x86_64", "ip", "go", "dpkg-deb", "apt-get")...)
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
 		missing = append(missing, "/dev/net/tun")
 	}
@@ -150,11 +147,7 @@ func requireBench(t *testing.T) {
 	if len(missing) == 0 {
 		return
 	}
-	msg := "end-to-end prerequisites missing: " + strings.Join(missing, ", ") + " (make deps installs them)"
-	if os.Getenv("BOOTBENCH_E2E") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg + "; set BOOTBENCH_E2E=1 to make this a failure")
+	needs.Unmet(t, "end-to-end prerequisites missing: "+strings.Join(missing, ", ")+" (make deps installs them)")
 }
 
 type result struct {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/userenv"
 
 	_ "modernc.org/sqlite" // to make other applications' databases
@@ -293,13 +294,7 @@ func TestStoreDamaged(t *testing.T) {
 // make a store the user may not write.
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("BOOTBENCH_E2E") == "1" {
-		t.Fatal("needs root: to run bootbench as another user and to mount read-only")
-	}
-	t.Skip("needs root: to run bootbench as another user and to mount read-only; BOOTBENCH_E2E=1 makes this a failure")
+	needs.Root(t, "needs root: to run bootbench as another user and to mount read-only")
 }
 
 // TestStoreReadOnly: every reading command works on a store the user may

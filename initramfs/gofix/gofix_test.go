@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/userenv"
 )
 
@@ -132,10 +133,7 @@ func TestOverlayCorrectsSleeps(t *testing.T) {
 	for _, tt := range []struct{ goarch, qemu string }{{"mips", "qemu-mips"}, {"mipsle", "qemu-mipsel"}, {"mips64le", "qemu-mips64el"}} {
 		t.Run(tt.goarch, func(t *testing.T) {
 			if _, err := exec.LookPath(tt.qemu); err != nil {
-				if os.Getenv("BOOTBENCH_E2E") == "1" {
-					t.Fatalf("%s missing (make deps installs qemu-user)", tt.qemu)
-				}
-				t.Skipf("%s missing", tt.qemu)
+				needs.Unmet(t, tt.qemu+" missing (make deps installs qemu-user)")
 			}
 			files, err := For(root, tt.goarch)
 			if err != nil {

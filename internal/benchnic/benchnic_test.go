@@ -15,18 +15,15 @@ import (
 	"net/netip"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bootbench/bootbench/internal/needs"
 )
 
 // testNetns makes a namespace with a tap NIC "bench0" (up) and "other0",
 // and returns a function that runs code inside it.
 func testNetns(t *testing.T) func(func()) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("BOOTBENCH_E2E") == "1" {
-			t.Fatal("needs root for network namespaces")
-		}
-		t.Skip("needs root for network namespaces")
-	}
+	needs.Root(t, "needs root for network namespaces")
 	var b [3]byte
 	rand.Read(b[:])
 	ns := "bbnic-" + hex.EncodeToString(b[:])

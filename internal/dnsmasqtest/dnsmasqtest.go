@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/internal/needs"
 )
 
 // Require fails (BOOTBENCH_E2E=1) or skips t when dnsmasq cannot run in
@@ -26,19 +28,11 @@ func Require(t testing.TB) {
 	if os.Geteuid() != 0 {
 		missing = append(missing, "root (network namespaces and taps)")
 	}
-	for _, c := range []string{"dnsmasq", "ip"} {
-		if _, err := exec.LookPath(c); err != nil {
-			missing = append(missing, c)
-		}
-	}
+	missing = append(missing, needs.Missing("dnsmasq", "ip")...)
 	if len(missing) == 0 {
 		return
 	}
-	msg := "missing: " + strings.Join(missing, ", ") + " (make deps installs them)"
-	if os.Getenv("BOOTBENCH_E2E") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg + "; set BOOTBENCH_E2E=1 to make this a failure")
+	needs.Unmet(t, "missing: "+strings.Join(missing, ", ")+" (make deps installs them)")
 }
 
 // Server is one dnsmasq, ended when the test ends.

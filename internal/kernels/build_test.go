@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/userenv"
 	"github.com/u-root/mkuimage/cpio"
 )
@@ -22,38 +23,17 @@ import (
 // bootinitMarker is testdata/bootinit's Marker.
 const bootinitMarker = "BOOTBENCH-KERNEL-INIT"
 
-func e2e() bool { return os.Getenv("BOOTBENCH_E2E") == "1" }
-
-// require skips the test, or fails it under BOOTBENCH_E2E=1, when msg
-// says something it needs is missing.
-func require(t *testing.T, msg string) {
-	t.Helper()
-	if msg == "" {
-		return
-	}
-	if e2e() {
-		t.Fatal(msg + " (make deps installs what is missing)")
-	}
-	t.Skip(msg + " (make deps installs what is missing; BOOTBENCH_E2E=1 makes this a failure)")
-}
-
 // requireBoot checks what building variant v and booting it need.
 func requireBoot(t *testing.T, v Variant, qemu string) {
 	t.Helper()
-	if testing.Short() && !e2e() {
+	if testing.Short() && !needs.E2E() {
 		t.Skip("builds a kernel and boots QEMU; skipped with -short")
 	}
-	var missing []string
-	for _, c := range []string{qemu, "go", "apt-get", "apt-cache", "dpkg-deb"} {
-		if _, err := exec.LookPath(c); err != nil {
-			missing = append(missing, c)
-		}
-	}
-	if len(missing) > 0 {
-		require(t, "not found: "+strings.Join(missing, ", "))
+	if missing := needs.Missing(qemu, "go", "apt-get", "apt-cache", "dpkg-deb"); len(missing) > 0 {
+		needs.Unmet(t, "not found: "+strings.Join(missing, ", ")+" (make deps installs what is missing)")
 	}
 	if err := buildTools(specs[v]); err != nil {
-		require(t, err.Error())
+		needs.Unmet(t, err.Error()+" (make deps installs what is missing)")
 	}
 }
 

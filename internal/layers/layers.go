@@ -61,6 +61,8 @@ var Layers = map[string]Layer{
 	"internal/pgtest":      Actions,
 	"internal/layers":      Actions,
 	"internal/userenv":     Actions, // a user's environment for the programs tests start
+	"internal/needs":       Actions, // what a test does when something it needs is missing: fail under BOOTBENCH_E2E=1, else skip
+	"internal/srcgrep":     Actions, // lines of the module's Go files, for the tests that hold every package to a rule
 	"internal/quietseg":    Actions, // bench segments found with no other DHCP server minutes ago
 	"internal/dnsmasqtest": Actions, // dnsmasq as a Raspberry Pi user runs it, for the Pi twin\'s tests
 

@@ -26,10 +26,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/bootbench/bootbench/internal/needs"
 )
 
 // Superuser is the cluster's bootstrap superuser; tests connect as it.
@@ -312,17 +315,10 @@ var shared struct {
 	err  error
 }
 
-// TB is what Shared needs of a test.
-type TB interface {
-	Helper()
-	Fatal(args ...any)
-	Skip(args ...any)
-}
-
 // Shared returns the test binary's cluster, starting it on first use. A
 // cluster that cannot start fails the test when BOOTBENCH_E2E=1 (make
 // test, CI) and skips it otherwise. Call StopShared from TestMain.
-func Shared(t TB) *Cluster {
+func Shared(t testing.TB) *Cluster {
 	t.Helper()
 	shared.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -330,10 +326,7 @@ func Shared(t TB) *Cluster {
 		shared.c, shared.err = Start(ctx)
 	})
 	if shared.err != nil {
-		if os.Getenv("BOOTBENCH_E2E") == "1" {
-			t.Fatal("PostgreSQL: ", shared.err)
-		}
-		t.Skip("PostgreSQL: ", shared.err, "; BOOTBENCH_E2E=1 makes this a failure")
+		needs.Unmet(t, "PostgreSQL: "+shared.err.Error())
 	}
 	return shared.c
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/results/parse"
 )
 
@@ -19,20 +19,8 @@ import (
 // test: the client's side and the server's.
 func vethSides(t *testing.T) (client, server Side) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("BOOTBENCH_E2E") == "1" {
-			t.Fatal("needs root for network namespaces")
-		}
-		t.Skip("needs root for network namespaces; BOOTBENCH_E2E=1 makes this a failure")
-	}
-	for _, c := range []string{"iperf3", "ethtool"} {
-		if _, err := exec.LookPath(c); err != nil {
-			if os.Getenv("BOOTBENCH_E2E") == "1" {
-				t.Fatalf("needs %s (make deps installs it)", c)
-			}
-			t.Skip("needs " + c)
-		}
-	}
+	needs.Root(t, "needs root for network namespaces")
+	needs.Commands(t, "iperf3", "ethtool")
 	a, b := "bootbench-routetest-a", "bootbench-routetest-b"
 	ip := func(args ...string) {
 		t.Helper()

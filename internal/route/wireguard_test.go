@@ -3,11 +3,12 @@ package route
 import (
 	"context"
 	"crypto/ecdh"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/internal/needs"
 )
 
 // A key pair's public key is the one X25519 gives its private key, as
@@ -38,20 +39,8 @@ func TestNewKeyPair(t *testing.T) {
 // port, the WireGuard interfaces the tests), and taking it down leaves
 // nothing: no interface, no wireguard-go.
 func TestTunnelDirect(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("BOOTBENCH_E2E") == "1" {
-			t.Fatal("needs root for network namespaces")
-		}
-		t.Skip("needs root for network namespaces; BOOTBENCH_E2E=1 makes this a failure")
-	}
-	for _, c := range []string{"iperf3", "wg"} {
-		if _, err := exec.LookPath(c); err != nil {
-			if os.Getenv("BOOTBENCH_E2E") == "1" {
-				t.Fatalf("needs %s (make deps installs it)", c)
-			}
-			t.Skip("needs " + c)
-		}
-	}
+	needs.Root(t, "needs root for network namespaces")
+	needs.Commands(t, "iperf3", "wg")
 	a, b := "bootbench-wgtest-a", "bootbench-wgtest-b"
 	ip := func(args ...string) {
 		t.Helper()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/route"
 	"github.com/bootbench/bootbench/internal/userenv"
 )
@@ -239,13 +240,7 @@ func childNamespaces(out string) []string {
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("BOOTBENCH_E2E") == "1" {
-		t.Fatal("needs root for network namespaces")
-	}
-	t.Skip("needs root; BOOTBENCH_E2E=1 makes this a failure")
+	needs.Root(t, "needs root for network namespaces")
 }
 
 func run(t *testing.T, args ...string) {
