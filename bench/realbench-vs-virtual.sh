@@ -66,7 +66,7 @@ cat >"$tmp/off.sh" <<EOF
 pid=\$(cat $tmp/qemu.pid); kill "\$pid" 2>/dev/null
 # Gone once exited, zombie or not (init may reap it only seconds later):
 # its tap and pty are closed, as a board's are once its power is cut.
-running() { [ -e /proc/\$pid ] && ! grep -q '^State:[[:space:]]*Z' /proc/\$pid/status 2>/dev/null; }
+running() { [ -n "\$pid" ] && [ -e /proc/\$pid ] && ! grep -q '^State:[[:space:]]*Z' /proc/\$pid/status 2>/dev/null; }
 for i in \$(seq 50); do running || break; sleep 0.1; done
 kill -9 "\$pid" 2>/dev/null; rm -f $tmp/qemu.pid
 EOF

@@ -166,7 +166,7 @@ func offScript(pidfile string) string {
 # The board's power switch, off.
 [ -f %[1]s ] || exit 0
 pid=$(cat %[1]s)
-running() { [ -e /proc/$pid ] && ! grep -q '^State:[[:space:]]*Z' /proc/$pid/status 2>/dev/null; }
+running() { [ -n "$pid" ] && [ -e /proc/$pid ] && ! grep -q '^State:[[:space:]]*Z' /proc/$pid/status 2>/dev/null; }
 kill "$pid" 2>/dev/null
 for i in $(seq 50); do running || break; sleep 0.1; done
 kill -9 "$pid" 2>/dev/null
