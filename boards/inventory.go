@@ -482,7 +482,7 @@ func (p *inventoryParser) boards(n *yaml.Node, bench Bench) []Board {
 		p.problem(n, "boards: none listed")
 	}
 	var out []Board
-	macs, serials := map[string]string{}, map[string]string{}
+	macs, serials, names := map[string]string{}, map[string]string{}, map[string]bool{}
 	addrs := map[netip.Addr]string{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if p.ctx.Err() != nil {
@@ -496,9 +496,18 @@ func (p *inventoryParser) boards(n *yaml.Node, bench Bench) []Board {
 			}
 			macs[b.MAC.String()] = b.Name
 		}
+		// A board's name and a Pi's serial are both TFTP folders: one
+		// name for two boards would serve one of them the other's files.
+		if pi, dup := serials[b.Name]; dup {
+			p.problem(k, "board %s: its name is board %s's serial, and both would be served from folder %s/", b.Name, pi, b.Name)
+		}
+		names[b.Name] = true
 		if b.Serial != "" {
 			if other, dup := serials[b.Serial]; dup {
 				p.problem(field(v, "serial"), "board %s: serial %s is board %s's too", b.Name, b.Serial, other)
+			}
+			if names[b.Serial] && b.Serial != b.Name {
+				p.problem(field(v, "serial"), "board %s: serial %s is a board's name too, and both would be served from folder %s/", b.Name, b.Serial, b.Serial)
 			}
 			serials[b.Serial] = b.Name
 		}

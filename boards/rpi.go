@@ -29,11 +29,19 @@ type RaspberryPi struct {
 // the lowest clock, the highest it runs at without a raised core voltage
 // (Safe), and the highest its firmware takes at all (Max). A clock above
 // Safe is served with OverVoltage, and only when the operator allows it.
+//
+// Step is the operating-point step the board's cpufreq driver reports
+// clocks in (0: any clock). Linux's raspberrypi-cpufreq makes its points
+// from the firmware's minimum to its maximum, both rounded up to 100 MHz,
+// in 100 MHz steps: at arm_freq=2147 cpufreq says 2200, and the run could
+// not be verified against the clock it asked for. A clock off the step is
+// refused before power-on.
 type ClockLimits struct {
 	Min         MHz `yaml:"min"`
 	Safe        MHz `yaml:"safe"`
 	Max         MHz `yaml:"max"`
 	OverVoltage int `yaml:"over_voltage"`
+	Step        MHz `yaml:"step"`
 }
 
 // check refuses limits that contradict each other or the default clock.
@@ -45,6 +53,8 @@ func (l ClockLimits) check(name string, def MHz) error {
 		return fmt.Errorf("profile %s: default clock %d MHz is outside clock_limits min..safe (%d..%d)", name, def, l.Min, l.Safe)
 	case l.Max > l.Safe && l.OverVoltage <= 0:
 		return fmt.Errorf("profile %s: clock_limits: clocks above safe need over_voltage", name)
+	case l.Step < 0 || l.Step > 0 && (l.Min%l.Step != 0 || l.Safe%l.Step != 0 || l.Max%l.Step != 0 || def%l.Step != 0):
+		return fmt.Errorf("profile %s: clock_limits: min, safe, max and the default clock must be multiples of step %d", name, l.Step)
 	}
 	return nil
 }
@@ -77,6 +87,8 @@ func (p Profile) checkLimits(mhz MHz) error {
 		return fmt.Errorf("board model %s: %d MHz is above %d MHz, the highest clock its firmware takes", p.Name, mhz, l.Max)
 	case mhz < l.Min:
 		return fmt.Errorf("board model %s: %d MHz is below %d MHz, its lowest clock", p.Name, mhz, l.Min)
+	case l.Step > 0 && mhz%l.Step != 0:
+		return fmt.Errorf("board model %s: %d MHz is not a multiple of %d MHz, the steps its cpufreq reports clocks in (it would report %d, and the run could not be verified)", p.Name, mhz, l.Step, (mhz+l.Step-1)/l.Step*l.Step)
 	}
 	return nil
 }

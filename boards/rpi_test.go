@@ -23,9 +23,12 @@ func TestClockLimits(t *testing.T) {
 		{"rpi4b", 599, true, "below 600 MHz", 0},
 		{"rpi4b", 1900, false, "above 1800 MHz, the highest clock without over_voltage; --allow-overvoltage", 6},
 		{"rpi4b", 2000, true, "", 6},
-		{"rpi4b", 2147, true, "", 6},
-		{"rpi4b", 2148, true, "above 2147 MHz, the highest clock its firmware takes", 6},
-		{"rpi4b", 2500, false, "above 2147 MHz", 6},
+		{"rpi4b", 2100, true, "", 6},
+		{"rpi4b", 2050, true, "not a multiple of 100 MHz, the steps its cpufreq reports clocks in (it would report 2100", 6},
+		{"rpi4b", 1750, false, "not a multiple of 100 MHz", 0},
+		{"rpi4b", 2147, true, "above 2100 MHz", 6},
+		{"rpi4b", 2200, true, "above 2100 MHz, the highest clock its firmware takes", 6},
+		{"rpi4b", 2500, false, "above 2100 MHz", 6},
 		{"rpi3b-plus", 1400, false, "", 0},
 		{"rpi3b-plus", 1200, false, "", 0},
 		{"rpi3b-plus", 1500, true, "above 1400 MHz, the highest clock its firmware takes", 0},
@@ -120,7 +123,9 @@ func TestInventorySerial(t *testing.T) {
 		{head + pi("pi1", "dc:a6:32:01:36:c2", "198.18.5.30", "9ffefdef") + pi("pi2", "dc:a6:32:01:36:c3", "198.18.5.31", "9ffefdef"), "bench.yaml:16: board pi2: serial 9ffefdef is board pi1's too"},
 		{head + strings.Replace(pi("pc1", "52:54:00:bb:05:20", "198.18.5.20", "9ffefdef"), "rpi4b", "pc-x86_64", 1), "serial is for Raspberry Pi boards"},
 		{head + pi("pi1", "dc:a6:32:01:36:c2", "198.18.5.30", "9ffefdef") + "    job: {clock: [1500, 2000]}\n", "bench.yaml:10: board pi1 job: board model rpi4b: 2000 MHz is above 1800 MHz, the highest clock without over_voltage; allow_overvoltage: true serves it"},
-		{head + pi("pi1", "dc:a6:32:01:36:c2", "198.18.5.30", "9ffefdef") + "    job: {clock: [1500, 2500], allow_overvoltage: true}\n", "above 2147 MHz"},
+		{head + pi("pi1", "dc:a6:32:01:36:c2", "198.18.5.30", "9ffefdef") + "    job: {clock: [1500, 2500], allow_overvoltage: true}\n", "above 2100 MHz"},
+		{head + pi("pi1", "dc:a6:32:01:36:c2", "198.18.5.30", "9ffefdef") + pi("9ffefdef", "dc:a6:32:01:36:c3", "198.18.5.31", "0000beef"), "board 9ffefdef: its name is board pi1's serial, and both would be served from folder 9ffefdef/"},
+		{head + pi("0000beef", "dc:a6:32:01:36:c3", "198.18.5.31", "0000cafe") + pi("pi1", "dc:a6:32:01:36:c2", "198.18.5.30", "0000beef"), "board pi1: serial 0000beef is a board's name too"},
 	} {
 		_, err := ParseInventory("bench.yaml", []byte(tt.yaml))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -138,5 +143,21 @@ func TestRaspberryPiMAC(t *testing.T) {
 	}
 	if RaspberryPiMAC(nil) {
 		t.Error("no MAC is a Pi's")
+	}
+}
+
+// TestClockStepsChecked: limits that do not sit on their own step are a
+// broken profile.
+func TestClockStepsChecked(t *testing.T) {
+	l := ClockLimits{Min: 600, Safe: 1800, Max: 2147, OverVoltage: 6, Step: 100}
+	if err := l.check("x", 1500); err == nil || !strings.Contains(err.Error(), "multiples of step 100") {
+		t.Errorf("max off the step: %v", err)
+	}
+	l.Max = 2100
+	if err := l.check("x", 1550); err == nil {
+		t.Error("a default clock off the step was taken")
+	}
+	if err := l.check("x", 1500); err != nil {
+		t.Error(err)
 	}
 }

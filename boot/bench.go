@@ -74,9 +74,13 @@ func (nb *NetBench) Mask() net.IPMask { return net.CIDRMask(nb.Net.Addr().Bits()
 // Serve implements Bench.
 func (nb *NetBench) Serve(ctx context.Context, b *Booter, report netboot.Reporter) (func(), error) {
 	if !nb.Proxy {
-		if name := b.withoutAddress(); name != "" {
+		if name := b.withoutAddress(false); name != "" {
 			return nil, fmt.Errorf("board %s has no address: give it one in the inventory, or serve with --proxy where another DHCP server hands out addresses", name)
 		}
+	} else if name := b.withoutAddress(true); name != "" {
+		// A Pi 3B+'s ROM asks for bootcode.bin at the TFTP root, and a
+		// Pi 4's falls back there: root names are served by address.
+		return nil, fmt.Errorf("board %s is a Raspberry Pi with no address: its ROM fetches files at the TFTP root, which bootbench serves only to the board's own address; give it, in the inventory, the address the segment's DHCP server hands it", name)
 	}
 	return startServers(ctx, nb.Net, nb.Proxy, b, b.Report(report))
 }

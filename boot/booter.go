@@ -124,12 +124,13 @@ func (bt *Booter) add(b boards.Board, next func() (*Spec, error)) {
 	}
 }
 
-// withoutAddress names a board that has no fixed address, "" when all do.
-func (bt *Booter) withoutAddress() string {
+// withoutAddress names a board that has no fixed address (piOnly: a
+// Raspberry Pi that has none), "" when all do.
+func (bt *Booter) withoutAddress(piOnly bool) string {
 	bt.mu.Lock()
 	defer bt.mu.Unlock()
 	for _, e := range bt.byName {
-		if !e.board.Address.IsValid() {
+		if !e.board.Address.IsValid() && (!piOnly || raspberryPi(e.board)) {
 			return e.board.Name
 		}
 	}

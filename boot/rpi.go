@@ -36,6 +36,18 @@ func raspberryPi(b boards.Board) bool { return b.Profile.Boot == boards.BootRasp
 // its serial number.
 func SerialKey(b boards.Board) Key { return Key(b.Serial) }
 
+// ImageNames are the names board b fetches its image under, as transfer
+// events name them: <board>/initramfs.cpio, and for a Raspberry Pi the
+// same under its serial and at the root (its ROM's fallback). When one of
+// them has arrived, the board's kernel is starting.
+func ImageNames(b boards.Board) []string {
+	names := []string{KeyOf(b).File(piInitramfs)}
+	if raspberryPi(b) {
+		names = append(names, SerialKey(b).File(piInitramfs), piInitramfs)
+	}
+	return names
+}
+
 // ConfigTxt is the config.txt bootbench serves a Raspberry Pi for a run:
 // 64-bit mode for Debian's arm64 kernel (arm_64bit; "64-bit kernels may
 // be uncompressed image files", as Debian's is), the primary UART on GPIO

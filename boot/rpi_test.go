@@ -2,12 +2,14 @@ package boot
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -252,5 +254,60 @@ func TestRaspberryPiROMOrder(t *testing.T) {
 		case <-time.After(2 * time.Second):
 			t.Fatalf("no event for %s", name)
 		}
+	}
+}
+
+// TestImageNames: the names a board's image arrives under, which start its
+// kernel stage: a Pi's under its serial and at the root too.
+func TestImageNames(t *testing.T) {
+	pi, _ := piBoot(t, "198.18.5.40", 0, false)
+	pc, err := boards.Get("pc-x86_64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		b    boards.Board
+		want []string
+	}{
+		{pi, []string{"pi1/initramfs.cpio", "9ffefdef/initramfs.cpio", "initramfs.cpio"}},
+		{boards.Board{Name: "pc1", Profile: pc}, []string{"pc1/initramfs.cpio"}},
+	} {
+		if got := ImageNames(tt.b); !slices.Equal(got, tt.want) {
+			t.Errorf("ImageNames(%s) = %v, want %v", tt.b.Name, got, tt.want)
+		}
+	}
+}
+
+// noNet is a network no server may start on: the check before it is what
+// is tested.
+type noNet struct{}
+
+func (noNet) Interface() string     { return "bench0" }
+func (noNet) Addr() netip.Prefix    { return netip.MustParsePrefix("198.18.5.1/24") }
+func (noNet) Do(func() error) error { return errors.New("no servers here") }
+func (noNet) Go(func()) error       { return errors.New("no servers here") }
+
+// TestProxyNeedsPiAddress: as proxyDHCP, where another server hands out
+// the addresses, a Raspberry Pi still needs its address in the inventory
+// (its ROM fetches files at the root, served by address); other boards
+// do not.
+func TestProxyNeedsPiAddress(t *testing.T) {
+	pi, spec := piBoot(t, "198.18.5.40", 0, false)
+	pi.Address = netip.Addr{}
+	nb := &NetBench{Net: noNet{}, Proxy: true}
+	bt := NewBooter(net.IPv4(198, 18, 5, 1), net.CIDRMask(24, 32), "")
+	bt.AddBoot(pi, spec)
+	_, err := nb.Serve(context.Background(), bt, nil)
+	if err == nil || !strings.Contains(err.Error(), "board pi1 is a Raspberry Pi with no address") {
+		t.Errorf("a Pi with no address under --proxy: %v", err)
+	}
+	pc, err := boards.Get("pc-x86_64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bt = NewBooter(net.IPv4(198, 18, 5, 1), net.CIDRMask(24, 32), "")
+	bt.AddBoot(boards.Board{Name: "pc1", Profile: pc, MAC: net.HardwareAddr{0x52, 0x54, 0, 0xbb, 5, 0x20}}, &Spec{Run: "r"})
+	if _, err := nb.Serve(context.Background(), bt, nil); err == nil || !strings.Contains(err.Error(), "no servers here") {
+		t.Errorf("a PC with no address under --proxy got past the check to the servers? %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -331,7 +332,7 @@ func (w *watcher) netEvent(e netboot.Event) {
 			opts = " " + e.Options
 		}
 		r.say(results.EventKind(strings.TrimSuffix(e.Kind, "-done")), "%s %s in %.2fs (%s/s)%s", e.File, mib(e.Bytes), e.Duration.Seconds(), mib(int64(float64(e.Bytes)/max(e.Duration.Seconds(), 1e-3))), opts)
-		if e.File == boot.KeyOf(r.o.Board).File("initramfs.cpio") {
+		if slices.Contains(boot.ImageNames(r.o.Board), e.File) {
 			r.enter("kernel")
 			w.kernel = true
 			r.say("kernel", "booting %s", r.rec.Kernel)

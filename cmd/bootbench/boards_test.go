@@ -20,7 +20,7 @@ func TestBoardsShow(t *testing.T) {
 		{"wrt54g-v3", []string{"bench openssl supported: Debian 12's openssl 3.0 for mipsel", "ONLY ON VIRTUAL BOARDS", "qemu-wrt54g: CFE's console dialect end to end"}},
 		{"tl-mr3420", []string{"boot          uboot-serial", "NOT SUPPORTED its U-Boot boots a MIPS uImage", "works         image build --arch mips --format uimage", "nothing runs on the board; what stands in", "qemu-arm64: U-Boot"}},
 		{"rb750", []string{"ram           32 MiB"}},
-		{"rpi4b", []string{"clocks        600 to 1800 MHz (default 1500, applied by config-txt); up to 2147 MHz with --allow-overvoltage (over_voltage=6)", "firmware      start4.elf, fixup4.dat from Debian's raspi-firmware", "broadcom/bcm2711-rpi-4-b.dtb", "ONLY ON VIRTUAL BOARDS"}},
+		{"rpi4b", []string{"clocks        600 to 1800 MHz (default 1500, applied by config-txt); up to 2100 MHz with --allow-overvoltage (over_voltage=6)", "firmware      start4.elf, fixup4.dat from Debian's raspi-firmware", "broadcom/bcm2711-rpi-4-b.dtb", "ONLY ON VIRTUAL BOARDS"}},
 		{"rpi3b-plus", []string{"clocks        600 to 1400 MHz (default 1400, applied by config-txt)\n", "firmware      bootcode.bin, start.elf, fixup.dat"}},
 		{"rb750g", []string{"ram           64 MiB"}},
 		{"pc-x86_64", []string{"qemu-x86_64: the same iPXE netboot"}},

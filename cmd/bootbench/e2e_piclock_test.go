@@ -45,6 +45,11 @@ func TestE2EPiTwinClocks(t *testing.T) {
 	if !slices.Equal(fetched, want) {
 		t.Errorf("bootbench served, in order:\n%s\nwant the ROM's files, eight boots:\n%s", strings.Join(fetched, "\n"), strings.Join(want, "\n"))
 	}
+	// The image fetched under the serial starts the kernel stage, as it
+	// does for every board (a reboot is told by it).
+	if n := strings.Count(r.stderr, "] kernel   booting "); n != 8 {
+		t.Errorf("%d kernel stages entered, want one per boot:\n%s", n, r.stderr)
+	}
 	runs := storedRuns(t, db)
 	if len(runs) != 8 {
 		t.Fatalf("%d runs stored, want 8", len(runs))
