@@ -14,18 +14,44 @@ import (
 	"github.com/bootbench/bootbench/initramfs"
 )
 
+// boardsHelp is what 'bootbench boards --help' prints.
+const boardsHelp = `Usage: bootbench boards list | show NAME
+
+  bootbench boards list        the board models bootbench knows: arch, boot, clocks, how tested
+  bootbench boards show NAME   one model in full: what runs on it, its clocks, what stands in for it
+
+Run 'bootbench boards SUBCOMMAND --help' for a subcommand's flags.
+`
+
 func cmdBoards(args []string) error {
-	switch {
-	case len(args) == 0 || (args[0] == "list" && len(args) == 1):
+	if len(args) == 0 {
 		return listBoards()
-	case args[0] == "show" && len(args) == 2:
-		return showBoardNamed(args[1])
-	case args[0] == "list":
-		return usageErr("boards list: unexpected argument %q (usage: bootbench boards list)", args[1])
-	case args[0] == "show":
-		return usageErr("boards show: name one board (see 'bootbench boards list')")
 	}
-	return usageErr("boards: say list or show NAME")
+	if sub, ok := groupHelp(args, boardsHelp); ok {
+		if sub == nil {
+			return errHelpShown
+		}
+		return cmdBoards(sub)
+	}
+	switch args[0] {
+	case "list":
+		fs := newCommand("boards list", "boards list", "Lists the board models: virtual boards, and the real boards' profiles.")
+		if err := fs.parse(args[1:]); err != nil {
+			return err
+		}
+		return listBoards()
+	case "show":
+		fs := newCommand("boards show", "boards show NAME", "Shows a board model: what it is, how it boots, its clocks, what runs on it and\n"+
+			"what has been tested where.")
+		if err := fs.parseArgs(args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 {
+			return usageErr("boards show: name one board (see 'bootbench boards list')")
+		}
+		return showBoardNamed(fs.Arg(0))
+	}
+	return usageErr("boards: unknown subcommand %q: say list or show NAME (see 'bootbench boards --help')", args[0])
 }
 
 func listBoards() error {

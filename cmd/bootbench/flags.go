@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,17 +18,27 @@ import (
 var helpOut io.Writer = os.Stdout
 
 // newFlags makes a flag set whose errors come back as usage errors (exit 2)
-// and whose --help prints the command's own text.
+// and whose --help prints the command's own text. The flag package calls
+// Usage on every parse error too, before it returns the error: Usage does
+// nothing, so a bad value is answered in one line, not under the whole
+// usage; --help prints the text in parseFlags.
 func newFlags(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprintf(helpOut, "Usage: bootbench %s\n\n", synopsis)
-		fs.SetOutput(helpOut)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
+	fs.Usage = func() {}
+	helpTexts[fs] = synopsis
 	return fs
+}
+
+// helpTexts are the flag sets' usage texts, for printHelp.
+var helpTexts = map[*flag.FlagSet]string{}
+
+// printHelp prints a command's usage text and its flags to helpOut.
+func printHelp(fs *flag.FlagSet) {
+	fmt.Fprintf(helpOut, "Usage: bootbench %s\n\n", helpTexts[fs])
+	fs.SetOutput(helpOut)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
 }
 
 // parseFlags parses args allowing flags after positional arguments
@@ -37,7 +48,8 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return errHelpShown // the flag package has printed fs.Usage
+				printHelp(fs)
+				return errHelpShown
 			}
 			return usageErr("%s: %v (see 'bootbench %s --help')", fs.Name(), err, fs.Name())
 		}
@@ -189,3 +201,21 @@ func (c *command) readStore() (*results.Store, string, error) { return openStore
 
 // writeStore opens --db's store for writing, creating it if needed.
 func (c *command) writeStore() (*results.Store, string, error) { return openStore(*c.db) }
+
+// groupHelp answers --help, -h and help for a command with subcommands
+// (results, boards, image), as every other command answers --help: it
+// prints text for the group itself, and makes "help SUB" into
+// "SUB --help". ok is false when args ask for no help; sub is the command
+// line to run instead, nil when the help is printed.
+func groupHelp(args []string, text string) (sub []string, ok bool) {
+	switch args[0] {
+	case "-h", "--help", "help":
+	default:
+		return nil, false
+	}
+	if args[0] == "help" && len(args) > 1 {
+		return append(slices.Clone(args[1:]), "--help"), true
+	}
+	fmt.Fprint(helpOut, text)
+	return nil, true
+}

@@ -30,12 +30,30 @@ type repeated []string
 func (r *repeated) String() string     { return strings.Join(*r, " ") }
 func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
+// imageHelp is what 'bootbench image --help' prints.
+const imageHelp = `Usage: bootbench image build | prebuild [flags]
+
+  bootbench image build --arch GOARCH|DEBIAN_ARCH [flags] -o OUT   the initramfs a board boots
+  bootbench image prebuild [--arch A,B,...] [-o DIR]              base images for running without the source tree or Go
+
+Run 'bootbench image SUBCOMMAND --help' for a subcommand's flags.
+`
+
 func cmdImage(ctx context.Context, args []string) error {
-	if len(args) > 0 && args[0] == "prebuild" {
+	if len(args) == 0 {
+		return usageErr("image: say build or prebuild (see 'bootbench image --help')")
+	}
+	if sub, ok := groupHelp(args, imageHelp); ok {
+		if sub == nil {
+			return errHelpShown
+		}
+		return cmdImage(ctx, sub)
+	}
+	if args[0] == "prebuild" {
 		return cmdPrebuild(ctx, args[1:])
 	}
-	if len(args) == 0 || args[0] != "build" {
-		return usageErr("image: say build or prebuild (see 'bootbench image build --help')")
+	if args[0] != "build" {
+		return usageErr("image: unknown subcommand %q: say build or prebuild (see 'bootbench image --help')", args[0])
 	}
 	fs := newCommand("image build", "image build --arch GOARCH [--goarm N] [--gomips softfloat|hardfloat]\n"+
 		"    [--bench "+strings.Join(benchmark.Names(), "|")+"|NAME] [--bench-cmd \"CMD ARGS\"] [--add HOST:IMG]... [--sysroot DIR]\n"+

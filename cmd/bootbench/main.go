@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -36,8 +37,9 @@ Usage:
                     [--sysroot DIR] [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--kernel FILE] [--ram MIB] -o OUT
   bootbench speed   [--seconds S] [--algs a,b|all]     # the built-in suite, on this machine
   bootbench tftp    --root DIR --listen ADDR           # serve DIR read-only by TFTP until Ctrl-C
+  bootbench version                                    # this build, its Go, and where its images come from
 
-Run 'bootbench COMMAND --help' for a command's flags.
+Run 'bootbench COMMAND --help' (or 'bootbench help COMMAND') for a command's flags.
 
 The results store is --db, else $BOOTBENCH_DB, else $XDG_DATA_HOME/bootbench/results.db:
 a file, or a store shared by several bench hosts, postgres://USER@HOST/DATABASE. Its
@@ -114,8 +116,14 @@ func dispatch(ctx context.Context, args []string) error {
 	case "tftp":
 		return cmdTFTP(ctx, args[1:])
 	case "help", "-h", "--help":
+		if len(args) > 1 {
+			// "bootbench help import" is "bootbench import --help".
+			return dispatch(ctx, append(slices.Clone(args[1:]), "--help"))
+		}
 		fmt.Print(usage)
 		return nil
+	case "version", "--version":
+		return cmdVersion(args[1:])
 	}
-	return usageErr("unknown command %q (commands: run, serve, ci, console, import, results, boards, image, speed, tftp; see 'bootbench help')", args[0])
+	return usageErr("unknown command %q (commands: run, serve, ci, console, import, results, boards, image, speed, tftp, version; see 'bootbench help')", args[0])
 }

@@ -15,9 +15,30 @@ import (
 	"github.com/bootbench/bootbench/results/export"
 )
 
+// resultsHelp is what 'bootbench results --help' prints: the subcommands,
+// each with its own --help.
+const resultsHelp = `Usage: bootbench results SUBCOMMAND [flags]
+
+Reads the results store (--db, else $BOOTBENCH_DB, else $XDG_DATA_HOME/bootbench/results.db):
+  bootbench ` + listSynopsis + `
+  bootbench ` + showSynopsis + `
+  bootbench results compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...] [flags]
+  bootbench results export [--format openwrt|csv|json|gobench|html] [--board NAME] [--clock MHZ] [-o OUT] [flags]
+  bootbench ` + checkSynopsis + `
+  bootbench ` + pushSynopsis + `
+
+Run 'bootbench results SUBCOMMAND --help' for a subcommand's flags.
+`
+
 func cmdResults(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usageErr("results: say list, show RUN, compare, export, check or push (see 'bootbench help')")
+		return usageErr("results: say list, show RUN, compare, export, check or push (see 'bootbench results --help')")
+	}
+	if sub, ok := groupHelp(args, resultsHelp); ok {
+		if sub == nil {
+			return errHelpShown
+		}
+		return cmdResults(ctx, sub)
 	}
 	switch args[0] {
 	case "list":
@@ -36,7 +57,10 @@ func cmdResults(ctx context.Context, args []string) error {
 	return usageErr("results: unknown subcommand %q (list, show, compare, export, check, push)", args[0])
 }
 
-const listSynopsis = "results list [--board NAME] [--db PATH]"
+const (
+	listSynopsis = "results list [--board NAME] [--db PATH]"
+	showSynopsis = "results show RUN [--transcript | --raw] [--db PATH]"
+)
 
 func cmdResultsList(ctx context.Context, args []string) error {
 	fs := newCommand("results list", listSynopsis, "")
@@ -58,7 +82,7 @@ func cmdResultsList(ctx context.Context, args []string) error {
 }
 
 func cmdResultsShow(ctx context.Context, args []string) error {
-	fs := newCommand("results show", "results show RUN [--transcript | --raw] [--db PATH]", "")
+	fs := newCommand("results show", showSynopsis, "")
 	transcript := fs.Bool("transcript", false, "print the serial transcript too")
 	raw := fs.Bool("raw", false, "print only the benchmark's own output, byte for byte as the board printed it (or as imported)")
 	fs.storeFlag()
