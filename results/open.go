@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/bootbench/bootbench/internal/redact"
 	"golang.org/x/sys/unix"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -389,7 +391,36 @@ func (s *Store) describe(err error) error {
 	if IsDamaged(err) {
 		return &StoreError{Path: s.path, Kind: ErrDamaged, What: fmt.Sprintf("is damaged (%v)", err), Do: "see bootbench results check"}
 	}
+	var e *sqlite.Error
+	if errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_CANTOPEN {
+		// A path SQLite cannot open or create a file at, though its
+		// directory looked writable: /proc/x, /sys/x.db, a directory
+		// root may enter but no file may be made in.
+		return &StoreError{Path: s.path, Kind: ErrReadOnlyStore, What: "cannot be opened or created (unable to open database file)",
+			Do: "name a file in a directory of an ordinary file system you can write"}
+	}
 	return fmt.Errorf("results store %s: %w", s.path, err)
+}
+
+// urlScheme is a name that starts as a URL does (scheme://): never a file
+// name anyone means, but a store of another kind or a misspelt
+// postgres://, which SQLite would take as a relative path and create.
+var urlScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+
+// CheckName refuses, without touching anything, a store name that can
+// never be a store: a URL of a scheme bootbench does not speak. A command
+// that works long before it stores (run builds an image) says so first.
+func CheckName(path string) error { return refuseScheme(path) }
+
+// refuseScheme refuses a store named by a URL of a scheme bootbench does
+// not speak, naming the schemes it takes.
+func refuseScheme(path string) error {
+	m := urlScheme.FindStringSubmatch(path)
+	if m == nil || IsURL(path) {
+		return nil
+	}
+	return &StoreError{Path: redact.Text(path), Kind: ErrNotStore, What: fmt.Sprintf("is a %s:// URL, a store bootbench does not know", m[1]),
+		Do: "give a file path, or a PostgreSQL store as postgres://USER@HOST/DATABASE (the schemes taken: postgres://, postgresql://)"}
 }
 
 // IsDamaged reports whether err is SQLite finding the file damaged or not
@@ -414,6 +445,9 @@ func IsDamaged(err error) bool {
 // through an immutable connection (no locks, no journal or WAL files). A
 // path that cannot be a store gives a StoreError.
 func inspect(path string) (storeState, error) {
+	if err := refuseScheme(path); err != nil {
+		return 0, err
+	}
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

@@ -332,7 +332,7 @@ func (s *Store) pgDescribe(err error) error {
 	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
-		return &StoreError{Path: s.path, Kind: ErrNotStore, What: fmt.Sprintf("cannot be reached (%v)", errors.Unwrap(ce)),
+		return &StoreError{Path: s.path, Kind: ErrNotStore, What: fmt.Sprintf("cannot be reached (%s)", onceEach(errors.Unwrap(ce))),
 			Do: "check the URL and that the server is running"}
 	}
 	return fmt.Errorf("results store %s: %w", s.path, err)
@@ -444,4 +444,18 @@ func (pgEngine) schemaVersion(ctx context.Context, q queryer) (int, error) {
 
 func (pgEngine) problems(ctx context.Context, db *sql.DB) ([]string, error) {
 	return pgProblems(ctx, db)
+}
+
+// onceEach is err's message on one line, each line of it said once: pgx
+// tries a host again without TLS (sslmode=prefer, the default) and joins
+// the attempts' errors, which for a server that is not there are the same
+// dial error twice.
+func onceEach(err error) string {
+	var lines []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "; ")
 }

@@ -43,6 +43,9 @@ func cmdCI(ctx context.Context, args []string) error {
 	if len(splitList(*rf.clocks)) > 1 {
 		return usageErr("ci: one --clock at a time: a baseline is one setting")
 	}
+	if err := results.CheckName(storePath(*rf.db)); err != nil {
+		return storeErr(err)
+	}
 	job, err := rf.resolve(ctx, "ci")
 	if err != nil {
 		return err

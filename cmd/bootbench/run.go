@@ -43,6 +43,11 @@ func cmdRun(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErr("run: unexpected argument %q", fs.Arg(0))
 	}
+	// A store name that can never work is refused before the image is
+	// built.
+	if err := results.CheckName(storePath(*rf.db)); err != nil {
+		return storeErr(err)
+	}
 	job, err := rf.prepare(ctx, "run")
 	if err != nil {
 		return err

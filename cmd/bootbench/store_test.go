@@ -383,3 +383,42 @@ func TestStoreReadOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreNamesRefused: a store named by a URL bootbench does not speak
+// (a misspelt postgres://, mysql://) is refused by every command, naming
+// the schemes taken, and nothing is created where SQLite would have made
+// a file of that name; a path no file can be made at (/proc/x) is one line
+// and exit 2; an unreachable PostgreSQL says its error once.
+func TestStoreNamesRefused(t *testing.T) {
+	tests := []struct {
+		db, readers, writers string
+	}{
+		{"postgress://bench@db.lab/bootbench", "is a postgress:// URL, a store bootbench does not know: give a file path, or a PostgreSQL store as postgres://USER@HOST/DATABASE (the schemes taken: postgres://, postgresql://)", ""},
+		{"mysql://u:secret@db.lab/z", "results store mysql://u:xxxxx@db.lab/z is a mysql:// URL, a store bootbench does not know", ""},
+		{"/proc/bootbench-x", "does not exist", "results store /proc/bootbench-x cannot be opened or created (unable to open database file): name a file"},
+		{"/sys/bootbench-x.db", "does not exist", "cannot be opened or created"},
+		{"postgres://bench@127.0.0.1:1/bootbench", "cannot be reached (127.0.0.1:1 (127.0.0.1): dial error: dial tcp 127.0.0.1:1: connect: connection refused): check the URL", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.db, func(t *testing.T) {
+			for _, args := range storeCommands(tt.db) {
+				r := invocation{args: args}.run(t) // in the package's directory, as run needs the tree
+				want := tt.readers
+				if tt.writers != "" && (args[0] == "import" || args[0] == "run") {
+					want = tt.writers
+				}
+				oneLine(t, r, 2, want)
+				if n := strings.Count(r.stderr, "connection refused"); n > 1 {
+					t.Errorf("%v: the dial error said %d times: %s", args[:2], n, r.stderr)
+				}
+			}
+			// SQLite would have made the URL a relative path here.
+			if scheme, _, ok := strings.Cut(tt.db, "//"); ok {
+				if _, err := os.Stat(scheme); err == nil {
+					os.RemoveAll(scheme)
+					t.Errorf("created %s", scheme)
+				}
+			}
+		})
+	}
+}
