@@ -118,10 +118,23 @@ func cmdResultsShow(ctx context.Context, args []string) error {
 		return err
 	}
 	if *transcript {
-		fmt.Printf("\n--- transcript (%d bytes) ---\n", len(r.Transcript))
-		os.Stdout.Write(r.Transcript)
+		return writeTranscript(os.Stdout, r.Transcript)
 	}
 	return nil
+}
+
+// writeTranscript prints a run's serial transcript: byte for byte into a
+// pipe or file, escaped on a terminal, which would otherwise obey the
+// control sequences the board sent (--raw gives the benchmark's output
+// byte for byte, terminal or not).
+func writeTranscript(out *os.File, transcript []byte) error {
+	if !isTerminal(out) {
+		fmt.Fprintf(out, "\n--- transcript (%d bytes) ---\n", len(transcript))
+		_, err := out.Write(transcript)
+		return err
+	}
+	fmt.Fprintf(out, "\n--- transcript (%d bytes; control bytes shown as \\xNN) ---\n", len(transcript))
+	return writeForTerminal(out, transcript)
 }
 
 // writeRaw prints a run's benchmark output exactly as stored, so it can be
