@@ -49,6 +49,11 @@ type Profile struct {
 	// means any clock the board accepts (cpufreq finds out and reports).
 	Clocks       []MHz `yaml:"clocks"`
 	DefaultClock MHz   `yaml:"default_clock"`
+	// FixedClock is the one clock of a model that has no clock setting
+	// (no ClockMethod), where the model has one clock (the RB450's
+	// AR7130 runs at 300 MHz): output imported for such a board is held
+	// to it, and it is what --clock 0 means there. 0: not known.
+	FixedClock MHz `yaml:"fixed_clock"`
 	// ClockCmdline is the kernel parameter that sets the clock for the
 	// cmdline method, with {mhz} for the setting: "cpu_mhz={mhz}".
 	ClockCmdline string `yaml:"clock_cmdline"`
@@ -319,6 +324,9 @@ func Parse(b []byte) (Profile, error) {
 	if len(p.Clocks) > 0 && p.ClockMethod == "" {
 		return p, fmt.Errorf("profile %s: clocks %v but no clock_method to set them", p.Name, p.Clocks)
 	}
+	if p.FixedClock != 0 && p.ClockMethod != "" {
+		return p, fmt.Errorf("profile %s: fixed_clock is for a model with one clock; clock_method %s sets clocks", p.Name, p.ClockMethod)
+	}
 	if p.ClockMethod == ClockCmdline && !strings.Contains(p.ClockCmdline, "{mhz}") {
 		return p, fmt.Errorf("profile %s: clock_method cmdline needs clock_cmdline with {mhz}", p.Name)
 	}
@@ -445,8 +453,10 @@ func firmwareBenchmarks(f *FirmwareUse) []string {
 // the board's default, is always possible.
 func (p Profile) CheckClock(mhz MHz) error {
 	switch {
-	case mhz == 0 || mhz == p.DefaultClock:
+	case mhz == 0 || mhz == p.DefaultClock || mhz == p.FixedClock:
 		return nil
+	case p.ClockMethod == "" && p.FixedClock != 0:
+		return fmt.Errorf("board model %s runs at one clock, %d MHz; it has no clock settings", p.Name, p.FixedClock)
 	case p.ClockMethod == "":
 		return fmt.Errorf("board model %s runs at one clock; it has no clock settings", p.Name)
 	case len(p.Clocks) > 0 && !slices.Contains(p.Clocks, mhz):

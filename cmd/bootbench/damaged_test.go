@@ -17,9 +17,10 @@ func storeOfRuns(t *testing.T, n int) string {
 	dir := t.TempDir()
 	files := captures(t, dir, "out", n)
 	db := filepath.Join(dir, "results.db")
-	// The first at another clock, for a comparison by clock.
+	// The first at another clock, for a comparison by clock: one the
+	// RB450 does not run at, hence --force.
 	for _, imp := range [][]string{{"350", files[0]}, append([]string{"300"}, files[1:]...)} {
-		args := append([]string{"import", "--board", "rb450", "--clock", imp[0], "--db", db}, imp[1:]...)
+		args := append([]string{"import", "--board", "rb450", "--clock", imp[0], "--force", "--db", db}, imp[1:]...)
 		if r := (invocation{args: args}).run(t); r.code != 0 {
 			t.Fatalf("import: %s", r.stderr)
 		}
@@ -133,7 +134,7 @@ func TestDamagedRunFailsEveryRead(t *testing.T) {
 	for _, clock := range []string{"300", "400"} {
 		f := filepath.Join(t.TempDir(), "out.txt")
 		os.WriteFile(f, append([]byte("# at "+clock+" MHz\n"), data...), 0o644)
-		if r := (invocation{args: []string{"import", "--board", "rb450", "--clock", clock, "--db", db, f}}).run(t); r.code != 0 {
+		if r := (invocation{args: []string{"import", "--board", "rb450", "--clock", clock, "--force", "--db", db, f}}).run(t); r.code != 0 {
 			t.Fatalf("import: %s", r.stderr)
 		}
 	}

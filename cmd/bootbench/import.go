@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -44,6 +45,9 @@ func cmdImport(ctx context.Context, args []string) error {
 		if err := refuseUnknownBoard(ctx, o); err != nil {
 			return err
 		}
+	}
+	if err := o.settleClock(); err != nil {
+		return err
 	}
 	// Output already stored is found before the store is opened for
 	// writing: a refused import writes nothing, not even the store's mark.
@@ -111,12 +115,12 @@ func storeImports(ctx context.Context, o *importOptions, imports []*results.Impo
 func importFlags(args []string) (*importOptions, []string, error) {
 	fs := newCommand("import", importSynopsis, "")
 	board := fs.String("board", "", "board the output came from (required)")
-	clock := fs.Int("clock", 0, "clock setting in MHz the output was measured at (required; 0: the board's default)")
+	clock := fs.Int("clock", 0, "clock setting in MHz the output was measured at (required; 0: the board model's default clock); held to the model's clocks as run is")
 	format := fs.String("format", "auto", "output format: "+strings.Join(parse.Formats, ", "))
 	table := fs.Int("table", 0, "import the Nth of several outputs a file holds (a forum post pasting several openssl speed runs)")
 	toolVersion := fs.String("tool-version", "", "version of what printed the output when it does not say (openssl speed -mr, iperf 2, dd)")
 	rep := fs.Int("rep", 0, "repetition number of the first file, counting up per file (default: after the highest stored)")
-	force := fs.Bool("force", false, "store output even if the same bytes were imported before")
+	force := fs.Bool("force", false, "store output even if the same bytes were imported before, or at a clock the board's model does not run")
 	newBoard := fs.Bool("new-board", false, "--board names a new board: store runs under it though it is neither a board profile nor in the store")
 	skip := fs.Bool("skip-existing", false, "skip output already imported (the same bytes) and import the rest, as after an interrupted import")
 	fs.storeFlag()
@@ -146,6 +150,32 @@ func importFlags(args []string) (*importOptions, []string, error) {
 	o := &importOptions{board: *board, format: *format, toolVersion: *toolVersion,
 		clock: *clock, rep: *rep, table: *table, force: *force, newBoard: *newBoard, skipExisting: *skip, dbPath: *fs.db}
 	return o, fs.Args(), nil
+}
+
+// settleClock holds the clock to what the board's model can run, as run
+// does (a board model's limits: 99999999 MHz is no RB450G clock, nor 2500
+// MHz a Raspberry Pi 4's), unless --force; and --clock 0, the board's
+// default, is the model's default clock, so compare counts it with the
+// runs at that clock. A board that is no model (a name of the user's)
+// keeps the clock as given.
+func (o *importOptions) settleClock() error {
+	p, err := boards.Get(o.board)
+	if err != nil {
+		return nil
+	}
+	if o.clock == 0 {
+		o.clock = int(cmp.Or(p.DefaultClock, p.FixedClock))
+		return nil
+	}
+	mhz := boards.MHz(o.clock)
+	err = p.CheckClock(mhz)
+	if err == nil {
+		err = p.CheckOvervoltage(mhz, true) // overvolted is a clock the board runs
+	}
+	if err != nil && !o.force {
+		return usageErr("import: %v; nothing imported (--force stores it at %d MHz anyway)", err, o.clock)
+	}
+	return nil
 }
 
 // refuseUnknownBoard refuses a board name that is neither a board profile

@@ -435,3 +435,51 @@ func TestImportUnknownBoard(t *testing.T) {
 		t.Errorf("%d runs stored, want 3", len(runs))
 	}
 }
+
+// TestImportClockHeldToModel: import holds --clock to the board model's
+// clocks as run does (--force stores it anyway), and --clock 0 is the
+// model's default clock, stored as such, not a setting of its own.
+func TestImportClockHeldToModel(t *testing.T) {
+	refused := []struct {
+		board, clock, says string
+	}{
+		{"rb450g", "99999999", "import: board model rb450g has no clock setting 99999999 MHz (settings: 680, 800 MHz); nothing imported (--force stores it at 99999999 MHz anyway)"},
+		{"rpi4b", "2500", "board model rpi4b: 2500 MHz is above 2100 MHz, the highest clock its firmware takes"},
+		{"wrt54g-v3", "5000", "board model wrt54g-v3 runs at one clock, 216 MHz; it has no clock settings"},
+	}
+	for _, tt := range refused {
+		db := filepath.Join(t.TempDir(), "r.db")
+		r := bootbench(t, db, "import", "--board", tt.board, "--clock", tt.clock, rb450Fixture)
+		oneLine(t, r, 2, tt.says)
+		if _, err := os.Stat(db); err == nil {
+			t.Errorf("%s at %s: a refused import created the store", tt.board, tt.clock)
+		}
+		if r := bootbench(t, db, "import", "--board", tt.board, "--clock", tt.clock, "--force", rb450Fixture); r.code != 0 {
+			t.Errorf("%s at %s with --force: exit %d: %s", tt.board, tt.clock, r.code, r.stderr)
+		}
+	}
+	stored := []struct {
+		board, clock string
+		want         int
+	}{
+		{"rb450g", "0", 680},    // its default clock
+		{"rb450", "0", 300},     // its one clock
+		{"rpi4b", "2000", 2000}, // above the safe 1800, which the firmware takes with over_voltage
+		{"rb450", "300", 300},
+	}
+	for _, tt := range stored {
+		db := filepath.Join(t.TempDir(), "r.db")
+		if r := bootbench(t, db, "import", "--board", tt.board, "--clock", tt.clock, rb450Fixture); r.code != 0 {
+			t.Fatalf("%s at %s: exit %d: %s", tt.board, tt.clock, r.code, r.stderr)
+		}
+		var e struct {
+			Runs []struct {
+				ClockMHz int `json:"clock_mhz"`
+			} `json:"runs"`
+		}
+		out := bootbench(t, db, "results", "export", "--format", "json").stdout
+		if err := json.Unmarshal([]byte(out), &e); err != nil || len(e.Runs) != 1 || e.Runs[0].ClockMHz != tt.want {
+			t.Errorf("%s --clock %s: stored %s, want clock_mhz %d", tt.board, tt.clock, out, tt.want)
+		}
+	}
+}

@@ -374,7 +374,7 @@ func TestStoreReadOnly(t *testing.T) {
 				sameFiles(t, strings.Join(rd.args, " "), before, fileStates(t, dir))
 			}
 			abs, _ := filepath.Abs("testdata/openssl-0.9.8k-rb450g-680mhz.txt")
-			r := invocation{args: []string{"import", "--board", "rb450", "--clock", "1", "--db", db, abs}, cred: w.cred, prefix: w.prefix, env: env, dir: top}.run(t)
+			r := invocation{args: []string{"import", "--board", "rb450", "--clock", "300", "--db", db, abs}, cred: w.cred, prefix: w.prefix, env: env, dir: top}.run(t)
 			oneLine(t, r, 2, "results store "+db+" is read-only (")
 			if !strings.Contains(r.stderr, w.why) {
 				t.Errorf("import: %q does not say %q", r.stderr, w.why)
