@@ -205,7 +205,27 @@ func Resolve(name string, inv *Inventory) (Board, error) {
 	if err == nil {
 		return Board{}, fmt.Errorf("%s is a board model, not a board on this bench: add a board with profile: %s to bench.yaml (its MAC, console and power switch) and name that board%s", name, name, inventoryHint(inv))
 	}
-	return Board{}, fmt.Errorf("unknown board %q: %s", name, knownBoards(inv))
+	return Board{}, fmt.Errorf("unknown board %q%s: %s", name, nearestBoard(name, inv), knownBoards(inv))
+}
+
+// nearestBoard is " (did you mean NAME?)" for the board or board model
+// nearest to name, "" when none is near: a typo of a model (rb450gg) gets
+// the model, as import's check gives it.
+func nearestBoard(name string, inv *Inventory) string {
+	var names []string
+	if inv != nil {
+		for _, b := range inv.Boards {
+			names = append(names, b.Name)
+		}
+	}
+	ps, _ := All()
+	for _, p := range ps {
+		names = append(names, p.Name)
+	}
+	if near := Closest(name, names); near != "" {
+		return " (did you mean " + near + "?)"
+	}
+	return ""
 }
 
 // Board returns the inventory's board called name.

@@ -407,6 +407,24 @@ func (s *Store) checkNew(ctx context.Context, tx *sql.Tx, r *Run) error {
 	return nil
 }
 
+// Boards are the names of the boards the store holds runs of, sorted.
+func (s *Store) Boards(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name FROM boards ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	return names, rows.Err()
+}
+
 // saveBoard records r's board on first sight, or an earlier first sight.
 //
 // first_seen keeps the earliest run; imports of old output may arrive

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results/compare"
@@ -43,6 +44,13 @@ func cmdCompare(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
+	named := []string{o.Board}
+	for _, p := range append(slices.Clone(o.Boards), ptrPicks(o.Baseline)...) {
+		named = append(named, p.Board)
+	}
+	if err := checkBoardsNamed(ctx, s, path, "results compare", named...); err != nil {
+		return err
+	}
 	c, err := compare.Stored(ctx, s, o)
 	if errors.Is(err, compare.ErrNothingToCompare) || errors.Is(err, compare.ErrPickClock) {
 		// The store is fine; the request names settings it does not
@@ -97,4 +105,12 @@ func compareOptions(by, board, settings, baseline string, clock int) (compare.Op
 		return o, usageErr("results compare: --clock %d: want MHz", clock)
 	}
 	return o, nil
+}
+
+// ptrPicks is the pick p points at, none for nil.
+func ptrPicks(p *compare.Pick) []compare.Pick {
+	if p == nil {
+		return nil
+	}
+	return []compare.Pick{*p}
 }

@@ -183,53 +183,69 @@ func (o *importOptions) settleClock() error {
 // its own: it suggests the nearest known name, and --new-board says the
 // name is meant. It reads the store only, so a refusal creates nothing.
 func refuseUnknownBoard(ctx context.Context, o *importOptions) error {
-	profiles, err := boards.All()
-	if err != nil {
-		return err
+	if isProfile(o.board) {
+		return nil
 	}
-	var known []string
-	for _, p := range profiles {
-		if p.Name == o.board {
-			return nil
+	s, path, err := openStoreReadOnly(o.dbPath)
+	var stored []string
+	switch {
+	case errors.Is(err, results.ErrNoStore):
+	case err != nil:
+		return err
+	default:
+		defer s.Close()
+		if stored, err = s.Boards(ctx); err != nil {
+			return storeFailure(path, err)
 		}
-		known = append(known, p.Name)
-	}
-	stored, path, err := storedBoards(ctx, o.dbPath)
-	if err != nil {
-		return err
 	}
 	if slices.Contains(stored, o.board) {
 		return nil
 	}
-	hint := ""
-	if near := boards.Closest(o.board, append(stored, known...)); near != "" {
-		hint = fmt.Sprintf(" (did you mean %s?)", near)
-	}
-	return usageErr("import: board %q is neither a board profile nor in results store %s%s; nothing imported (add --new-board to store runs under a new board name)", o.board, path, hint)
+	return usageErr("import: board %q is neither a board profile nor in results store %s%s; nothing imported (add --new-board to store runs under a new board name)", o.board, path, didYouMean(o.board, stored))
 }
 
-// storedBoards are the boards the store at path holds runs of, none when
-// there is no store yet.
-func storedBoards(ctx context.Context, dbPath string) ([]string, string, error) {
-	s, path, err := openStoreReadOnly(dbPath)
-	if errors.Is(err, results.ErrNoStore) {
-		return nil, path, nil
-	}
-	if err != nil {
-		return nil, path, err
-	}
-	defer s.Close()
-	runs, err := s.Runs(ctx, results.Filter{})
-	if err != nil {
-		return nil, path, storeFailure(path, err)
-	}
-	var names []string
-	for _, r := range runs {
-		if !slices.Contains(names, r.Board) {
-			names = append(names, r.Board)
+// isProfile reports whether name is a board profile's.
+func isProfile(name string) bool {
+	_, err := boards.Get(name)
+	return err == nil
+}
+
+// checkBoardsNamed refuses, for a command that reads the store, a board
+// name that is neither a board profile nor a board with runs in it: a
+// typo would otherwise select nothing and exit 0 as if the board had no
+// runs.
+func checkBoardsNamed(ctx context.Context, s *results.Store, path, cmd string, names ...string) error {
+	var stored []string
+	for _, name := range names {
+		if name == "" || isProfile(name) {
+			continue
+		}
+		if stored == nil {
+			var err error
+			if stored, err = s.Boards(ctx); err != nil {
+				return storeFailure(path, err)
+			}
+		}
+		if !slices.Contains(stored, name) {
+			return usageErr("%s: board %q is neither a board profile nor in results store %s%s", cmd, name, path, didYouMean(name, stored))
 		}
 	}
-	return names, path, nil
+	return nil
+}
+
+// didYouMean is " (did you mean NAME?)" for the known board name nearest
+// to name, among the board profiles and stored; "" when none is near.
+func didYouMean(name string, stored []string) string {
+	known := slices.Clone(stored)
+	if ps, err := boards.All(); err == nil {
+		for _, p := range ps {
+			known = append(known, p.Name)
+		}
+	}
+	if near := boards.Closest(name, known); near != "" {
+		return fmt.Sprintf(" (did you mean %s?)", near)
+	}
+	return ""
 }
 
 // readImports reads and parses every file.

@@ -483,3 +483,35 @@ func TestImportClockHeldToModel(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownBoardNamed: a reading command given a board that is neither
+// a board profile nor in the store says so with the nearest name, exit 2,
+// as import does, instead of printing an empty listing with exit 0; run
+// suggests the model a typo is nearest to.
+func TestUnknownBoardNamed(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	if r := bootbench(t, db, "import", "--board", "my-rb", "--new-board", "--clock", "300", rb450Fixture); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	not := `board "rb450gg" is neither a board profile nor in results store ` + db + ` (did you mean rb450g?)`
+	for _, tt := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"results", "list", "--board", "rb450gg"}, "results list: " + not},
+		{[]string{"results", "export", "--format", "csv", "--board", "rb450gg"}, "results export: " + not},
+		{[]string{"results", "export", "--format", "html", "--board", "rb450gg", "-o", filepath.Join(t.TempDir(), "r.html")}, not},
+		{[]string{"results", "compare", "--by", "clock", "--board", "rb450gg"}, "results compare: " + not},
+		{[]string{"results", "compare", "--by", "board", "--boards", "my-rb@300,my-rc@300"}, `board "my-rc" is neither a board profile nor in results store ` + db + ` (did you mean my-rb?)`},
+		{[]string{"results", "compare", "--by", "board", "--baseline", "rb450gg@680", "--boards", "my-rb"}, not},
+		{[]string{"run", "--board", "rb450gg"}, `unknown board "rb450gg" (did you mean rb450g?): virtual boards:`},
+	} {
+		oneLine(t, bootbench(t, db, tt.args...), 2, tt.says)
+	}
+	// A board the store holds, and a model with no runs, are no typos.
+	for _, args := range [][]string{{"results", "list", "--board", "my-rb"}, {"results", "list", "--board", "rb450g"}} {
+		if r := bootbench(t, db, args...); r.code != 0 {
+			t.Errorf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+	}
+}

@@ -74,6 +74,9 @@ func cmdResultsList(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
+	if err := checkBoardsNamed(ctx, s, path, "results list", *board); err != nil {
+		return err
+	}
 	runs, err := s.Runs(ctx, results.Filter{Board: *board})
 	if err != nil {
 		return storeFailure(path, err)
@@ -231,6 +234,9 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
+	if err := checkBoardsNamed(ctx, s, path, "results export", *board); err != nil {
+		return err
+	}
 	// The wiki's own row is made from each run's output, as the recipe
 	// makes it.
 	raw := *format == "openwrt" && !*withSetting
