@@ -13,6 +13,13 @@ type CheckReport struct {
 	Version  int      // schema version
 	Runs     int      // runs stored; -1 if they could not be counted
 	Problems []string // what SQLite's integrity and foreign key checks found; none: the store is sound
+	// Damaged are the runs the problems name: runs that read otherwise
+	// than they were saved, or that SQLite cannot read.
+	Damaged []RunID
+	// RestReads is set when the store has problems and every other run
+	// still reads whole, transcripts included: an export that skips
+	// Damaged (Filter.Skip) works.
+	RestReads bool
 }
 
 // Check runs SQLite's integrity check and the foreign key check over the
@@ -56,25 +63,32 @@ func Check(ctx context.Context, path string) (*CheckReport, error) {
 	if rep.Version < 4 {
 		return rep, nil // saved before runs kept their metrics' count
 	}
-	rep.Problems = append(rep.Problems, s.runProblems(ctx)...)
+	problems, damaged := s.runProblems(ctx)
+	rep.Problems, rep.Damaged = append(rep.Problems, problems...), damaged
+	if len(rep.Problems) > 0 {
+		// Tried, not guessed: the advice check gives must work.
+		_, err := s.Runs(ctx, Filter{Skip: rep.Damaged, WithTranscript: true})
+		rep.RestReads = err == nil
+	}
 	return rep, nil
 }
 
 // runProblems reads every run and lists, one line each, those that read
-// otherwise than they were saved and those SQLite cannot read.
-func (s *Store) runProblems(ctx context.Context) []string {
-	problems, err := s.savedProblems(ctx)
+// otherwise than they were saved and those SQLite cannot read, and the
+// runs named.
+func (s *Store) runProblems(ctx context.Context) ([]string, []RunID) {
+	problems, ids, err := s.savedProblems(ctx)
 	if err == nil {
-		return problems
+		return problems, ids
 	}
 	var e *DamagedRunError
 	if !IsDamaged(err) || !errors.As(s.locate(ctx, "", nil, bulk{}, err), &e) {
-		return []string{"read runs: " + err.Error()}
+		return []string{"read runs: " + err.Error()}, nil
 	}
 	for _, id := range e.Runs {
 		problems = append(problems, fmt.Sprintf("run %s cannot be read", id))
 	}
-	return problems
+	return problems, e.Runs
 }
 
 // integrityProblems runs PRAGMA integrity_check (which lists up to 100

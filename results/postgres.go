@@ -385,11 +385,11 @@ func checkPostgres(ctx context.Context, raw string) (*CheckReport, error) {
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM runs`).Scan(&rep.Runs); err != nil {
 		rep.Problems = append(rep.Problems, "count runs: "+err.Error())
 	}
-	saved, err := s.savedProblems(ctx)
+	saved, damaged, err := s.savedProblems(ctx)
 	if err != nil {
 		return nil, s.pgDescribe(err)
 	}
-	rep.Problems = append(rep.Problems, saved...)
+	rep.Problems, rep.Damaged = append(rep.Problems, saved...), damaged
 	return rep, nil
 }
 

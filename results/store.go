@@ -137,6 +137,9 @@ type Filter struct {
 	Status   string
 	// IDs, when set, selects only these runs.
 	IDs []RunID
+	// Skip leaves these runs out: the damaged runs results check names,
+	// so what still reads can be exported.
+	Skip []RunID
 
 	// WithTranscript loads Transcript and RawOutput too, and the power
 	// samples. They are the bulk of the database, so listings leave them
@@ -557,6 +560,13 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 			args = append(args, id)
 		}
 	}
+	if len(f.Skip) > 0 {
+		// No NULL in the list, as IN's has: NOT IN with a NULL is never true.
+		where = append(where, "r.id NOT IN (?"+strings.Repeat(", ?", len(f.Skip)-1)+")")
+		for _, id := range f.Skip {
+			args = append(args, id)
+		}
+	}
 	cond := ""
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
@@ -690,19 +700,21 @@ func (s *Store) locate(ctx context.Context, cond string, args []any, b bulk, rea
 }
 
 // savedProblems lists every run whose metrics read otherwise than they
-// were saved, one line each, for the store's check.
-func (s *Store) savedProblems(ctx context.Context) ([]string, error) {
+// were saved, one line each, for the store's check, and the runs.
+func (s *Store) savedProblems(ctx context.Context) ([]string, []RunID, error) {
 	runs, saved, err := s.loadUnchecked(ctx, "", nil, bulk{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var problems []string
+	var ids []RunID
 	for i := range runs {
 		if what := savedProblem(&runs[i], saved[i]); what != "" {
 			problems = append(problems, fmt.Sprintf("run %s %s", runs[i].ID, what))
+			ids = append(ids, runs[i].ID)
 		}
 	}
-	return problems, nil
+	return problems, ids, nil
 }
 
 // loadRuns reads the runs' own rows, transcripts only if asked, and what

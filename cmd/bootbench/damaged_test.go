@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -169,4 +170,69 @@ func TestDamagedRunFailsEveryRead(t *testing.T) {
 		}
 	}
 	sameFiles(t, "the reading commands", before, fileStates(t, dir))
+}
+
+// adviceRE is the command results check's advice gives, if it gives one.
+var adviceRE = regexp.MustCompile(`\(bootbench (results export [^)]*)\)`)
+
+// TestCheckAdviceWorks: what results check tells a user to do with a
+// damaged store works: the export it names exits 0 with every run that
+// is not damaged, or, where nothing reads past the damage, it names no
+// export and says to restore a backup.
+func TestCheckAdviceWorks(t *testing.T) {
+	tamper := map[string]func(t *testing.T, db string){
+		// One metric row deleted: the run reads fewer metrics than it
+		// was saved with (the finding's case).
+		"a run lost a metric": func(t *testing.T, db string) {
+			sqliteFile(t, db, `DELETE FROM metrics WHERE rowid = (SELECT min(rowid) FROM metrics)`)
+		},
+		// One page in the middle of the file overwritten.
+		"a page overwritten": func(t *testing.T, db string) {
+			f, err := os.OpenFile(db, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			fi, _ := f.Stat()
+			const page = 4096
+			f.WriteAt(bytes.Repeat([]byte{0xa5}, page), (fi.Size()/page/2)*page)
+		},
+	}
+	for name, damage := range tamper {
+		t.Run(name, func(t *testing.T) {
+			db := storeOfRuns(t, 12)
+			damage(t, db)
+			r := invocation{args: []string{"results", "check", "--db", db}}.run(t)
+			if r.code != 1 {
+				t.Fatalf("check: exit %d, want 1: %s", r.code, r.stderr)
+			}
+			if strings.Contains(r.stderr, "(1 problems") {
+				t.Errorf("check says %q", r.stderr)
+			}
+			m := adviceRE.FindStringSubmatch(r.stderr)
+			if m == nil {
+				if !strings.Contains(r.stderr, "restore the file from a backup") {
+					t.Fatalf("check advises neither an export nor a backup: %s", r.stderr)
+				}
+				return
+			}
+			out := filepath.Join(t.TempDir(), "runs.json")
+			args := strings.Fields(strings.Replace(m[1], "runs.json", out, 1))
+			e := invocation{args: args}.run(t)
+			if e.code != 0 {
+				t.Fatalf("the advice %q: exit %d: %s", m[1], e.code, e.stderr)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			skipped := 0
+			if i := slices.Index(args, "--skip"); i >= 0 {
+				skipped = len(strings.Split(args[i+1], ","))
+			}
+			if got := strings.Count(string(data), `"board": "rb450"`); got != 12-skipped || got == 0 {
+				t.Errorf("the advised export %v holds %d runs, want the %d not skipped: %.300s", args, got, 12-skipped, data)
+			}
+		})
+	}
 }

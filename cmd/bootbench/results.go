@@ -194,7 +194,7 @@ func exportFormats(sep string) string {
 }
 
 func cmdResultsExport(ctx context.Context, args []string) error {
-	synopsis := "results export --format " + exportFormats("|") + " [--with-setting] [--board NAME] [--clock MHZ] [-o OUT] [--db PATH]"
+	synopsis := "results export [--format " + exportFormats("|") + "] [--with-setting] [--board NAME] [--clock MHZ] [--skip RUN,...] [-o OUT] [--db PATH]"
 	fs := newCommand("results export", synopsis, "--format openwrt prints, per run, what the OpenWrt wiki's OpenSSL benchmark recipe\n"+
 		"prints on the board: its /proc/cpuinfo line (system type, machine, cpu model, BogoMIPS)\n"+
 		"and the openssl version and figures, no header. --with-setting gives one row per board\n"+
@@ -203,6 +203,7 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 	withSetting := fs.Bool("with-setting", false, "openwrt: one row per board and clock setting (medians of its runs), with board and clock columns and a header")
 	board := fs.String("board", "", "only this board")
 	clock := fs.Int("clock", 0, "only this clock setting (MHz)")
+	skip := fs.String("skip", "", "leave out these runs, comma separated: the damaged runs 'results check' names, to export what still reads")
 	out := fs.String("o", "", "write to this file (default standard output)")
 	fs.storeFlag()
 	if err := fs.parse(args); err != nil {
@@ -242,7 +243,11 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 	raw := *format == "openwrt" && !*withSetting
 	// The report draws each run's power, and the JSON carries it.
 	samples := *format == "html" || *format == "json"
-	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: boards.MHz(*clock), WithTranscript: raw, WithSamples: samples})
+	var skipped []results.RunID
+	for _, id := range splitList(*skip) {
+		skipped = append(skipped, results.RunID(id))
+	}
+	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: boards.MHz(*clock), Skip: skipped, WithTranscript: raw, WithSamples: samples})
 	if err != nil {
 		return storeFailure(path, err)
 	}
@@ -275,10 +280,29 @@ func cmdResultsCheck(ctx context.Context, args []string) error {
 	for _, p := range rep.Problems {
 		fmt.Println(p)
 	}
+	problems := fmt.Sprintf("%d problem%s, listed above", len(rep.Problems), plural(len(rep.Problems)))
 	if results.IsURL(raw) {
-		return fmt.Errorf("results store %s fails its consistency check (%d problems, listed above): the rows named break what bootbench expects of them; restore them from a backup, or remove them", path, len(rep.Problems))
+		return fmt.Errorf("results store %s fails its consistency check (%s): the rows named break what bootbench expects of them; restore them from a backup, or remove them", path, problems)
 	}
-	return fmt.Errorf("results store %s fails its integrity check (%d problems, listed above): export what still reads (bootbench results export --format json --db %s), then move the file away", path, len(rep.Problems), path)
+	return fmt.Errorf("results store %s fails its integrity check (%s): %s", path, problems, salvageAdvice(rep, path))
+}
+
+// salvageAdvice says what to do with a damaged store file: an export of
+// what still reads when check found that it does (the damaged runs left
+// out with --skip), else a backup.
+func salvageAdvice(rep *results.CheckReport, path string) string {
+	switch {
+	case rep.RestReads && len(rep.Damaged) == 0:
+		return fmt.Sprintf("every run still reads: export them (bootbench results export --format json --db %s -o runs.json), then move the file away", path)
+	case rep.RestReads:
+		var ids []string
+		for _, id := range rep.Damaged {
+			ids = append(ids, string(id))
+		}
+		return fmt.Sprintf("export the runs that still read, leaving out the %d damaged (bootbench results export --format json --skip %s --db %s -o runs.json), then move the file away",
+			len(ids), strings.Join(ids, ","), path)
+	}
+	return "no export reads past the damage: restore the file from a backup (or try sqlite3's .recover on a copy of it), then move it away"
 }
 
 // checkOutPath refuses an output path that cannot be written before any
