@@ -29,6 +29,10 @@ type Benchmark struct {
 	// either side of the board (route): only a run that has them can
 	// run it, never a board serve answers.
 	HostNetworks bool
+	// Algorithms are the names --algs may give, so that a typo is
+	// refused on the host before a board boots; nil where the host
+	// cannot know them.
+	Algorithms []string
 }
 
 // Image is what a benchmark puts in the image.

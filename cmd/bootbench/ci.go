@@ -59,6 +59,14 @@ func cmdCI(ctx context.Context, args []string) error {
 	if err != nil {
 		return storeFailure(dbPath, err)
 	}
+	// The benchmark the runs will run is known now: a baseline of
+	// another is refused before power-on, not after the boots.
+	for _, r := range base {
+		if r.Bench != *rf.bench {
+			return usageErr("ci: baseline %s is of bench %s (%s %s), and --bench is %s: compare like with like (--bench %s, or a baseline of bench %s: bench=%s in the selector)",
+				*baselineRef, r.Bench, r.Tool, r.ToolVersion, *rf.bench, r.Bench, *rf.bench, *rf.bench)
+		}
+	}
 	opts := gate.Options{MaxRegression: maxReg, Metrics: splitList(*metrics), BaselineName: *baselineRef}
 	// Check the baseline and the metrics against themselves before any boot.
 	if _, err := gate.Judge(base, base, opts); err != nil {

@@ -149,3 +149,66 @@ func checkJUnit(t *testing.T, path string, minFailures int) map[string]bool {
 	}
 	return failed
 }
+
+// markerBench writes an inventory whose one board, pc1, is switched on by
+// a command that writes marker: a check that must come before power-on
+// holds when marker never appears.
+func markerBench(t *testing.T) (inventory, marker string) {
+	t.Helper()
+	dir := t.TempDir()
+	marker = filepath.Join(dir, "powered-on")
+	inv := `bench:
+  interface: bbmarker0
+  address: 198.18.5.1/24
+boards:
+  pc1:
+    profile: pc-x86_64
+    mac: "52:54:00:bb:05:30"
+    address: 198.18.5.30
+    console: ` + filepath.Join(dir, "ttyUSB-none") + `
+    power: {driver: command, on: "touch ` + marker + `", off: "true"}
+`
+	inventory = filepath.Join(dir, "bench.yaml")
+	if err := os.WriteFile(inventory, []byte(inv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return inventory, marker
+}
+
+// TestRefusedBeforePowerOn: what the host can check is checked before the
+// board is switched on (its power command would write the marker): a
+// baseline of another benchmark than --bench (it was found only after the
+// boots), an algorithm the benchmark does not have, and a test length
+// that is not more than 0 (it became the default); speed refuses the
+// length too.
+func TestRefusedBeforePowerOn(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	if r := bootbench(t, db, "import", "--board", "rb450g", "--clock", "680", "testdata/openssl-0.9.8k-rb450g-680mhz.txt"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	inv, marker := markerBench(t)
+	board := []string{"--inventory", inv, "--board", "pc1"}
+	for _, tt := range []struct {
+		args []string
+		says string
+	}{
+		{append([]string{"ci", "--baseline", "board=rb450g,clock=680", "--max-regression", "3%", "--bench", "speed"}, board...),
+			"ci: baseline board=rb450g,clock=680 is of bench openssl (openssl 0.9.8k), and --bench is speed: compare like with like"},
+		{append([]string{"run", "--algs", "md2"}, board...), `run: --algs: bench speed has no algorithm "md2" (did you mean md5?)`},
+		{append([]string{"run", "--bench", "openssl", "--algs", "sha265"}, board...), `bench openssl has no algorithm "sha265" (did you mean sha256?)`},
+		{append([]string{"ci", "--baseline", "board=rb450g,clock=680", "--max-regression", "3%", "--bench", "openssl", "--algs", "md2,aes-128-cbx"}, board...), `ci: --algs: bench openssl has no algorithm "aes-128-cbx"`},
+		{append([]string{"run", "--seconds", "0"}, board...), "run: --seconds 0: give the seconds per test, more than 0"},
+		{append([]string{"run", "--seconds", "-1"}, board...), "run: --seconds -1: give the seconds per test, more than 0"},
+		{append([]string{"ci", "--baseline", "board=rb450g,clock=680", "--max-regression", "3%", "--seconds", "0"}, board...), "ci: --seconds 0"},
+		{[]string{"speed", "--seconds", "0"}, "speed: --seconds 0: give the seconds per test, more than 0"},
+		{[]string{"speed", "--seconds", "-1"}, "speed: --seconds -1"},
+	} {
+		t.Run(strings.Join(tt.args[:3], " "), func(t *testing.T) {
+			oneLine(t, bootbench(t, db, tt.args...), 2, tt.says)
+			if _, err := os.Stat(marker); err == nil {
+				os.Remove(marker)
+				t.Errorf("%v: the board was switched on before the refusal", tt.args)
+			}
+		})
+	}
+}

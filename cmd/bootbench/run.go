@@ -147,6 +147,12 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 	if err != nil {
 		return nil, usageErr("%s: %v", cmd, err)
 	}
+	if err := checkSeconds(cmd, *rf.seconds); err != nil {
+		return nil, err
+	}
+	if err := checkAlgs(cmd, bm, splitList(*rf.algs)); err != nil {
+		return nil, err
+	}
 	routes, configs, err := rf.routePlan(cmd)
 	if err != nil {
 		return nil, err
@@ -197,6 +203,35 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 		}
 	}
 	return &runJob{rf: rf, board: b, inv: inv, settings: settings, src: src, routes: routes, configs: configs}, nil
+}
+
+// checkSeconds refuses a test length that is not more than 0: the board
+// would take it as "the default" and the run be labelled with a length it
+// did not ask for.
+func checkSeconds(cmd string, seconds float64) error {
+	if !(seconds > 0) || math.IsInf(seconds, 0) {
+		return usageErr("%s: --seconds %g: give the seconds per test, more than 0 (like 0.3)", cmd, seconds)
+	}
+	return nil
+}
+
+// checkAlgs refuses, on the host, an algorithm the benchmark does not
+// know, rather than after a boot (benchinit would refuse it on the board).
+func checkAlgs(cmd string, bm benchmark.Benchmark, algs []string) error {
+	if bm.Algorithms == nil {
+		return nil
+	}
+	for _, a := range algs {
+		if slices.Contains(bm.Algorithms, a) {
+			continue
+		}
+		hint := ""
+		if near := boards.Closest(a, bm.Algorithms); near != "" {
+			hint = " (did you mean " + near + "?)"
+		}
+		return usageErr("%s: --algs: bench %s has no algorithm %q%s; it has: %s", cmd, bm.Name, a, hint, strings.Join(bm.Algorithms, " "))
+	}
+	return nil
 }
 
 // check refuses, before power-on, a model bootbench cannot run or an image

@@ -24,6 +24,9 @@ func cmdSpeed(ctx context.Context, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	if err := checkSeconds("speed", *seconds); err != nil {
+		return err
+	}
 	opts := speed.Options{Duration: time.Duration(*seconds * float64(time.Second)), Algorithms: splitList(*algs)}
 	if *algs == "all" {
 		opts.Algorithms = speed.Algorithms()
