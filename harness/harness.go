@@ -210,7 +210,7 @@ func newRun(o config) *run {
 	now := time.Now()
 	return &run{o: o, start: now, rec: &results.Run{
 		ID: results.NewRunID(), Board: o.Board.Name, ClockMHz: o.Clock, Rep: o.Rep,
-		Bench: o.Benchmark, Started: now,
+		Bench: o.Benchmark, Route: o.Job.Route, Started: now,
 	}}
 }
 

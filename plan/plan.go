@@ -20,6 +20,7 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/results"
 )
 
 // Job is what a run measures: which board, which benchmark, at which
@@ -37,6 +38,9 @@ type Job struct {
 	// the benchmark's defaults.
 	Seconds time.Duration
 	Algs    []string
+	// Route are the route benchmark's settings, stored with each run;
+	// nil for other benchmarks.
+	Route *results.RouteSettings
 
 	// Kernel is the kernel file; "" takes the board's (inventory), else
 	// the profile's Debian kernel.

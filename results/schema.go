@@ -210,6 +210,16 @@ CREATE TABLE power_spans (
 	PRIMARY KEY (run, seq)
 );
 `},
+	// 7: a route run's settings (results.RouteSettings): its TCP window,
+	// parallel streams, UDP rate and test length. Runs of different
+	// settings measure different things and must never be pooled, so
+	// they are kept with the run. NULL for other runs and for route runs
+	// stored before.
+	{sqlite: `
+ALTER TABLE runs ADD COLUMN route_settings TEXT; -- JSON (results.RouteSettings); NULL: not a route run, or stored before
+`, postgres: `
+ALTER TABLE runs ADD COLUMN route_settings TEXT COLLATE "C";
+`},
 }
 
 // SchemaVersion reports the database's schema version (the number of

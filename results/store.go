@@ -100,6 +100,9 @@ type Run struct {
 	Bench      string // "speed", "openssl", ...
 	// Throttle says why a run is StatusThrottled; nil for any other.
 	Throttle *Throttle
+	// Route are a route run's settings; nil for other runs, and for
+	// route runs stored before they were kept.
+	Route *RouteSettings
 
 	// Tool and ToolVersion name what printed the output, as the parser
 	// saw it: "openssl" "3.0.13", "bootbench-speed" "0.1.0".
@@ -465,15 +468,19 @@ func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 	if err != nil {
 		return err
 	}
+	route, err := routeJSON(r.Route)
+	if err != nil {
+		return err
+	}
 	_, err = tx.ExecContext(ctx, s.eng.bind(`
 		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
 			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256,
-			clock_reported_mhz, clock_check, metric_count, metrics_sha256, throttle)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			clock_reported_mhz, clock_check, metric_count, metrics_sha256, throttle, route_settings)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		r.ID, r.Board, r.ClockMHz, r.Rep, r.Status, r.Reason, r.Bench, r.Tool, r.ToolVersion,
 		formatTime(r.Started), formatTime(r.Finished), r.ImageDigest, r.Kernel, hello,
 		r.Transcript, r.RawOutput, source, sum, r.ClockReportedMHz, r.ClockCheck,
-		len(r.Metrics), metricsDigest(r.Metrics), throttle)
+		len(r.Metrics), metricsDigest(r.Metrics), throttle, route)
 	return err
 }
 
@@ -728,7 +735,7 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 		SELECT r.id, r.board, r.clock_mhz, r.rep, r.status, r.reason, r.bench, r.tool, r.tool_version,
 			r.started, r.finished, r.image_digest, r.kernel, r.hello, `+blobs+`,
 			r.source, r.input_sha256, r.clock_reported_mhz, r.clock_check, r.metric_count, r.metrics_sha256,
-			r.throttle
+			r.throttle, r.route_settings
 		FROM runs r`+cond+` ORDER BY r.started, r.id`, args...)
 	if err != nil {
 		return nil, nil, err
@@ -740,15 +747,18 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 		var r Run
 		var sm savedMetrics
 		var started, finished string
-		var hello, sum, throttle sql.NullString
+		var hello, sum, throttle, route sql.NullString
 		if err := rows.Scan(&r.ID, &r.Board, &r.ClockMHz, &r.Rep, &r.Status, &r.Reason, &r.Bench,
 			&r.Tool, &r.ToolVersion, &started, &finished, &r.ImageDigest, &r.Kernel, &hello,
 			&r.Transcript, &r.RawOutput, &r.Source, &sum, &r.ClockReportedMHz, &r.ClockCheck,
-			&sm.count, &sm.digest, &throttle); err != nil {
+			&sm.count, &sm.digest, &throttle, &route); err != nil {
 			return nil, nil, err
 		}
 		if r.Throttle, err = parseThrottle(throttle); err != nil {
 			return nil, nil, fmt.Errorf("run %s: throttle: %w", r.ID, err)
+		}
+		if r.Route, err = parseRoute(route); err != nil {
+			return nil, nil, fmt.Errorf("run %s: route settings: %w", r.ID, err)
 		}
 		if r.Source == SourceRun {
 			r.Source = ""

@@ -413,8 +413,17 @@ func (j *runJob) job(rg *rig) plan.Job {
 	return plan.Job{
 		Board: rg.board, Benchmark: *rf.bench, Seconds: time.Duration(*rf.seconds * float64(time.Second)), Algs: splitList(*rf.algs),
 		Kernel: *rf.kernel, Source: j.src, Append: *rf.appendArgs, Transport: *rf.transport, AllowOvervoltage: *rf.allowOvervoltage,
-		BootTimeout: *rf.bootTimeout, RunTimeout: *rf.runTimeout, Retries: *rf.retries,
+		BootTimeout: *rf.bootTimeout, RunTimeout: *rf.runTimeout, Retries: *rf.retries, Route: j.routeSettings(),
 	}
+}
+
+// routeSettings are what a route run stores of its settings; nil for
+// another benchmark.
+func (j *runJob) routeSettings() *results.RouteSettings {
+	if *j.rf.bench != benchmark.Route {
+		return nil
+	}
+	return &results.RouteSettings{Window: j.routes.Window, Streams: max(1, j.routes.Streams), UDPRate: j.routes.UDPRate, Seconds: j.routes.Seconds}
 }
 
 // clockSettings reads --clock against what the board model offers and

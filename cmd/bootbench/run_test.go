@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"io"
 	"net/netip"
 	"os"
@@ -75,5 +76,34 @@ func TestOpenBenchNoInterface(t *testing.T) {
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "bench interface bbnonic0: no such interface here") {
 		t.Errorf("openBench = %v; want exit 2 naming the missing interface", err)
+	}
+}
+
+// TestRouteJobKeepsSettings: a route run's job carries its settings to
+// the stored run (window, streams, UDP rate, test length); another
+// benchmark's carries none.
+func TestRouteJobKeepsSettings(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want *results.RouteSettings
+	}{
+		{[]string{"--bench", "route", "--route-streams", "4", "--route-window", "256K", "--route-udp-rate", "20M", "--seconds", "3"},
+			&results.RouteSettings{Window: "256K", Streams: 4, UDPRate: 20e6, Seconds: 3}},
+		{[]string{"--bench", "route"}, &results.RouteSettings{Streams: 1, UDPRate: 50e6, Seconds: 1}},
+		{[]string{"--bench", "speed", "--route-streams", "4"}, nil},
+	} {
+		fs := flag.NewFlagSet("run", flag.ContinueOnError)
+		rf := addRunFlags(fs, 1)
+		if err := fs.Parse(append([]string{"--board", "qemu-x86_64"}, tt.args...)); err != nil {
+			t.Fatal(err)
+		}
+		job, err := rf.resolve(context.Background(), "run")
+		if err != nil {
+			t.Fatalf("%v: %v", tt.args, err)
+		}
+		got := job.job(&rig{board: job.board}).Route
+		if (got == nil) != (tt.want == nil) || got != nil && *got != *tt.want {
+			t.Errorf("%v: route settings %+v, want %+v", tt.args, got, tt.want)
+		}
 	}
 }

@@ -134,6 +134,8 @@ type Setting struct {
 	Bench       string `json:"bench"`
 	Tool        string `json:"tool"`
 	ToolVersion string `json:"tool_version"`
+	// Route are the route runs' settings, which they all share.
+	Route *results.RouteSettings `json:"route,omitempty"`
 	// Runs is how many ok runs were pooled; Images the images they booted
 	// and Imported how many were imported output, so a pool of several
 	// images, or of imports and runs, shows.
@@ -258,10 +260,14 @@ func compareRuns(o Options, runs []results.Run) (*Comparison, error) {
 }
 
 // benchKey is what runs must share to be pooled: the benchmark and what
-// printed it, at its version.
-type benchKey struct{ bench, tool, version string }
+// printed it, at its version, and a route run's settings (window,
+// streams, UDP rate, test length: runs of other settings measure other
+// things).
+type benchKey struct{ bench, tool, version, route string }
 
-func keyOf(r results.Run) benchKey { return benchKey{r.Bench, r.Tool, r.ToolVersion} }
+func keyOf(r results.Run) benchKey {
+	return benchKey{r.Bench, r.Tool, r.ToolVersion, r.Route.String()}
+}
 
 func (k benchKey) String() string {
 	name := k.tool
@@ -274,6 +280,9 @@ func (k benchKey) String() string {
 		return "unnamed output"
 	case k.bench != "" && k.bench != name:
 		s += " (bench " + k.bench + ")"
+	}
+	if k.route != "" {
+		s += " [" + k.route + "]"
 	}
 	return s
 }
@@ -296,7 +305,7 @@ func byBench(runs []results.Run) ([]benchKey, map[benchKey][]results.Run) {
 // pool describes runs pooled as one side.
 func pool(board string, clock boards.MHz, runs []results.Run) Setting {
 	k := keyOf(runs[0])
-	st := Setting{Board: board, ClockMHz: clock, Bench: k.bench, Tool: k.tool, ToolVersion: k.version, Runs: len(runs)}
+	st := Setting{Board: board, ClockMHz: clock, Bench: k.bench, Tool: k.tool, ToolVersion: k.version, Route: runs[0].Route, Runs: len(runs)}
 	st.IdleWatts, st.Metered = idleWatts(runs)
 	for _, r := range runs {
 		if strings.HasPrefix(r.Source, results.SourceImportPrefix) {
@@ -590,7 +599,9 @@ func pairBenches(base, cand side) (pairs [][2]benchKey, skipped []string) {
 			pairs = append(pairs, [2]benchKey{k, k})
 		}
 	}
-	if len(pairs) == 0 && len(base.keys) == 1 && len(cand.keys) == 1 {
+	// Across tools, but never across route settings: those measure
+	// another thing, whatever printed them.
+	if len(pairs) == 0 && len(base.keys) == 1 && len(cand.keys) == 1 && base.keys[0].route == cand.keys[0].route {
 		return [][2]benchKey{{base.keys[0], cand.keys[0]}}, nil
 	}
 	for _, k := range base.keys {
@@ -882,8 +893,8 @@ func WriteText(w io.Writer, c *Comparison) error {
 // pooledText says what each side pooled: which benchmark, and where
 // the runs came from.
 func pooledText(b, k Setting) string {
-	bench := benchKey{b.Bench, b.Tool, b.ToolVersion}.String()
-	if kb := (benchKey{k.Bench, k.Tool, k.ToolVersion}); kb != (benchKey{b.Bench, b.Tool, b.ToolVersion}) {
+	bench := benchKey{b.Bench, b.Tool, b.ToolVersion, b.Route.String()}.String()
+	if kb := (benchKey{k.Bench, k.Tool, k.ToolVersion, k.Route.String()}); kb != (benchKey{b.Bench, b.Tool, b.ToolVersion, b.Route.String()}) {
 		bench += " vs " + kb.String()
 	}
 	return fmt.Sprintf("  %s; baseline %s; candidate %s", bench, originText(b), originText(k))

@@ -727,3 +727,63 @@ func TestCompareThrottled(t *testing.T) {
 		})
 	}
 }
+
+// routeRuns are route runs at two clocks, some with one stream and some
+// with four, which fill the link otherwise: board "a" has both settings,
+// "b" only four streams.
+func routeRuns() []results.Run {
+	names, units := []string{"tcp-throughput@1460/plain"}, []string{"bit/s"}
+	one := &results.RouteSettings{Streams: 1, UDPRate: 50e6, Seconds: 3}
+	four := &results.RouteSettings{Window: "256K", Streams: 4, UDPRate: 50e6, Seconds: 3}
+	set := func(runs []results.Run, suffix string, s *results.RouteSettings) []results.Run {
+		for i := range runs {
+			runs[i].ID += results.RunID(suffix)
+			runs[i].Bench, runs[i].Tool, runs[i].ToolVersion, runs[i].Route = "route", "iperf3", "3.12", s
+		}
+		return runs
+	}
+	var runs []results.Run
+	runs = append(runs, set(series("a", 500, names, units, []float64{100e6}, []float64{102e6}), "-1", one)...)
+	runs = append(runs, set(series("a", 1000, names, units, []float64{150e6}, []float64{152e6}), "-1", one)...)
+	runs = append(runs, set(series("a", 500, names, units, []float64{380e6}), "-4", four)...)
+	runs = append(runs, set(series("a", 1000, names, units, []float64{600e6}), "-4", four)...)
+	runs = append(runs, set(series("b", 1000, names, units, []float64{610e6}), "-4", four)...)
+	return runs
+}
+
+// TestCompareRouteSettingsApart: route runs of different settings (here
+// one stream against four) are never pooled, in either store: by clock
+// each setting is compared with itself, and by board a setting is never
+// put against another.
+func TestCompareRouteSettingsApart(t *testing.T) {
+	storetest.EachEngine(t, func(t *testing.T, e storetest.Engine) {
+		s := e.Fill(t, routeRuns())
+		c, err := Stored(context.Background(), s, Options{By: ByClock, Board: "a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Comparisons) != 2 {
+			t.Fatalf("%d comparisons, want one per setting: %+v", len(c.Comparisons), c.Comparisons)
+		}
+		for _, cand := range c.Comparisons {
+			m, b := cand.Metrics[0], cand.Baseline
+			if b.Route == nil || cand.Candidate.Route == nil || *b.Route != *cand.Candidate.Route {
+				t.Fatalf("sides of other settings compared: %+v vs %+v", b.Route, cand.Candidate.Route)
+			}
+			wantN := map[int]int{1: 2, 4: 1}[b.Route.Streams]
+			if m.NBaseline != wantN || m.NCandidate != wantN {
+				t.Errorf("%d streams: pooled %d vs %d runs, want %d a side", b.Route.Streams, m.NBaseline, m.NCandidate, wantN)
+			}
+		}
+		_, err = Stored(context.Background(), s, Options{By: ByBoard, Boards: []Pick{{Board: "a", ClockMHz: 1000, HasClock: true}, {Board: "b", ClockMHz: 1000, HasClock: true}}})
+		if err != nil {
+			t.Fatalf("by board: %v", err)
+		}
+		// a at 1000 MHz with one stream only, b with four only.
+		apart := e.Fill(t, append(routeRuns()[:4], routeRuns()[6]))
+		got, err := Stored(context.Background(), apart, Options{By: ByBoard, Boards: []Pick{{Board: "a", ClockMHz: 1000, HasClock: true}, {Board: "b", ClockMHz: 1000, HasClock: true}}})
+		if !errors.Is(err, ErrNothingToCompare) {
+			t.Errorf("by board, one stream on a against four on b: %v, %+v; want nothing to compare", err, got)
+		}
+	})
+}

@@ -69,6 +69,9 @@ type jsonRun struct {
 	ClockCheck       string     `json:"clock_check,omitempty"`
 	// Throttle says why a throttled run is (results.Throttle).
 	Throttle *results.Throttle `json:"throttle,omitempty"`
+	// Route are a route run's settings (window, streams, udp_rate,
+	// seconds); absent for other runs.
+	Route *results.RouteSettings `json:"route,omitempty"`
 	// What the board's power meter measured; absent without one.
 	Energy *jsonEnergy `json:"energy,omitempty"`
 }
@@ -146,6 +149,7 @@ func WriteJSON(w io.Writer, runs []results.Run) error {
 			ClockCheck:       r.ClockCheck,
 			Hello:            r.Hello,
 			Throttle:         r.Throttle,
+			Route:            r.Route,
 			Energy:           jsonEnergyOf(r.Energy),
 		}
 		ms := append([]results.Metric(nil), r.Metrics...)
@@ -277,6 +281,7 @@ func ReadJSON(r io.Reader) ([]results.Run, error) {
 			Reason: jr.Reason, Bench: jr.Bench, Tool: jr.Tool, ToolVersion: jr.ToolVersion,
 			Kernel: jr.Kernel, ImageDigest: jr.ImageDigest, Hello: jr.Hello,
 			ClockReportedMHz: jr.ClockReportedMHz, ClockCheck: jr.ClockCheck, Throttle: jr.Throttle,
+			Route: jr.Route,
 		}
 		if jr.Started != "" {
 			var err error
