@@ -56,7 +56,7 @@ func baseImage(ctx context.Context, spec Spec, cacheDir string, say func(string)
 	if noGo != nil {
 		img, err := prebuiltBase(spec, cacheDir)
 		if err != nil {
-			return nil, fmt.Errorf("cannot build the %s image: %v, and %w", spec.variant(), noGo, err)
+			return nil, noImageError{fmt.Errorf("cannot build the %s image: %v, and %w", spec.variant(), noGo, err)}
 		}
 		say("prebuilt " + spec.variant() + " base image")
 		return img, nil
@@ -90,6 +90,18 @@ func baseImage(ctx context.Context, spec Spec, cacheDir string, say func(string)
 	}
 	return describe(out)
 }
+
+// ErrNoImage is what Build's error is (errors.Is) when there is nothing
+// to make the image from: no source tree or Go, and no prebuilt set with
+// the target's base image. It is the host's setup, not a build that
+// failed.
+var ErrNoImage = errors.New("no image to build from")
+
+// noImageError is such an error, its text saying what is missing.
+type noImageError struct{ error }
+
+func (e noImageError) Is(target error) bool { return target == ErrNoImage }
+func (e noImageError) Unwrap() error        { return e.error }
 
 // toolchainRoot asks the go command on PATH, once, where its toolchain
 // lives. A bootbench built with -trimpath (make build, a release) knows no

@@ -45,8 +45,13 @@ func cmdConsole(ctx context.Context, args []string) error {
 	if errors.Is(err, serialctl.ErrAmbiguous) {
 		return usageErr("console: %v", err) // the inventory must say which adapter
 	}
+	if err != nil && ctx.Err() != nil {
+		return &exitError{code: 130, err: fmt.Errorf("console: interrupted")}
+	}
 	if err != nil {
-		return err // it names the console already
+		// No such console here, or not ours to open: a setup failure,
+		// exit 2 as README says; the error names the console already.
+		return &exitError{code: 2, err: err}
 	}
 	defer con.Close()
 	if !*write {

@@ -47,6 +47,9 @@ func buildPlan(ctx context.Context, job plan.Job) (*plan.Built, error) {
 		return nil, usageErr("run: board %s, bench %s: %v", p.Name, job.Benchmark, err)
 	case errors.Is(err, os.ErrNotExist) && job.Kernel != "":
 		return nil, usageErr("run: --kernel: %v", err)
+	case errors.Is(err, initramfs.ErrNoImage):
+		// A setup failure before power-on, as README says: exit 2.
+		return nil, usageErr("run: image for %s: %w", p.Name, err)
 	case err != nil:
 		return nil, fmt.Errorf("run: image for %s: %w", p.Name, err)
 	}

@@ -173,7 +173,10 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 			}
 			if p.RAMMB < roomyRAMMB {
 				model := plan.Job{Board: boards.Board{Profile: p}, Benchmark: *rf.bench, Kernel: *rf.kernel, Source: src}
-				if cerr := checkBoard(ctx, model); cerr != nil {
+				// No image to check with (outside the tree, no
+				// prebuilt set): the inventory hint is the answer,
+				// as for every other model.
+				if cerr := checkBoard(ctx, model); cerr != nil && !errors.Is(cerr, initramfs.ErrNoImage) {
 					return nil, cerr
 				}
 			}
