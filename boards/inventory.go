@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -445,14 +446,52 @@ func (p *inventoryParser) scalar(n *yaml.Node, what string, v any) bool {
 		return false
 	}
 	if err := n.Decode(v); err != nil {
-		msg := err.Error()
-		if i := strings.Index(msg, "cannot unmarshal"); i >= 0 {
-			msg = msg[i:]
+		bad, msg := notA(n, reflect.TypeOf(v).Elem())
+		if msg == "" {
+			msg = err.Error()
+			if i := strings.Index(msg, "cannot unmarshal"); i >= 0 {
+				msg = msg[i:]
+			}
+			msg = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", n.Line))
 		}
-		p.problem(n, "%s: %s", what, strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", n.Line)))
+		p.problem(bad, "%s: %s", what, msg)
 		return false
 	}
 	return true
+}
+
+// durationType is time.Duration's, which YAML would call an int.
+var durationType = reflect.TypeOf(time.Duration(0))
+
+// notA says in the inventory's words why node n is no value of type t
+// ("fast" is not a whole number), and which node is wrong (for a list,
+// its first bad item); "" for what it cannot put so (YAML's own message
+// is used then).
+func notA(n *yaml.Node, t reflect.Type) (*yaml.Node, string) {
+	switch {
+	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+		for _, item := range n.Content {
+			if err := item.Decode(reflect.New(t.Elem()).Interface()); err != nil {
+				return notA(item, t.Elem())
+			}
+		}
+		return n, ""
+	case n.Kind == yaml.SequenceNode:
+		return n, "want one value, not a list"
+	case n.Kind == yaml.MappingNode:
+		return n, "want one value, not a mapping"
+	}
+	switch k := t.Kind(); {
+	case t == durationType:
+		return n, fmt.Sprintf("%q is not a duration (like 90s, 5m or 1h30m)", n.Value)
+	case k >= reflect.Int && k <= reflect.Uint64:
+		return n, fmt.Sprintf("%q is not a whole number", n.Value)
+	case k == reflect.Float32 || k == reflect.Float64:
+		return n, fmt.Sprintf("%q is not a number", n.Value)
+	case k == reflect.Bool:
+		return n, fmt.Sprintf("%q is not true or false", n.Value)
+	}
+	return n, ""
 }
 
 func (p *inventoryParser) bench(n *yaml.Node) Bench {

@@ -71,7 +71,7 @@ func TestInventoryProblems(t *testing.T) {
 		{"no power", head + strings.Replace(rest, "    power: {driver: manual}\n", "", 1), []string{"bench.yaml:5: board pc1: no power"}},
 		{"bench without interface", strings.Replace(head, "  interface: bench0\n", "", 1) + rest, []string{"bench.yaml:2: bench: no interface"}},
 		{"bench address without length", strings.Replace(head, "198.18.5.1/24", "198.18.5.1", 1) + rest, []string{`bench.yaml:3: bench address "198.18.5.1" is not an address with a prefix length`}},
-		{"clock the model lacks", head + rest + "    job: {clock: [abc]}\n", []string{"bench.yaml:11: board pc1 job clock: cannot unmarshal"}},
+		{"clock the model lacks", head + rest + "    job: {clock: [abc]}\n", []string{`bench.yaml:11: board pc1 job clock: "abc" is not a whole number`}},
 		{"yaml syntax", head + rest + "   bad: [\n", []string{"bench.yaml:"}},
 		{"two problems", head + strings.Replace(strings.Replace(rest, "198.18.5.20", "10.0.0.1", 1), "/dev/ttyUSB0", "tty", 1), []string{
 			"bench.yaml:8: board pc1: address 10.0.0.1 is outside the bench subnet",

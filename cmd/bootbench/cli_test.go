@@ -111,6 +111,10 @@ boards:
 		{"bench address without prefix", "198.18.5.1/24", "198.18.5.1", `bench.yaml:3: bench address "198.18.5.1" is not an address with a prefix length`},
 		{"duplicate mac", "    power:", "  pc2: {profile: pc-x86_64, mac: \"52:54:00:bb:05:20\", address: 198.18.5.21, console: /dev/ttyUSB1, power: {driver: manual}}\n    power:", ""},
 		{"yaml syntax", "boards:", "boards: [", "bench.yaml:"},
+		// Type errors in the inventory's words, not YAML's.
+		{"baud not a number", "    console: /dev/ttyUSB0\n", "    console: /dev/ttyUSB0\n    baud: fast\n", `bench.yaml:10: board pc1 baud: "fast" is not a whole number`},
+		{"delay not a duration", `off: "relay off"}`, `off: "relay off", delay: banana}`, `bench.yaml:10: board pc1 power delay: "banana" is not a duration (like 90s, 5m or 1h30m)`},
+		{"a list for one value", "    power:", "    job: {reps: [1, 2]}\n    power:", "board pc1 job reps: want one value, not a list"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
