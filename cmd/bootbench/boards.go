@@ -62,7 +62,7 @@ func listBoards() error {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BOARD\tARCH\tBOOT\tCLOCKS (MHz)\tTESTED\tDESCRIPTION")
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Arch, p.Boot, clockList(p.Clocks), testedShort(p), p.Description)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Arch, p.Boot, clocksShort(p), testedShort(p), p.Description)
 	}
 	return tw.Flush()
 }
@@ -80,6 +80,8 @@ func showBoard(w io.Writer, p boards.Profile) {
 	fmt.Fprintf(w, "name          %s\ndescription   %s\narch          %s\nram           %d MiB\nboot          %s\nimage format  %s\nconsole       %s at %d baud\n",
 		p.Name, p.Description, archLine(p), p.RAMMB, p.Boot, p.ImageFormat, p.Console, p.Baud)
 	switch {
+	case p.ClockMethod == "" && p.FixedClock != 0:
+		fmt.Fprintf(w, "clocks        one clock, %d MHz, no setting\n", p.FixedClock)
 	case p.ClockMethod == "":
 		fmt.Fprintf(w, "clocks        one clock, no setting\n")
 	case len(p.Clocks) == 0 && p.ClockLimits != nil:
@@ -238,6 +240,23 @@ func testedShort(p boards.Profile) string {
 		return "virtual only"
 	}
 	return "hardware"
+}
+
+// clocksShort is boards list's CLOCKS column: what boards show says of
+// the model's clocks, in a word: its settings, its range (to the safe
+// limit, as show's first figure), any, or its one clock.
+func clocksShort(p boards.Profile) string {
+	switch {
+	case p.ClockMethod == "" && p.FixedClock != 0:
+		return fmt.Sprintf("%d (one)", p.FixedClock)
+	case p.ClockMethod == "":
+		return "one"
+	case len(p.Clocks) == 0 && p.ClockLimits != nil:
+		return fmt.Sprintf("%d-%d", p.ClockLimits.Min, p.ClockLimits.Safe)
+	case len(p.Clocks) == 0:
+		return "any"
+	}
+	return clockList(p.Clocks)
 }
 
 func clockList(cs []boards.MHz) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -46,5 +47,41 @@ func TestBoardsShow(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBoardsListAgreesWithShow: boards list's CLOCKS column says what
+// boards show's clocks line says of every board, in a word.
+func TestBoardsListAgreesWithShow(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	show := regexp.MustCompile(`(?m)^clocks        (?:one clock, (\d+) MHz, no setting|(one) clock, no setting|(any) setting|(\d+) to (\d+) MHz|([\d,]+) MHz)`)
+	lines := strings.Split(strings.TrimSpace(bootbench(t, db, "boards", "list").stdout), "\n")
+	col := strings.Index(lines[0], "CLOCKS")
+	for _, l := range lines[1:] {
+		name := strings.Fields(l)[0]
+		listed := strings.Fields(l[col:])[0]
+		if strings.HasPrefix(l[col:], listed+" (one)") {
+			listed += " (one)"
+		}
+		m := show.FindStringSubmatch(bootbench(t, db, "boards", "show", name).stdout)
+		var want string
+		switch {
+		case m == nil:
+			t.Errorf("boards show %s has no clocks line", name)
+			continue
+		case m[1] != "":
+			want = m[1] + " (one)"
+		case m[2] != "":
+			want = "one"
+		case m[3] != "":
+			want = "any"
+		case m[4] != "":
+			want = m[4] + "-" + m[5]
+		default:
+			want = m[6]
+		}
+		if listed != want {
+			t.Errorf("%s: boards list says %q, boards show %q", name, listed, m[0])
+		}
 	}
 }
