@@ -37,6 +37,17 @@ func InputSHA256(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// SpeedTool is what the built-in suite calls itself in its output.
+const SpeedTool = "bootbench-speed"
+
+// Where an imported run's start time comes from (Run.StartedFrom).
+const (
+	// StartedOutput: the output said when it ran.
+	StartedOutput = "output"
+	// StartedImported: it did not; the time is the import's.
+	StartedImported = "imported"
+)
+
 // Import describes benchmark output read from a file, already parsed, to be
 // stored as a run.
 type Import struct {
@@ -44,9 +55,13 @@ type Import struct {
 	ClockMHz boards.MHz
 	Rep      int
 
-	Path     string    // the file; its base name goes into Source
-	Data     []byte    // the file's bytes, kept as the run's raw output
-	Modified time.Time // when the output was written; zero: now
+	Path string // the file; its base name goes into Source
+	Data []byte // the file's bytes, kept as the run's raw output
+	// Measured is when the output says it ran; zero when it does not
+	// say, and the run is stamped with the time it was imported (not
+	// the file's: a copied or edited file's time says nothing of the
+	// run), and so marked (StartedImported).
+	Measured time.Time
 
 	// Tool and Version as the parser reported them (see SplitToolVersion).
 	Tool, Version string
@@ -74,18 +89,23 @@ func (im *Import) Label() string {
 // Run builds the run to store for im: status ok, the bench named after the
 // output's format, the raw bytes kept.
 func (im *Import) Run() *Run {
-	started := im.Modified
+	started, from := im.Measured, StartedOutput
 	if started.IsZero() {
-		started = time.Now()
+		started, from = time.Now(), StartedImported
 	}
 	tool, ver := SplitToolVersion(im.Tool, im.Version)
+	bench := im.Tool
+	if tool == SpeedTool {
+		bench = "speed" // bootbench speed's output is the built-in suite's, as run --bench speed stores it
+	}
 	r := &Run{
 		ID:          NewRunID(),
 		Board:       im.Board,
 		ClockMHz:    im.ClockMHz,
 		Rep:         im.Rep,
 		Status:      StatusOK,
-		Bench:       im.Tool,
+		Bench:       bench,
+		StartedFrom: from,
 		Tool:        tool,
 		ToolVersion: ver,
 		Started:     started,

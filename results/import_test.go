@@ -35,7 +35,7 @@ func TestImportRun(t *testing.T) {
 		data := []byte("OpenSSL 0.9.8k 25 Mar 2009\n")
 		im := &Import{
 			Board: "rb450", ClockMHz: 300, Rep: 0,
-			Path: filepath.Join("some", "dir", "rb450.txt"), Data: data, Modified: t0,
+			Path: filepath.Join("some", "dir", "rb450.txt"), Data: data, Measured: t0,
 			Tool: "openssl", Version: "0.9.8k",
 			Metrics: []Metric{{"md5@1024", "B/s", 16160430}},
 		}
@@ -49,7 +49,7 @@ func TestImportRun(t *testing.T) {
 		}
 		if got.Status != StatusOK || got.Bench != "openssl" || got.Tool != "openssl" || got.ToolVersion != "0.9.8k" ||
 			got.Source != "import:rb450.txt" || got.InputSHA256 != InputSHA256(data) ||
-			!got.Started.Equal(t0) || string(got.RawOutput) != string(data) || len(got.Metrics) != 1 {
+			!got.Started.Equal(t0) || got.StartedFrom != StartedOutput || string(got.RawOutput) != string(data) || len(got.Metrics) != 1 {
 			t.Errorf("stored import = %+v", got)
 		}
 		if id, err := s.RunByInputSHA256(ctx, InputSHA256(data)); err != nil || id != first.ID {

@@ -214,11 +214,14 @@ CREATE TABLE power_spans (
 	// parallel streams, UDP rate and test length. Runs of different
 	// settings measure different things and must never be pooled, so
 	// they are kept with the run. NULL for other runs and for route runs
-	// stored before.
+	// stored before. And where an imported run's start time comes from:
+	// the output's own date, or the import (the output had none).
 	{sqlite: `
 ALTER TABLE runs ADD COLUMN route_settings TEXT; -- JSON (results.RouteSettings); NULL: not a route run, or stored before
+ALTER TABLE runs ADD COLUMN started_from TEXT NOT NULL DEFAULT ''; -- imports: output or imported; '' bench runs and older imports
 `, postgres: `
 ALTER TABLE runs ADD COLUMN route_settings TEXT COLLATE "C";
+ALTER TABLE runs ADD COLUMN started_from TEXT COLLATE "C" NOT NULL DEFAULT '';
 `},
 }
 

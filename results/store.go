@@ -109,7 +109,11 @@ type Run struct {
 	Tool, ToolVersion string
 
 	Started, Finished time.Time
-	Stages            []Stage
+	// StartedFrom says where an imported run's Started comes from:
+	// StartedOutput, or StartedImported (the output had no date); "" for
+	// a run on the bench and for runs imported before it was kept.
+	StartedFrom string
+	Stages      []Stage
 
 	ImageDigest string
 	Kernel      string
@@ -475,12 +479,12 @@ func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 	_, err = tx.ExecContext(ctx, s.eng.bind(`
 		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
 			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256,
-			clock_reported_mhz, clock_check, metric_count, metrics_sha256, throttle, route_settings)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			clock_reported_mhz, clock_check, metric_count, metrics_sha256, throttle, route_settings, started_from)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		r.ID, r.Board, r.ClockMHz, r.Rep, r.Status, r.Reason, r.Bench, r.Tool, r.ToolVersion,
 		formatTime(r.Started), formatTime(r.Finished), r.ImageDigest, r.Kernel, hello,
 		r.Transcript, r.RawOutput, source, sum, r.ClockReportedMHz, r.ClockCheck,
-		len(r.Metrics), metricsDigest(r.Metrics), throttle, route)
+		len(r.Metrics), metricsDigest(r.Metrics), throttle, route, r.StartedFrom)
 	return err
 }
 
@@ -583,6 +587,20 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 		return nil, fmt.Errorf("results: list runs: %w", err)
 	}
 	return runs, nil
+}
+
+// IDsWithPrefix returns the ids of up to 10 runs whose id starts with
+// prefix, sorted, so a user may name a run by the start of its id.
+func (s *Store) IDsWithPrefix(ctx context.Context, prefix string) ([]RunID, error) {
+	ids, err := textColumn(ctx, s.db, s.eng.bind(`SELECT id FROM runs WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 10`), len(prefix), prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RunID, len(ids))
+	for i, id := range ids {
+		out[i] = RunID(id)
+	}
+	return out, nil
 }
 
 // RunByInputSHA256 returns the id of the run imported from input with the
@@ -735,7 +753,7 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 		SELECT r.id, r.board, r.clock_mhz, r.rep, r.status, r.reason, r.bench, r.tool, r.tool_version,
 			r.started, r.finished, r.image_digest, r.kernel, r.hello, `+blobs+`,
 			r.source, r.input_sha256, r.clock_reported_mhz, r.clock_check, r.metric_count, r.metrics_sha256,
-			r.throttle, r.route_settings
+			r.throttle, r.route_settings, r.started_from
 		FROM runs r`+cond+` ORDER BY r.started, r.id`, args...)
 	if err != nil {
 		return nil, nil, err
@@ -751,7 +769,7 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 		if err := rows.Scan(&r.ID, &r.Board, &r.ClockMHz, &r.Rep, &r.Status, &r.Reason, &r.Bench,
 			&r.Tool, &r.ToolVersion, &started, &finished, &r.ImageDigest, &r.Kernel, &hello,
 			&r.Transcript, &r.RawOutput, &r.Source, &sum, &r.ClockReportedMHz, &r.ClockCheck,
-			&sm.count, &sm.digest, &throttle, &route); err != nil {
+			&sm.count, &sm.digest, &throttle, &route, &r.StartedFrom); err != nil {
 			return nil, nil, err
 		}
 		if r.Throttle, err = parseThrottle(throttle); err != nil {

@@ -316,19 +316,15 @@ func readImport(path string, o *importOptions) (*results.Import, error) {
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
 	tables, err := parse.Tables(o.format, data, o.toolVersion)
 	if err != nil {
-		return nil, parseErr(path, err)
+		return nil, parseErr(path, err, o.toolVersion)
 	}
 	out, err := pickTable(path, tables, o.table)
 	if err != nil {
 		return nil, err
 	}
-	im := &results.Import{Path: path, Data: data, Modified: fi.ModTime(), Tool: out.Tool, Version: out.Version}
+	im := &results.Import{Path: path, Data: data, Measured: out.Measured, Tool: out.Tool, Version: out.Version}
 	if len(tables) > 1 {
 		im.Table, im.Tables = o.table, len(tables)
 		im.Data = lines(data, out.FirstLine, out.LastLine)
@@ -341,8 +337,11 @@ func readImport(path string, o *importOptions) (*results.Import, error) {
 
 // parseErr says what is wrong with a file's output (parse errors read
 // "line N: ..."), and what to do where bootbench can tell.
-func parseErr(path string, err error) error {
-	if errors.Is(err, parse.ErrEra) {
+func parseErr(path string, err error, toolVersion string) error {
+	switch {
+	case errors.Is(err, parse.ErrEra) && toolVersion != "":
+		return usageErr("%s: %v (--tool-version %s did not settle it: is it the version that printed this file?)", path, err, toolVersion)
+	case errors.Is(err, parse.ErrEra):
 		return usageErr("%s: %v (say which with --tool-version, e.g. --tool-version 1.0.2u)", path, err)
 	}
 	return usageErr("%s: %v", path, err)

@@ -515,3 +515,74 @@ func TestUnknownBoardNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestImportedRunAnswers: what results shows of imported runs says what
+// is known: the start time is the output's own where it has one (iperf3
+// -J's), else the import's, labelled so, never the file's; no empty
+// kernel and image lines; a version the output did not print said so;
+// bootbench speed's output is bench speed, as run stores it; the OpenWrt
+// recipe leaves out, and names, a run it reads no figure from; a run is
+// found by the start of its id.
+func TestImportedRunAnswers(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	dir := t.TempDir()
+	copyOld := func(src, name string) string {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, data, 0o644)
+		old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC) // a file's time says nothing of its run
+		os.Chtimes(p, old, old)
+		return p
+	}
+	speedOut := bootbench(t, db, "speed", "--algs", "md5", "--seconds", "0.01")
+	if speedOut.code != 0 {
+		t.Fatal(speedOut.stderr)
+	}
+	os.WriteFile(filepath.Join(dir, "speed.txt"), []byte(speedOut.stdout), 0o644)
+	for _, f := range []string{copyOld(rb450Fixture, "rb450.txt"), copyOld("../../results/parse/testdata/iperf3-3.12-json.txt", "iperf3.json"),
+		copyOld("../../results/parse/testdata/openssl-3.0.22-mr.txt", "mr.txt"), filepath.Join(dir, "speed.txt")} {
+		if r := bootbench(t, db, "import", "--board", "rb450", "--clock", "300", f); r.code != 0 {
+			t.Fatalf("import %s: %s", f, r.stderr)
+		}
+	}
+	list := bootbench(t, db, "results", "list").stdout
+	if strings.Contains(list, "2020-01-02") {
+		t.Errorf("a run is listed with its file's time:\n%s", list)
+	}
+	ids := map[string]string{}
+	for _, l := range strings.Split(list, "\n")[1:] {
+		if f := strings.Fields(l); len(f) > 0 {
+			show := bootbench(t, db, "results", "show", f[0]).stdout
+			src := regexp.MustCompile(`source   import:(\S+)`).FindStringSubmatch(show)[1]
+			ids[src] = f[0]
+			if strings.Contains(show, "kernel   \n") || strings.Contains(show, "image    \n") {
+				t.Errorf("%s: empty kernel or image line:\n%s", src, show)
+			}
+		}
+	}
+	for _, tt := range []struct{ file, want string }{
+		{"rb450.txt", "started  " + time.Now().UTC().Format("2006-01-02")},
+		{"rb450.txt", "(when imported: the output does not say when it ran)"},
+		{"iperf3.json", "started  2026-11-30 08:28:14Z (as the output says)"},
+		{"mr.txt", "bench    openssl (openssl, version not in the output)"},
+		{"speed.txt", "bench    speed (bootbench-speed 0.1.0)"},
+	} {
+		// By the start of its id: the date and time results list shows first.
+		show := bootbench(t, db, "results", "show", ids[tt.file][:20])
+		if show.code != 0 || !strings.Contains(show.stdout, tt.want) {
+			t.Errorf("results show %s (%s): exit %d %s\n%s\nwant %q", ids[tt.file][:20], tt.file, show.code, show.stderr, show.stdout, tt.want)
+		}
+	}
+	if !strings.Contains(list, "(imported)") {
+		t.Errorf("results list does not say which start times are the import's:\n%s", list)
+	}
+	ow := bootbench(t, db, "results", "export", "--format", "openwrt")
+	if strings.Contains(ow.stdout, "|   |   |") || !strings.Contains(ow.stderr, "run "+ids["mr.txt"]+" left out: the OpenWrt recipe reads no figure from its output") {
+		t.Errorf("openwrt export of an -mr run: stdout %q stderr %q", ow.stdout, ow.stderr)
+	}
+	oneLine(t, bootbench(t, db, "results", "show", "2"), 2, `results show: "2" starts several runs' ids`)
+	oneLine(t, bootbench(t, db, "tftp", "--root", filepath.Join(dir, "nonexistent"), "--listen", "127.0.0.1:6969"), 2, "does not exist")
+}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bootbench/bootbench/boards"
@@ -103,10 +104,11 @@ func cmdResultsShow(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
-	r, err := s.Run(ctx, results.RunID(fs.Arg(0)))
-	if errors.Is(err, results.ErrNotFound) {
-		return usageErr("results show: no run %q in %s (see 'bootbench results list')", fs.Arg(0), path)
+	id, err := runNamed(ctx, s, path, fs.Arg(0))
+	if err != nil {
+		return err
 	}
+	r, err := s.Run(ctx, id)
 	if err != nil {
 		return storeFailure(path, err)
 	}
@@ -124,6 +126,29 @@ func cmdResultsShow(ctx context.Context, args []string) error {
 		return writeTranscript(os.Stdout, r.Transcript)
 	}
 	return nil
+}
+
+// runNamed is the run name names: its id, or the start of one id (the
+// part results list shows first, 20261204-101010, or more).
+func runNamed(ctx context.Context, s *results.Store, path, name string) (results.RunID, error) {
+	ids, err := s.IDsWithPrefix(ctx, name)
+	if err != nil {
+		return "", storeFailure(path, err)
+	}
+	switch {
+	case slices.Contains(ids, results.RunID(name)) || len(ids) == 1:
+		if len(ids) == 1 {
+			return ids[0], nil
+		}
+		return results.RunID(name), nil
+	case len(ids) > 1:
+		var some []string
+		for _, id := range ids {
+			some = append(some, string(id))
+		}
+		return "", usageErr("results show: %q starts several runs' ids in %s (%s); give more of it", name, path, strings.Join(some, ", "))
+	}
+	return "", usageErr("results show: no run %q in %s (see 'bootbench results list')", name, path)
 }
 
 // writeTranscript prints a run's serial transcript: byte for byte into a
@@ -162,7 +187,26 @@ func writeRunHeader(r *results.Run) {
 	if r.Throttle != nil {
 		fmt.Printf("throttle %s; left out of comparisons unless --include-throttled\n", r.Throttle)
 	}
-	fmt.Printf("bench    %s (%s %s)\nkernel   %s\nimage    %s\nstarted  %s\n", r.Bench, r.Tool, r.ToolVersion, r.Kernel, r.ImageDigest, r.Started.Format("2006-01-02 15:04:05Z07:00"))
+	tool := strings.TrimSpace(r.Tool + " " + r.ToolVersion)
+	if r.ToolVersion == "" && r.Tool != "" {
+		tool += ", version not in the output"
+	}
+	fmt.Printf("bench    %s (%s)\n", r.Bench, tool)
+	// An imported run has no kernel or image of bootbench's.
+	if r.Kernel != "" {
+		fmt.Printf("kernel   %s\n", r.Kernel)
+	}
+	if r.ImageDigest != "" {
+		fmt.Printf("image    %s\n", r.ImageDigest)
+	}
+	started := r.Started.Format("2006-01-02 15:04:05Z07:00")
+	switch r.StartedFrom {
+	case results.StartedImported:
+		started += " (when imported: the output does not say when it ran)"
+	case results.StartedOutput:
+		started += " (as the output says)"
+	}
+	fmt.Printf("started  %s\n", started)
 	if r.Source != "" {
 		fmt.Printf("source   %s\n", r.Source)
 	}
@@ -250,6 +294,11 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: boards.MHz(*clock), Skip: skipped, WithTranscript: raw, WithSamples: samples})
 	if err != nil {
 		return storeFailure(path, err)
+	}
+	if raw {
+		for _, id := range export.OpenWrtUnread(runs) {
+			fmt.Fprintf(os.Stderr, "bootbench: results export: run %s left out: the OpenWrt recipe reads no figure from its output (openssl speed -mr's); --with-setting gives its figures\n", id)
+		}
 	}
 	return writeOut(*out, func(w io.Writer) error { return write(w, runs) })
 }

@@ -81,7 +81,12 @@ func tftpAddr(root, listen string) (netip.AddrPort, error) {
 	if root == "" || listen == "" {
 		return netip.AddrPort{}, usageErr("tftp: --root DIR and --listen ADDR are both required (usage: bootbench %s)", tftpSynopsis)
 	}
-	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+	switch st, err := os.Stat(root); {
+	case errors.Is(err, os.ErrNotExist):
+		return netip.AddrPort{}, usageErr("tftp: --root %s does not exist", root)
+	case err != nil:
+		return netip.AddrPort{}, usageErr("tftp: --root %s: %v", root, unwrapPathErr(err))
+	case !st.IsDir():
 		return netip.AddrPort{}, usageErr("tftp: --root %s is not a directory", root)
 	}
 	if ap, err := netip.ParseAddrPort(listen); err == nil {

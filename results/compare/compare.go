@@ -943,6 +943,9 @@ func writeCompareTable(w io.Writer, ms []MetricCompare, byClock bool) error {
 	}
 	cols = append(cols, "95% INTERVAL", "P", "VERDICT")
 	rows := [][]string{cols}
+	// A verdict's why that every row would repeat ("n<4: 1 vs 1 runs, no
+	// statistics") is said once, under the table.
+	var notes []string
 	for _, m := range ms {
 		interval := "-"
 		if m.CILow != nil && m.CIHigh != nil {
@@ -961,10 +964,25 @@ func writeCompareTable(w io.Writer, ms []MetricCompare, byClock bool) error {
 		if m.PValue != nil {
 			p = strconv.FormatFloat(float64(*m.PValue), 'g', 3, 64)
 		}
-		row = append(row, interval, p, m.Verdict)
+		verdict := m.Verdict
+		if short, why, ok := strings.Cut(verdict, ": "); ok && strings.HasPrefix(short, "n<") {
+			verdict = short
+			if !slices.Contains(notes, verdict+": "+why) {
+				notes = append(notes, verdict+": "+why)
+			}
+		}
+		row = append(row, interval, p, verdict)
 		rows = append(rows, row)
 	}
-	return writeAligned(w, rows, map[int]bool{2: true, 3: true, 5: true})
+	if err := writeAligned(w, rows, map[int]bool{2: true, 3: true, 5: true}); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		if _, err := fmt.Fprintln(w, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func runsText(n int) string {

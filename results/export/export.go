@@ -54,6 +54,10 @@ type jsonRun struct {
 	Bench    string        `json:"bench"`
 	Metrics  []jsonMetric  `json:"metrics"`
 
+	// StartedFrom says where an imported run's started comes from:
+	// "output" (its own date) or "imported" (it had none: the import's).
+	StartedFrom string `json:"started_from,omitempty"`
+
 	Rep         int             `json:"rep"`
 	Reason      string          `json:"reason,omitempty"`
 	Tool        string          `json:"tool,omitempty"`
@@ -135,6 +139,7 @@ func WriteJSON(w io.Writer, runs []results.Run) error {
 			ClockMHz:    r.ClockMHz,
 			Status:      r.Status,
 			Started:     jsonTime(r.Started),
+			StartedFrom: r.StartedFrom,
 			Bench:       r.Bench,
 			Metrics:     make([]jsonMetric, 0, len(r.Metrics)),
 			Rep:         r.Rep,
@@ -178,6 +183,9 @@ func WriteTable(w io.Writer, runs []results.Run) error {
 			// UTC with the zone shown: runs come from several hosts and
 			// CI, and a listing must not change with the reader's TZ.
 			started = r.Started.UTC().Format("2006-01-02 15:04:05Z")
+			if r.StartedFrom == results.StartedImported {
+				started += " (imported)" // not when it ran: the output did not say
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n",
 			r.ID, r.Board, r.ClockMHz.Label(), r.Status, dash(r.Bench), len(r.Metrics), started, oneLine(r.Why(), 72))
@@ -281,7 +289,7 @@ func ReadJSON(r io.Reader) ([]results.Run, error) {
 			Reason: jr.Reason, Bench: jr.Bench, Tool: jr.Tool, ToolVersion: jr.ToolVersion,
 			Kernel: jr.Kernel, ImageDigest: jr.ImageDigest, Hello: jr.Hello,
 			ClockReportedMHz: jr.ClockReportedMHz, ClockCheck: jr.ClockCheck, Throttle: jr.Throttle,
-			Route: jr.Route,
+			Route: jr.Route, StartedFrom: jr.StartedFrom,
 		}
 		if jr.Started != "" {
 			var err error

@@ -35,7 +35,7 @@ func WriteOpenWrt(w io.Writer, runs []results.Run) error {
 	var picked []*results.Run
 	for i := range runs {
 		r := &runs[i]
-		if r.Status == results.StatusOK && openwrtHasAny(r, openwrtColumns) {
+		if r.Status == results.StatusOK && openwrtHasAny(r, openwrtColumns) && recipeReads(r) {
 			picked = append(picked, r)
 		}
 	}
@@ -47,6 +47,27 @@ func WriteOpenWrt(w io.Writer, runs []results.Run) error {
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// recipeReads reports whether the recipe reads any figure from r's
+// output: it reads openssl speed's tables, not -mr's +F: lines, of which
+// it makes a row of empty cells.
+func recipeReads(r *results.Run) bool {
+	return strings.ContainsAny(RecipeOpenSSL(string(r.RawOutput)), "0123456789")
+}
+
+// OpenWrtUnread are the ok runs with figures of the wiki's table whose
+// output the recipe reads none of (openssl speed -mr's), which
+// WriteOpenWrt leaves out rather than print a row of empty cells.
+func OpenWrtUnread(runs []results.Run) []results.RunID {
+	var ids []results.RunID
+	for i := range runs {
+		r := &runs[i]
+		if r.Status == results.StatusOK && openwrtHasAny(r, openwrtColumns) && !recipeReads(r) {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
 }
 
 // helloCPUInfo are the /proc/cpuinfo lines a board's hello carries.

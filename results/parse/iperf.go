@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Metric names of the network benchmarks.
@@ -262,6 +263,13 @@ func IPerf3(r io.Reader) (*Output, error) {
 			out.Version = m[1]
 			return nil
 		}
+		// -V prints when the test started: "Time: Mon, 30 Nov 2026 08:28:24 GMT".
+		if at, ok := strings.CutPrefix(t, "Time: "); ok && out.Measured.IsZero() {
+			if tm, err := time.Parse(time.RFC1123, at); err == nil {
+				out.Measured = tm.UTC()
+			}
+			return nil
+		}
 		if strings.Contains(t, "Lost/Total Datagrams") {
 			return &Error{Line: n, Msg: "iperf3 UDP test: only TCP throughput is parsed"}
 		}
@@ -340,6 +348,9 @@ func jsonStart(data []byte) (int, bool) {
 type iperf3Doc struct {
 	Start struct {
 		Version   string `json:"version"`
+		Timestamp struct {
+			TimeSecs int64 `json:"timesecs"`
+		} `json:"timestamp"`
 		TestStart struct {
 			Protocol string `json:"protocol"`
 		} `json:"test_start"`
@@ -385,6 +396,9 @@ func iperf3JSON(data []byte, off int) (*Output, error) {
 		return nil, &Error{Line: keyLine("protocol"), Msg: fmt.Sprintf("iperf3 %s test: only TCP throughput is parsed", p)}
 	}
 	out := &Output{Tool: "iperf3", Version: strings.TrimPrefix(doc.Start.Version, "iperf ")}
+	if ts := doc.Start.Timestamp.TimeSecs; ts > 0 {
+		out.Measured = time.Unix(ts, 0).UTC()
+	}
 	for _, s := range []struct {
 		name string
 		sum  *iperf3Sum

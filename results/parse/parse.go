@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Metric is one figure a benchmark produced, e.g. sha256@1024 in B/s.
@@ -52,6 +53,10 @@ type Output struct {
 	// after the previous output's last figure to its own last figure; the
 	// first starts at line 1 and the last ends at the input's end.
 	Line, FirstLine, LastLine int `json:"-"`
+	// Measured is when the output says it was measured (iperf3 -J's
+	// start.timestamp); zero when it does not say, as openssl, dd and
+	// iperf 2's text never do.
+	Measured time.Time `json:"-"`
 }
 
 // Error is a problem with the input, located by its 1-based line number.

@@ -256,7 +256,7 @@ func splitRepeats(out *Output) []*Output {
 	}
 	var tables []*Output
 	for _, c := range cutPieces(pieces) {
-		t := &Output{Tool: out.Tool, Version: out.Version, Line: c.line, FirstLine: c.first, LastLine: c.last}
+		t := &Output{Tool: out.Tool, Version: out.Version, Line: c.line, FirstLine: c.first, LastLine: c.last, Measured: out.Measured}
 		for _, p := range c.metrics {
 			t.Metrics = append(t.Metrics, p.metric)
 		}
