@@ -85,7 +85,7 @@ func NewTFTPFrom(files Files, report Reporter) *TFTP {
 	t := &TFTP{files: files, report: report, close: func() error { return nil },
 		maxTransfers: 64, maxPerClient: 8, floorRate: slowestBoard, grace: tftpGrace,
 		active: map[string]int{}, closing: make(chan struct{})}
-	t.srv = tftp.NewServer(t.read, nil)
+	t.srv = tftp.NewServer(t.read, t.refuseWrite)
 	// Boot ROMs are slow and simple: retransmit after a fixed second rather
 	// than the library's default random 0–1 s backoff on top of the timeout.
 	t.srv.SetTimeout(time.Second)
@@ -129,6 +129,21 @@ func (t *TFTP) read(name string, rf io.ReaderFrom) error {
 		return ErrAccess
 	}
 	return nil
+}
+
+// ErrReadOnly is what a client asking to write is told, and reported.
+var ErrReadOnly = errors.New("write refused: this server is read-only")
+
+// refuseWrite refuses a write request and reports it, as every transfer
+// is reported: a board or a person trying to upload shows in the log.
+func (t *TFTP) refuseWrite(name string, wt io.WriterTo) error {
+	ev := Event{Kind: "tftp-error", File: shown(name), Time: time.Now(), Err: ErrReadOnly}
+	if it, ok := wt.(tftp.IncomingTransfer); ok {
+		a := it.RemoteAddr()
+		ev.IP = a.IP
+	}
+	t.report(ev)
+	return ErrReadOnly
 }
 
 // send runs one transfer within the caps. Its error is for the event; the

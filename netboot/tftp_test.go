@@ -3,6 +3,7 @@ package netboot
 import (
 	"bytes"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -101,7 +102,7 @@ func TestTFTPConfined(t *testing.T) {
 
 func TestTFTPRefusesWrite(t *testing.T) {
 	root := t.TempDir()
-	addr, _ := startTFTP(t, root)
+	addr, events := startTFTP(t, root)
 	c, _ := tftp.NewClient(addr)
 	c.SetTimeout(time.Second)
 	c.SetRetries(1)
@@ -114,6 +115,11 @@ func TestTFTPRefusesWrite(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "upload")); err == nil {
 		t.Fatal("file written into the root")
+	}
+	// The refusal is reported, as every transfer is, with the client.
+	evs := events()
+	if len(evs) != 1 || evs[0].Kind != "tftp-error" || evs[0].File != "upload" || !errors.Is(evs[0].Err, ErrReadOnly) || !evs[0].IP.Equal(net.IPv4(127, 0, 0, 1)) {
+		t.Errorf("events %+v; want one tftp-error for upload from 127.0.0.1 saying the server is read-only", evs)
 	}
 }
 
