@@ -21,23 +21,34 @@ import (
 var usage = `bootbench — netboot a board, run only the benchmark, keep the numbers
 
 Usage:
-  bootbench run     [--board NAME] [--clock MHZ[,MHZ...]] [--reps N] [--bench ` + benchNames + `] [--db PATH] ...
-  bootbench serve   [--inventory FILE] [--db PATH] [--proxy] [--once BOARD] [--log text|json]   # the bench daemon
-  bootbench ci      --board NAME --baseline FILE.json|board=B,clock=MHZ --max-regression PCT [--reps N] [--junit FILE]
-  bootbench console BOARD [--inventory FILE] [--write]   # a board's serial console, live
-  bootbench import  --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd]
-                    [--table N] [--tool-version V] [--rep N] [--force | --skip-existing] [--new-board] FILE...
-  bootbench results list [--board NAME] | show RUN [--transcript | --raw] | check
-  bootbench results compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...]
-                    [--baseline [BOARD]@MHZ] [--clock MHZ] [--format text|json]
-  bootbench results export --format openwrt|csv|json|gobench|html [--with-setting] [--board NAME] [--clock MHZ] [-o OUT]
-  bootbench results push --to postgres://USER@HOST/DATABASE [--board NAME]   # copy runs to a shared store
-  bootbench boards  list | show NAME
-  bootbench image   build --arch GOARCH [--bench ` + benchNames + `|NAME] [--bench-cmd "..."] [--add HOST:IMG]...
-                    [--sysroot DIR] [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--kernel FILE] [--ram MIB] -o OUT
-  bootbench speed   [--seconds S] [--algs a,b|all]     # the built-in suite, on this machine
-  bootbench tftp    --root DIR --listen ADDR           # serve DIR read-only by TFTP until Ctrl-C
-  bootbench version                                    # this build, its Go, and where its images come from
+  bootbench run      [--board NAME] [--inventory FILE] [--proxy] [--clock MHZ[,MHZ...]] [--allow-overvoltage] [--reps N]
+                     [--bench ` + benchNames + `] [--db PATH] [--seconds S] [--algs a,b] [--transport http|tftp]
+                     [--kernel FILE] [--append ARGS] [--boot-timeout D] [--run-timeout D] [--retries N]
+                     [--route-sizes 64,...] [--route-configs plain,...] [--route-udp-rate 50M]
+                     [--route-window SIZE] [--route-streams N]   # see "Routing"
+  bootbench console  BOARD [--inventory FILE] [--write]
+  bootbench serve    [--inventory FILE] [--db PATH] [--proxy] [--once BOARD] [--log text|json]
+                     [--http [HOST:]PORT [--http-allow-remote]]   # see "The bench page"
+  bootbench ci       --board NAME --baseline FILE.json|board=B,clock=MHZ[,bench=B][,since=DATE]
+                     --max-regression PCT [--reps N] [--metrics GLOB,...] [--junit FILE] [--summary FILE]
+                     [run's flags: --inventory, --clock, --bench, --seconds, ...]
+  bootbench import   --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd]
+                     [--table N] [--tool-version V] [--rep N] [--force | --skip-existing] [--new-board] FILE...
+  bootbench results  list [--board NAME] | show RUN [--transcript | --raw] | check
+  bootbench results  push --to postgres://USER@HOST/DATABASE [--board NAME]   # copy runs to a shared store
+  bootbench results  compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...]
+                     [--baseline [BOARD]@MHZ] [--clock MHZ] [--include-throttled] [--format text|json]
+  bootbench results  export [--format json|openwrt|csv|gobench|html] [--with-setting] [--board NAME] [--clock MHZ]
+                     [--skip RUN,...] [-o OUT]
+  bootbench boards   list | show NAME
+  bootbench image    build --arch GOARCH|DEBIAN_ARCH [--bench ` + benchNames + `|NAME] [--bench-cmd "..."] [--add HOST:IMG]...
+                     [--sysroot DIR] [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--compress gz|xz|none] [--goarm 5|6|7] [--gomips softfloat|hardfloat]
+                     [--kernel FILE] [--cmdline ARGS] [--ram MIB]
+                     [--prebuilt DIR] -o OUT
+  bootbench image    prebuild [--arch A,B,...] [-o DIR]   # base images for running without the source tree or Go
+  bootbench speed    [--seconds S] [--algs a,b|all]      # the built-in suite on this machine
+  bootbench tftp     --root DIR --listen IP[:PORT]       # bootbench's TFTP server alone, read-only, until Ctrl-C
+  bootbench version                                      # this build, its Go, and where its images come from
 
 Run 'bootbench COMMAND --help' (or 'bootbench help COMMAND') for a command's flags.
 

@@ -243,3 +243,37 @@ func TestREADMECheckCatchesMismatch(t *testing.T) {
 		})
 	}
 }
+
+// commandsBlock is README's Commands block, each line's spacing made one.
+func commandsBlock(readme string) string {
+	start := strings.Index(readme, "## Commands\n\n```\n")
+	if start < 0 {
+		return ""
+	}
+	rest := readme[start+len("## Commands\n\n```\n"):]
+	return normalizeLines(rest[:strings.Index(rest, "```")])
+}
+
+func normalizeLines(s string) string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		out = append(out, strings.Join(strings.Fields(l), " "))
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestUsageIsREADMECommands: bootbench help's command lines are README's
+// Commands block, line for line.
+func TestUsageIsREADMECommands(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := commandsBlock(string(readme))
+	help := bootbench(t, emptyStore(t), "help").stdout
+	_, usage, _ := strings.Cut(help, "Usage:\n")
+	usage, _, _ = strings.Cut(usage, "\n\n")
+	if got := normalizeLines(usage); got != want {
+		t.Errorf("bootbench help's usage:\n%s\n\nREADME's Commands block:\n%s", got, want)
+	}
+}
