@@ -277,3 +277,44 @@ func TestUsageIsREADMECommands(t *testing.T) {
 		t.Errorf("bootbench help's usage:\n%s\n\nREADME's Commands block:\n%s", got, want)
 	}
 }
+
+// repoFileRE is a file of this repository README names by its path: Go
+// files, scripts, patches and YAML under a directory.
+var repoFileRE = regexp.MustCompile("`((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]+\\.(?:go|sh|patch|yaml))`")
+
+// TestREADMEFilesExist: the files README names by path are where it
+// says (harness/booter.go had moved to boot/booter.go).
+func TestREADMEFilesExist(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(readme), "\n") {
+		for _, m := range repoFileRE.FindAllStringSubmatch(line, -1) {
+			if _, err := os.Stat("../../" + m[1]); err != nil {
+				t.Errorf("README.md:%d names %s, which is not in the repository", i+1, m[1])
+			}
+		}
+	}
+}
+
+// TestREADMERouterOSEntry: the RouterOS entry README shows is the one
+// boards show rb1100 prints.
+func TestREADMERouterOSEntry(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, entry, ok := strings.Cut(string(readme), "\n  rb1100-1:\n")
+	if !ok {
+		t.Fatal("README shows no rb1100-1 entry")
+	}
+	entry, _, _ = strings.Cut(entry, "```")
+	want := normalizeLines("rb1100-1:\n" + entry)
+	show := bootbench(t, emptyStore(t), "boards", "show", "rb1100").stdout
+	_, got, _ := strings.Cut(show, "In bench.yaml's boards:\n")
+	got, _, _ = strings.Cut(got, "tested end to end")
+	if normalizeLines(got) != want {
+		t.Errorf("boards show rb1100 prints\n%s\nREADME shows\n%s", normalizeLines(got), want)
+	}
+}
