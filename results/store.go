@@ -307,7 +307,7 @@ func (r *Run) validate() error {
 // a moment earlier.
 func (s *Store) SaveRun(ctx context.Context, r *Run) error {
 	if err := r.validate(); err != nil {
-		return fmt.Errorf("results: %w", err)
+		return fmt.Errorf("results: %w", invalidRun{err})
 	}
 	err := s.saveRun(ctx, storable(r))
 	if err == nil {
