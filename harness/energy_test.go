@@ -65,7 +65,7 @@ func TestRunSamplesTheMeter(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, progress.String())
 	}
-	got, err := o.Store.Run(context.Background(), rec.ID)
+	got, err := storeOf(o).Run(context.Background(), rec.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestRunWithoutMeter(t *testing.T) {
 			if n := strings.Count(progress.String(), "has no meter"); n != 1 || !strings.Contains(progress.String(), tt.said) {
 				t.Errorf("said %d times, want once: %q\n%s", n, tt.said, progress.String())
 			}
-			got, err := o.Store.Run(context.Background(), rec.ID)
+			got, err := storeOf(o).Run(context.Background(), rec.ID)
 			if err != nil || got.Energy != nil {
 				t.Errorf("stored energy %+v, %v; want none", got.Energy, err)
 			}

@@ -310,7 +310,7 @@ func TestRunClassifies(t *testing.T) {
 			o.Clock = tt.clock
 			_, err := Run(context.Background(), o.Job, o.Rig)
 			ft.written.Wait()
-			runs, serr := o.Store.Runs(context.Background(), results.Filter{})
+			runs, serr := storeOf(o).Runs(context.Background(), results.Filter{})
 			if serr != nil {
 				t.Fatal(serr)
 			}
@@ -479,7 +479,7 @@ func TestSetupFailureNotStored(t *testing.T) {
 			if rec != nil || Kind(err) != FailSetup || !strings.Contains(err.Error(), tt.says) {
 				t.Fatalf("Run = %v, %v; want no run and a setup failure saying %q", rec, err, tt.says)
 			}
-			runs, serr := o.Store.Runs(context.Background(), results.Filter{})
+			runs, serr := storeOf(o).Runs(context.Background(), results.Filter{})
 			if serr != nil {
 				t.Fatal(serr)
 			}
@@ -520,7 +520,7 @@ func TestRunNeverShowsAPassword(t *testing.T) {
 	if err == nil || rec == nil {
 		t.Fatalf("Run = %+v, %v; want a failed run", rec, err)
 	}
-	stored, serr := o.Store.Run(context.Background(), rec.ID)
+	stored, serr := storeOf(o).Run(context.Background(), rec.ID)
 	if serr != nil {
 		t.Fatal(serr)
 	}
@@ -536,3 +536,6 @@ func TestRunNeverShowsAPassword(t *testing.T) {
 		t.Errorf("stored reason %q: want the URL with its password masked", stored.Reason)
 	}
 }
+
+// storeOf is the store fakeOptions gives a run.
+func storeOf(o config) *results.Store { return o.Store.(*results.Store) }

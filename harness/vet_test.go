@@ -85,7 +85,7 @@ func TestRefusedMidRun(t *testing.T) {
 			start := time.Now()
 			rec, err := Run(ctx, o.Job, o.Rig)
 			took := time.Since(start)
-			runs, serr := o.Store.Runs(context.Background(), results.Filter{})
+			runs, serr := storeOf(o).Runs(context.Background(), results.Filter{})
 			if serr != nil {
 				t.Fatal(serr)
 			}
