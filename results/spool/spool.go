@@ -71,13 +71,20 @@ func Root() string {
 func Key(name string) string {
 	id := identity(name)
 	sum := sha256.Sum256([]byte(id))
+	text := id
+	if u, err := url.PathUnescape(id); err == nil {
+		text = u // ?host=/run/postgresql reads as itself, not %2F
+	}
 	readable := strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '@', r == '_':
 			return r
 		}
 		return '-'
-	}, strings.TrimPrefix(strings.TrimPrefix(id, "postgres://"), "file:"))
+	}, strings.TrimPrefix(strings.TrimPrefix(text, "postgres://"), "file:"))
+	for strings.Contains(readable, "--") {
+		readable = strings.ReplaceAll(readable, "--", "-")
+	}
 	readable = strings.Trim(readable, "-.")
 	if len(readable) > maxReadable {
 		readable = strings.TrimLeft(readable[len(readable)-maxReadable:], "-.") // the end names the file or database

@@ -200,6 +200,9 @@ func TestKey(t *testing.T) {
 	if k := Key("postgres://bench@db.lab/bootbench"); !strings.HasPrefix(k, "bench@db.lab-bootbench-") {
 		t.Errorf("Key = %q, want it to read as the store", k)
 	}
+	if k := Key("postgres://postgres@/t1?host=/run/postgresql"); !strings.HasPrefix(k, "postgres@-t1-host-run-postgresql-") {
+		t.Errorf("Key = %q, want a socket directory to read as itself", k)
+	}
 	long := "/" + strings.Repeat("deep/", 30) + "results.db"
 	if k := Key(long); len(k) > maxReadable+13 || !strings.Contains(k, "results.db-") {
 		t.Errorf("Key of a long path = %q: want it short, ending with the file's name", k)
