@@ -3,13 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/bootbench/bootbench/internal/needs"
 	"github.com/bootbench/bootbench/internal/pgtest"
@@ -199,4 +206,126 @@ func assertStoredOnce(t *testing.T, db, id string, spooled *results.Run) {
 		!bytes.Equal(got.Hello, spooled.Hello) || got.Status != spooled.Status || !got.Started.Equal(spooled.Started) {
 		t.Errorf("stored run %s differs from the spooled one:\n got %+v\nwant %+v", id, got, spooled)
 	}
+}
+
+// smallDisk mounts a tmpfs of size for the test (a disk that fills up)
+// and returns its directory; it is unmounted when the test ends.
+func smallDisk(t *testing.T, size string) string {
+	t.Helper()
+	needs.Root(t, "a tmpfs mounted for the test")
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size="+size+",mode=0755"); err != nil {
+		needs.Unmet(t, "mount a tmpfs: "+err.Error())
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+			t.Errorf("unmount the test's tmpfs %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// fillDisk writes into dir until its filesystem is full, and returns the
+// file, whose removal gives the space back.
+func fillDisk(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "filler")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, n := range []int{64 << 10, 4096, 512, 1} {
+		chunk := make([]byte, n)
+		for {
+			if _, err := f.Write(chunk); err != nil {
+				if !errors.Is(err, syscall.ENOSPC) {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
+	}
+	return path
+}
+
+// TestE2EStoreDiskFull is the store's disk filling up while the board
+// runs (a small tmpfs, filled once the board is up): the run is kept in
+// the spool on another disk and delivered once there is room again; and
+// with the spool on the full disk too, nothing can be written at all, so
+// the run's figures are printed whole on stdout before exit status 1.
+func TestE2EStoreDiskFull(t *testing.T) {
+	requireBench(t)
+	t.Run("spool on another disk", func(t *testing.T) {
+		disk := smallDisk(t, "4m")
+		db := filepath.Join(disk, "results.db")
+		if r := bootbench(t, "", "import", "--db", db, "--board", "rb450", "--clock", "300", rb450Fixture); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+		data := t.TempDir()
+		t.Setenv("XDG_DATA_HOME", data)
+		cmd, stdout, stderr := startBootbench(t, nil, append([]string{"run", "--db", db, "--retries", "0"}, quickSuite...)...)
+		waitFor(t, 3*time.Minute, "the board to report", func() bool { return strings.Contains(stderr.String(), "board up: ") }, stdout, stderr)
+		filler := fillDisk(t, disk)
+		code := exitCode(t, cmd, 3*time.Minute)
+		t.Logf("the run:\n%s%s", stdout.String(), stderr.String())
+		id := runIDRE.FindStringSubmatch(stderr.String())[1]
+		dir := spoolDir(data, db)
+		want := "bootbench: the store " + db + " is away (database or disk is full"
+		if lines := errorLines(stderr.String()); code != 1 || len(lines) != 1 || !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "run "+id+" kept in "+dir+";") {
+			t.Fatalf("exit %d, said %q; want exit 1 and one line %q… kept in %s", code, lines, want, dir)
+		}
+		assertNothingLeft(t, stderr.String())
+		os.Remove(filler)
+		r := bootbench(t, "", "results", "push", "--db", db)
+		if r.code != 0 || !strings.Contains(r.stdout, "delivered run "+id+" from the spool to "+db+"\n") {
+			t.Fatalf("push once there is room: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		runs := storedRuns(t, db)
+		if len(runs) != 2 || runs[1].ID != id && runs[0].ID != id {
+			t.Errorf("stored: %+v", runs)
+		}
+	})
+	t.Run("nothing writable", func(t *testing.T) {
+		disk := smallDisk(t, "4m")
+		db := filepath.Join(disk, "results.db")
+		if r := bootbench(t, "", "import", "--db", db, "--board", "rb450", "--clock", "300", rb450Fixture); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+		cmd, stdout, stderr := startBootbench(t, []string{"XDG_DATA_HOME=" + disk}, append([]string{"run", "--db", db, "--retries", "0"}, quickSuite...)...)
+		waitFor(t, 3*time.Minute, "the board to report", func() bool { return strings.Contains(stderr.String(), "board up: ") }, stdout, stderr)
+		fillDisk(t, disk)
+		code := exitCode(t, cmd, 3*time.Minute)
+		t.Logf("the run:\n%s%s", stdout.String(), stderr.String())
+		id := runIDRE.FindStringSubmatch(stderr.String())[1]
+		lines := errorLines(stderr.String())
+		want := "bootbench: run " + id + " could not be stored (the store " + db + ": database or disk is full"
+		if code != 1 || len(lines) != 1 || !strings.HasPrefix(lines[0], want) ||
+			!strings.Contains(lines[0], "nor kept in the spool (") || !strings.HasSuffix(lines[0], "no space left on device); its figures are printed above, copy them now") {
+			t.Fatalf("exit %d, said %q; want exit 1 and one line %q…", code, lines, want)
+		}
+		out := stdout.String()
+		head := "\nNOT STORED: run " + id + ", board qemu-x86_64, clock 1000 MHz, rep 1, bench speed, ok\n\n" + id + "  qemu-x86_64  1000 MHz  rep 1  bootbench-speed "
+		if !strings.HasPrefix(out, head) {
+			t.Errorf("stdout starts %q, want %q", out, head)
+		}
+		// Every figure, as the board's own output has it (kB/s to B/s).
+		for _, alg := range []string{"md5", "sha256"} {
+			row := regexp.MustCompile(`(?m)^\[ *[0-9.]+s\] bench    \| ` + alg + ` +(.*)$`).FindStringSubmatch(stderr.String())
+			if row == nil {
+				t.Fatalf("no %s row in the board's output", alg)
+			}
+			for i, f := range strings.Fields(row[1]) {
+				k, err := strconv.ParseFloat(strings.TrimSuffix(f, "k"), 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				size := []int{16, 64, 256, 1024, 8192, 16384}[i]
+				if want := fmt.Sprintf("%s@%d", alg, size); !regexp.MustCompile(`(?m)^` + want + ` +` + strconv.FormatFloat(k*1000, 'f', 0, 64) + `  B/s`).MatchString(out) {
+					t.Errorf("stdout lacks %s = %.0f B/s:\n%s", want, k*1000, out)
+				}
+			}
+		}
+		assertNothingLeft(t, stderr.String())
+	})
 }
