@@ -136,7 +136,7 @@ func TestE2EStoreAwayMidRun(t *testing.T) {
 	kept, _ := os.ReadFile(file)
 
 	// While the store is away, results list still says what waits.
-	waits := "bootbench: 1 run waits in the spool for this store (" + dir + "); the next command that writes to it delivers them, or 'bootbench results push --db " + db + "'"
+	waits := "bootbench: 1 run waits in the spool for this store (" + dir + "); the next command that writes to it delivers it, or 'bootbench results push --db " + db + "'"
 	if r := bootbench(t, "", "results", "list", "--db", db); !strings.Contains(r.stderr, waits) {
 		t.Errorf("results list with the store away: exit %d, stderr %q; want %q", r.code, r.stderr, waits)
 	}

@@ -167,12 +167,12 @@ func spoolWaiting(path string) string {
 	if n == 0 {
 		return ""
 	}
-	verb := "wait"
+	verb, them := "wait", "them"
 	if n == 1 {
-		verb = "waits"
+		verb, them = "waits", "it"
 	}
-	return fmt.Sprintf("%s %s in the spool for this store (%s); the next command that writes to it delivers them, or '%s'",
-		runsCount(n), verb, spool.For(path).Dir, pushHint(path))
+	return fmt.Sprintf("%s %s in the spool for this store (%s); the next command that writes to it delivers %s, or '%s'",
+		runsCount(n), verb, spool.For(path).Dir, them, pushHint(path))
 }
 
 // spooledRun is the spool file of run id for the store at path; "" when
