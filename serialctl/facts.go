@@ -211,6 +211,9 @@ func Netboot(line []byte) (NetbootStep, bool) {
 	for _, t := range firmwareReadings(Printable(line)) {
 		for _, r := range netRules {
 			if m := r.re.FindStringSubmatch(t); m != nil {
+				if loc := kernelStamp.FindStringIndex(t); loc != nil && loc[0] > 0 {
+					t = t[:loc[0]] // the kernel's first line, cutting in
+				}
 				return NetbootStep{Kind: r.kind(m), Text: dotRun.ReplaceAllString(t, "...")}, true
 			}
 		}
