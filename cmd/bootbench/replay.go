@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,9 +33,7 @@ func replayConsole(file, profile, format string) error {
 	}
 	r := replay.Run(file, log, p)
 	if format == "json" {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(r)
+		err = r.WriteJSON(os.Stdout)
 	} else {
 		err = r.WriteText(os.Stdout)
 	}

@@ -96,12 +96,14 @@ func TestGolden(t *testing.T) {
 			if err := r.WriteText(&text); err != nil {
 				t.Fatal(err)
 			}
-			js, err := json.MarshalIndent(r, "", "  ")
-			if err != nil {
+			var js bytes.Buffer
+			if err := r.WriteJSON(&js); err != nil {
 				t.Fatal(err)
 			}
-			js = append(js, '\n')
-			for ext, got := range map[string][]byte{".txt": text.Bytes(), ".json": js} {
+			if !json.Valid(js.Bytes()) {
+				t.Fatalf("not JSON: %s", js.Bytes())
+			}
+			for ext, got := range map[string][]byte{".txt": text.Bytes(), ".json": js.Bytes()} {
 				golden := filepath.Join("testdata", "golden", name+ext)
 				if *update {
 					if err := os.WriteFile(golden, got, 0o644); err != nil {

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -123,4 +124,13 @@ func (r *Report) verdict(lw int) string {
 		fmt.Fprintf(&b, "line %*d  %s\n", lw, p.Line, p.Text)
 	}
 	return b.String()
+}
+
+// WriteJSON writes the report for scripts: the Report's fields, indented,
+// with a console's "<", ">" and "&" as they are.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
 }
