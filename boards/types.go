@@ -61,30 +61,6 @@ func MHzFromBogoMIPS(bogomips string, perMHz float64) MHz {
 	return MHz(math.Round(v / perMHz))
 }
 
-// BogoMIPSTolerance is how far, as a fraction of the clock, the clock a
-// kernel's BogoMIPS imply may be from the clock the board should run at
-// and still agree with it. BogoMIPS are a calibration loop's count: they
-// wander a little from boot to boot (an AR7241 at 400 MHz printed 265.42
-// on one boot and 266.24 on another), and the per-MHz figure of a core is
-// only measured to a few tenths of a percent; 6 % keeps every published
-// boot of a board at its clock and still tells its settings apart (680
-// and 800 MHz on an RB450G are 17.6 % apart).
-const BogoMIPSTolerance = 0.06
-
-// BogoMIPSAgree is the one rule by which a kernel's BogoMIPS confirm a
-// clock, wherever that clock came from: the clock a run asked for, or the
-// one a firmware's banner announced. implied is the clock the BogoMIPS
-// imply at perMHz (MHzFromBogoMIPS); 0 when either is unknown, and then
-// nothing is confirmed (agree is false). agree says whether implied is
-// within BogoMIPSTolerance of clock.
-func BogoMIPSAgree(bogomips string, perMHz float64, clock MHz) (implied MHz, agree bool) {
-	implied = MHzFromBogoMIPS(bogomips, perMHz)
-	if implied == 0 || clock <= 0 {
-		return implied, false
-	}
-	return implied, math.Abs(float64(implied-clock)) <= BogoMIPSTolerance*float64(clock)
-}
-
 // ParseMHz reads a clock setting as a user types it: "800" or "800MHz".
 func ParseMHz(s string) (MHz, error) {
 	t := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(s), "MHz"), "mhz")

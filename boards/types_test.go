@@ -46,30 +46,3 @@ func TestMHzFromBogoMIPS(t *testing.T) {
 		}
 	}
 }
-
-// TestBogoMIPSAgree holds the clock rule to published boots: each board's
-// BogoMIPS agree with the clock it ran at and not with its other setting.
-func TestBogoMIPSAgree(t *testing.T) {
-	for _, tt := range []struct {
-		bogomips string
-		perMHz   float64
-		clock    MHz
-		implied  MHz
-		agree    bool
-	}{
-		{"452.19", 0.6656, 680, 679, true},  // AR7161 (RB450G) at 680 MHz
-		{"452.19", 0.6656, 800, 679, false}, // ... is not at 800
-		{"265.42", 0.6656, 400, 399, true},  // AR7241 at 400 MHz, one boot
-		{"266.24", 0.6656, 400, 400, true},  // ... and another
-		{"198.65", 0.99, 200, 201, true},    // BCM4712 (WRT54G) at 200 MHz
-		{"198.65", 0.99, 216, 201, false},   // 7 % off: not 216
-		{"452.19", 0, 680, 0, false},        // the profile knows no ratio
-		{"", 0.6656, 680, 0, false},         // no BogoMIPS
-		{"452.19", 0.6656, 0, 679, false},   // no clock to confirm
-	} {
-		implied, agree := BogoMIPSAgree(tt.bogomips, tt.perMHz, tt.clock)
-		if implied != tt.implied || agree != tt.agree {
-			t.Errorf("BogoMIPSAgree(%q, %v, %d) = %d, %v; want %d, %v", tt.bogomips, tt.perMHz, tt.clock, implied, agree, tt.implied, tt.agree)
-		}
-	}
-}

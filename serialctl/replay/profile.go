@@ -76,10 +76,11 @@ func (w *walker) checkClock(n int, mhz boards.MHz) {
 }
 
 // checkBogoMIPS says what BogoMIPS mean for the clock, and holds them to
-// it by boards.BogoMIPSAgree, the rule a live run's clock is checked by:
-// against the clock the firmware announced, or, where it announced none,
-// against the profile's clocks. It returns the fact's text and the clock
-// the BogoMIPS imply (0 where the profile knows no BogoMIPS per MHz).
+// it by boards.ClockAgrees, the rule a live run's clock is checked by
+// (BogoMIPS as a source, with its tolerance): against the clock the
+// firmware announced, or, where it announced none, against the profile's
+// clocks. It returns the fact's text and the clock the BogoMIPS imply (0
+// where the profile knows no BogoMIPS per MHz).
 func (w *walker) checkBogoMIPS(n int, bm string, announced boards.MHz) (string, boards.MHz) {
 	p := w.r.profile
 	text := bm + " BogoMIPS"
@@ -89,16 +90,17 @@ func (w *walker) checkBogoMIPS(n int, bm string, announced boards.MHz) (string, 
 		}
 		return text, 0
 	}
-	implied, agree := boards.BogoMIPSAgree(bm, p.BogoMIPSPerMHz, announced)
+	implied := boards.MHzFromBogoMIPS(bm, p.BogoMIPSPerMHz)
 	text += fmt.Sprintf(": %s at %s's %g per MHz", implied, p.Name, p.BogoMIPSPerMHz)
 	switch cs := offered(p); {
-	case announced > 0 && agree:
+	case announced > 0 && boards.ClockAgrees(boards.FromBogoMIPS, implied, announced):
 		text += fmt.Sprintf(", agrees with the announced %s", announced)
 	case announced > 0:
-		w.problem(n, "bogomips", "%s BogoMIPS say %s at %s's %g per MHz, not the %s the firmware announced (more than %.0f%% off)", bm, implied, p.Name, p.BogoMIPSPerMHz, announced, 100*boards.BogoMIPSTolerance)
+		w.problem(n, "bogomips", "%s BogoMIPS say %s at %s's %g per MHz, not the %s the firmware announced (more than %.0f%% off)",
+			bm, implied, p.Name, p.BogoMIPSPerMHz, announced, 100*boards.FromBogoMIPS.Tolerance())
 	case len(cs) > 0:
 		for _, c := range cs {
-			if _, ok := boards.BogoMIPSAgree(bm, p.BogoMIPSPerMHz, c); ok {
+			if boards.ClockAgrees(boards.FromBogoMIPS, implied, c) {
 				return text + fmt.Sprintf(", %s's %s setting", p.Name, c), implied
 			}
 		}
