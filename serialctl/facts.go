@@ -75,7 +75,7 @@ var bogoRules = []*regexp.Regexp{
 }
 
 // BogoMIPS reads the BogoMIPS a kernel line reports, as printed ("452.19"):
-// the figure boards.BogoMIPSAgree takes.
+// the figure boards.MHzFromBogoMIPS takes.
 func BogoMIPS(line []byte) (string, bool) {
 	for _, t := range readings(Printable(line)) {
 		for _, re := range bogoRules {

@@ -1,7 +1,7 @@
 // Package replay runs a saved serial console log through the detector a
 // live console goes through (serialctl.Classify, the firmware's announced
 // clock, the kernel's BogoMIPS, the netboot steps) and the clock rule the
-// harness checks a run by (boards.BogoMIPSAgree), and reports what
+// harness checks a run by (boards.ClockAgrees), and reports what
 // bootbench would have seen: each stage with its line, and what in the
 // log contradicts a board profile.
 //
