@@ -47,7 +47,7 @@ func (w *walker) checkLoader(n int, loader string) {
 	if p == nil || !knownFamily(f) || slices.Contains(families[p.Boot], f) {
 		return
 	}
-	w.problem(n, "bootloader", "%s is on the console, but board model %s boots by %s (%s)", loader, p.Name, p.Boot, strings.Join(families[p.Boot], ", "))
+	w.problem(n, ProblemBootloader, "%s is on the console, but board model %s boots by %s (%s)", loader, p.Name, p.Boot, strings.Join(families[p.Boot], ", "))
 }
 
 // offered are the clocks the profile says its boards run at: its
@@ -71,7 +71,7 @@ func (w *walker) checkClock(n int, mhz boards.MHz) {
 		return
 	}
 	if err := p.CheckClock(mhz); err != nil {
-		w.problem(n, "clock", "the firmware announced %s: %v", mhz, err)
+		w.problem(n, ProblemClock, "the firmware announced %s: %v", mhz, err)
 	}
 }
 
@@ -96,7 +96,7 @@ func (w *walker) checkBogoMIPS(n int, bm string, announced boards.MHz) (string, 
 	case announced > 0 && boards.ClockAgrees(boards.FromBogoMIPS, implied, announced):
 		text += fmt.Sprintf(", agrees with the announced %s", announced)
 	case announced > 0:
-		w.problem(n, "bogomips", "%s BogoMIPS say %s at %s's %g per MHz, not the %s the firmware announced (more than %.0f%% off)",
+		w.problem(n, ProblemBogoMIPS, "%s BogoMIPS say %s at %s's %g per MHz, not the %s the firmware announced (more than %.0f%% off)",
 			bm, implied, p.Name, p.BogoMIPSPerMHz, announced, 100*boards.FromBogoMIPS.Tolerance())
 	case len(cs) > 0:
 		for _, c := range cs {
@@ -104,7 +104,7 @@ func (w *walker) checkBogoMIPS(n int, bm string, announced boards.MHz) (string, 
 				return text + fmt.Sprintf(", %s's %s setting", p.Name, c), implied
 			}
 		}
-		w.problem(n, "bogomips", "%s BogoMIPS say %s at %s's %g per MHz, not a clock board model %s runs at (%s)", bm, implied, p.Name, p.BogoMIPSPerMHz, p.Name, joinMHz(cs))
+		w.problem(n, ProblemBogoMIPS, "%s BogoMIPS say %s at %s's %g per MHz, not a clock board model %s runs at (%s)", bm, implied, p.Name, p.BogoMIPSPerMHz, p.Name, joinMHz(cs))
 	}
 	return text, implied
 }

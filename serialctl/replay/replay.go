@@ -6,8 +6,9 @@
 // log contradicts a board profile.
 //
 //	log, _ := pasted.Read(f)
-//	r := replay.Run(log, &profile) // nil: no profile to hold it to
-//	r.WriteText(os.Stdout)         // or json.Marshal(r)
+//	r := replay.Run("boot.log", log, &profile) // nil: no profile to hold it to
+//	r.WriteText(os.Stdout)                     // or r.WriteJSON
+//	if !r.OK() { ... }                          // a failure, or a contradiction
 package replay
 
 import (
@@ -57,10 +58,38 @@ type Fact struct {
 // Problem is something in the log that a run would have failed on, or
 // that contradicts the board profile.
 type Problem struct {
-	Line int    `json:"line"`
-	Kind string `json:"kind"` // bootloader, clock, bogomips, netboot, panic, oops, bug, reset
-	Text string `json:"text"`
+	Line int         `json:"line"`
+	Kind ProblemKind `json:"kind"`
+	Text string      `json:"text"`
 }
+
+// ProblemKind is what a problem is about.
+type ProblemKind string
+
+// The problems: a contradiction of the profile (a firmware its boot
+// method does not have, a clock it does not offer, BogoMIPS that do not
+// confirm the clock) or a failure whatever the profile.
+const (
+	ProblemBootloader ProblemKind = "bootloader"
+	ProblemClock      ProblemKind = "clock"
+	ProblemBogoMIPS   ProblemKind = "bogomips"
+	ProblemNetboot    ProblemKind = "netboot"
+	ProblemPanic      ProblemKind = "panic"
+	ProblemOops       ProblemKind = "oops"
+	ProblemBug        ProblemKind = "bug"
+	ProblemReset      ProblemKind = "reset"
+)
+
+// End is how a boot ends in the log.
+type End string
+
+// The ends.
+const (
+	EndLog      End = "log ends"  // the log ends in it
+	EndNextBoot End = "next boot" // its firmware started again after a failed load
+	EndReset    End = "reset"     // a firmware started again after the kernel had
+	EndPanic    End = "panic"     // the kernel panicked and the board rebooted
+)
 
 // Outcome is how a boot's netboot went.
 type Outcome string
@@ -91,9 +120,7 @@ type Boot struct {
 	// BogoMIPSMHz is the clock the BogoMIPS imply at the profile's
 	// BogoMIPS per MHz (0: no profile, or it knows none).
 	BogoMIPSMHz boards.MHz `json:"bogomips_mhz,omitempty"`
-	// End is how the boot ended in the log: "panic", "reset", "next boot"
-	// or "log ends".
-	End string `json:"end"`
+	End         End        `json:"end"`
 }
 
 // Report is what bootbench would have seen in a log.
@@ -128,7 +155,7 @@ func Run(file string, log *pasted.Log, p *boards.Profile) *Report {
 	for _, ln := range log.Lines {
 		w.line(ln)
 	}
-	w.endBoot(w.last, "log ends")
+	w.endBoot(w.last, EndLog)
 	r.Verdict = "ok"
 	if !r.OK() {
 		r.Verdict = "problems"
@@ -173,7 +200,7 @@ func (w *walker) line(ln pasted.Line) {
 
 func (w *walker) fact(f Fact) { w.r.Facts = append(w.r.Facts, f) }
 
-func (w *walker) problem(line int, kind, format string, args ...any) {
+func (w *walker) problem(line int, kind ProblemKind, format string, args ...any) {
 	w.r.Problems = append(w.r.Problems, Problem{Line: line, Kind: kind, Text: fmt.Sprintf(format, args...)})
 }
 
@@ -195,7 +222,7 @@ func (w *walker) current(n int) *Boot {
 }
 
 // endBoot ends the boot at line last, ended how.
-func (w *walker) endBoot(last int, how string) {
+func (w *walker) endBoot(last int, how End) {
 	if w.boot == nil {
 		return
 	}
@@ -205,9 +232,9 @@ func (w *walker) endBoot(last int, how string) {
 	b.ThenLocal = b.Netboot == NetbootFailed && w.via == "local"
 	switch {
 	case b.Netboot == NetbootFailed && w.failLine > 0:
-		w.problem(w.failLine, "netboot", "the boot of lines %d-%d failed here (%s): nothing was loaded over the network after it", b.FirstLine, b.LastLine, w.failText)
+		w.problem(w.failLine, ProblemNetboot, "the boot of lines %d-%d failed here (%s): nothing was loaded over the network after it", b.FirstLine, b.LastLine, w.failText)
 	case b.Netboot == NetbootFailed:
-		w.problem(b.LastLine, "netboot", "the boot of lines %d-%d asked for files the server did not have and loaded none", b.FirstLine, b.LastLine)
+		w.problem(b.LastLine, ProblemNetboot, "the boot of lines %d-%d asked for files the server did not have and loaded none", b.FirstLine, b.LastLine)
 	}
 }
 
@@ -291,13 +318,16 @@ func (w *walker) mark(ln pasted.Line, m serialctl.Mark) {
 		w.panicked = true
 		text := "Kernel panic - not syncing: " + m.Name
 		w.fact(Fact{Line: n, Stage: StagePanic, Text: text})
-		w.problem(n, "panic", "%s", text)
+		w.problem(n, ProblemPanic, "%s", text)
 	case serialctl.KernelOops, serialctl.KernelBug:
 		w.current(n)
-		stage := map[serialctl.MarkKind]Stage{serialctl.KernelOops: StageOops, serialctl.KernelBug: StageBug}[m.Kind]
+		stage, kind := StageOops, ProblemOops
+		if m.Kind == serialctl.KernelBug {
+			stage, kind = StageBug, ProblemBug
+		}
 		text := m.Kind.String() + ": " + m.Name
 		w.fact(Fact{Line: n, Stage: stage, Text: text})
-		w.problem(n, string(stage), "%s", text)
+		w.problem(n, kind, "%s", text)
 	}
 }
 
@@ -311,14 +341,14 @@ func (w *walker) firmware(n int, m serialctl.Mark) {
 	switch {
 	case w.boot != nil && w.kernel && !w.panicked:
 		w.fact(Fact{Line: n, Stage: StageReset, Text: fmt.Sprintf("the board reset: %s started again after the kernel had", m.Name)})
-		w.problem(n, "reset", "the board reset: %s started again after the kernel had", m.Name)
-		w.endBoot(n-1, "reset")
+		w.problem(n, ProblemReset, "the board reset: %s started again after the kernel had", m.Name)
+		w.endBoot(n-1, EndReset)
 		w.startBoot(n)
 	case w.boot != nil && w.kernel:
-		w.endBoot(n-1, "panic")
+		w.endBoot(n-1, EndPanic)
 		w.startBoot(n)
 	case w.boot != nil && w.failLine > 0 && name == w.boot.Loader:
-		w.endBoot(n-1, "next boot")
+		w.endBoot(n-1, EndNextBoot)
 		w.startBoot(n)
 	}
 	b := w.current(n)

@@ -151,7 +151,7 @@ func TestVerdicts(t *testing.T) {
 			r := replayFile(t, tt.file, tt.board)
 			var kinds []string
 			for _, p := range r.Problems {
-				kinds = append(kinds, p.Kind)
+				kinds = append(kinds, string(p.Kind))
 			}
 			var outcomes []Outcome
 			for _, b := range r.Boots {
@@ -328,5 +328,30 @@ func TestCopiesInTestdata(t *testing.T) {
 	}
 	if n < 6 {
 		t.Errorf("only %d copied logs in testdata/", n)
+	}
+}
+
+// TestOutcomes: a boot's netboot from the steps its lines show, in the
+// wordings of the transcripts and the firmware's documentation.
+func TestOutcomes(t *testing.T) {
+	tests := []struct {
+		name, log string
+		want      Outcome
+		problem   bool
+	}{
+		{"U-Boot: the file is not there", "U-Boot 1.1.4 (Sep  3 2010 - 12:28:13)\nTFTP from server 192.168.1.2; our IP address is 192.168.1.20\nFilename 'uImage'.\nTFTP error: 'File not found' (1)\nar7240> \n", NetbootFailed, true},
+		{"U-Boot: a second name is", "U-Boot 2023.01\nFilename 'pxelinux.cfg/01-52-54-00-bb-00-02'.\nTFTP error: 'File not found' (1)\nFilename 'pxelinux.cfg/default'.\nBytes transferred = 210 (d2 hex)\n", NetbootOK, false},
+		{"RouterBOOT: no answer, tries again", "RouterBOOT booter 2.41\ntrying bootp protocol.... failed\ntrying bootp protocol... OK\ntransfer started ..... transfer ok, time=2.10s\njumping to kernel code\n", NetbootOK, false},
+		{"RouterBOOT: the log ends in the transfer", "RouterBOOT booter 2.41\ntrying bootp protocol... OK\nGot IP address: 192.168.88.20\ntransfer started ......", NetbootIncomplete, false},
+		{"RouterBOOT: loaded, then out of range", "RouterBOOT booter 2.41\ntrying bootp protocol... OK\ntransfer started ..... transfer ok, time=2.10s\nsetting up elf image... kernel out of range\n", NetbootFailed, true},
+		{"iPXE: the kernel is not there", "iPXE initialising devices...ok\nConfiguring (net0 52:54:00:bb:00:01)... ok\nhttp://198.18.0.1/vmlinuz... No such file or directory (http://ipxe.org/2d0c618e)\n", NetbootFailed, true},
+		{"CFE: its flash", "CFE version 1.0.37 for BCM947XX (32bit,SP,LE)\nLoader:raw Filesys:raw Dev:flash0.os File: Options:(null)\nLoading: .. 3560 bytes read\nStarting program at 0x80001000\n", NetbootLocal, false},
+		{"no netboot at all", "Linux version 6.1.0-50-4kc-malta (debian-kernel@lists.debian.org)\n", NetbootNone, false},
+	}
+	for _, tt := range tests {
+		r := replayText(t, tt.log)
+		if got := r.Boots[len(r.Boots)-1].Netboot; got != tt.want || r.OK() == tt.problem {
+			t.Errorf("%s: netboot %s, problems %v; want %s, a problem %v", tt.name, got, r.Problems, tt.want, tt.problem)
+		}
 	}
 }

@@ -96,8 +96,8 @@ func (b Boot) summary() string {
 		}
 		s = append(s, bm)
 	}
-	end := map[string]string{"log ends": "the log ends", "next boot": "then the next boot",
-		"reset": "then the board reset", "panic": "the kernel panicked and the board rebooted"}[b.End]
+	end := map[End]string{EndLog: "the log ends", EndNextBoot: "then the next boot",
+		EndReset: "then the board reset", EndPanic: "the kernel panicked and the board rebooted"}[b.End]
 	return strings.Join(append(s, end), "; ")
 }
 
