@@ -42,7 +42,7 @@ func TestReplayFixtures(t *testing.T) {
 		{copies, "uboot-ar7240-tftpboot.tio.txt", "tl-mr3420", 0},
 		{copies, "rpi4-netboot-new.quoted.txt", "rpi4b", 0},
 		{copies, "rb450g-announces-800.txt", "rb450g", 1},
-		{fixtures, "routerboot-rb450g-netboot.txt", "wrt54g-v3", 1},
+		{fixtures, "routerboot-rb450g-netboot.txt", "tl-mr3420", 1},
 	}
 	for _, tt := range tests {
 		name := strings.TrimSuffix(tt.file, ".txt") + "." + tt.board

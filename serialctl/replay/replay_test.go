@@ -56,9 +56,9 @@ func goldenCases(t *testing.T) [][2]string {
 		{transcripts + "uboot-ar7240-tftpboot.txt", "tl-mr3420"},
 		{transcripts + "rpi4-netboot-old.txt", "rpi4b"},
 		{transcripts + "rpi4-netboot-new.txt", "rpi4b"},
-		// A RouterBOOT console held to a CFE board; a RouterBOOT at 400 MHz
-		// held to the RB450G's 680/800; a panic; an oops.
-		{transcripts + "routerboot-rb450g-netboot.txt", "wrt54g-v3"},
+		// A RouterBOOT console held to a U-Boot board; a RouterBOOT at 400
+		// MHz held to the RB450G's 680/800; a panic.
+		{transcripts + "routerboot-rb450g-netboot.txt", "tl-mr3420"},
 		{transcripts + "routerboot-rb600a.txt", "rb450g"},
 		{transcripts + "qemu-x86_64-panic.txt", "qemu-x86_64"},
 		{transcripts + "qemu-x86_64-ipxe.txt", "qemu-x86_64"},
@@ -139,7 +139,7 @@ func TestVerdicts(t *testing.T) {
 		{transcripts + "uboot-ar7240-tftpboot.txt", "tl-mr3420", nil, []Outcome{NetbootOK}, 0, "U-Boot 1.1.4"},
 		{transcripts + "rpi4-netboot-old.txt", "rpi4b", nil, []Outcome{NetbootOK}, 0, "RPi bootloader 2021-02-16"},
 		{transcripts + "rpi4-netboot-new.txt", "rpi4b", nil, []Outcome{NetbootOK}, 0, "RPi bootloader 2024-07-30"},
-		{transcripts + "routerboot-rb450g-netboot.txt", "wrt54g-v3", []string{"bootloader"}, []Outcome{NetbootOK}, 680, "RouterBOOT 2.41"},
+		{transcripts + "routerboot-rb450g-netboot.txt", "tl-mr3420", []string{"bootloader"}, []Outcome{NetbootOK}, 680, "RouterBOOT 2.41"},
 		{transcripts + "routerboot-rb600a.txt", "rb450g", []string{"clock", "netboot", "clock"}, []Outcome{NetbootFailed, NetbootLocal}, 400, "RouterBOOT 6.48.1"},
 		{transcripts + "qemu-x86_64-panic.txt", "qemu-x86_64", []string{"panic"}, []Outcome{NetbootOK}, 0, "SeaBIOS 1.16.2-debian-1.16.2-1"},
 		{"testdata/rb450g-announces-800.txt", "rb450g", []string{"bogomips"}, []Outcome{NetbootOK}, 800, "RouterBOOT 2.41"},
