@@ -1,4 +1,4 @@
-package results
+package store
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+
+	"github.com/bootbench/bootbench/results"
 )
 
 // openTemp opens a fresh SQLite store, for the tests of what only SQLite
@@ -24,45 +26,45 @@ func openTemp(t *testing.T) (*Store, string) {
 
 var t0 = time.Date(2025, 3, 14, 15, 9, 26, 535897000, time.UTC)
 
-func sampleRun(id string, started time.Time) *Run {
-	return &Run{
-		ID:       RunID(id),
+func sampleRun(id string, started time.Time) *results.Run {
+	return &results.Run{
+		ID:       results.RunID(id),
 		Board:    "qemu-x86_64",
 		ClockMHz: 1000,
 		Rep:      2,
-		Status:   StatusOK,
+		Status:   results.StatusOK,
 
 		ClockReportedMHz: 998,
-		ClockCheck:       ClockVerified,
+		ClockCheck:       results.ClockVerified,
 		Bench:            "openssl",
 		Tool:             "openssl",
 		ToolVersion:      "3.0.13",
 		Started:          started,
 		Finished:         started.Add(42*time.Second + 5*time.Millisecond),
-		Stages: []Stage{
-			{"dhcp", 1200 * time.Millisecond},
-			{"tftp", 3*time.Second + 1},
-			{"kernel", 7 * time.Second},
-			{"bench", 30 * time.Second},
+		Stages: []results.Stage{
+			{Name: "dhcp", Duration: 1200 * time.Millisecond},
+			{Name: "tftp", Duration: 3*time.Second + 1},
+			{Name: "kernel", Duration: 7 * time.Second},
+			{Name: "bench", Duration: 30 * time.Second},
 		},
 		ImageDigest: "sha256:0123abcd",
 		Kernel:      "6.1.0-31-amd64",
 		Hello:       json.RawMessage(`{"arch":"amd64","bogomips":4800.12}`),
 		Transcript:  []byte("\x00boot\r\n@BB1 0 hello {} 00000000\r\n\xff"),
 		RawOutput:   []byte("version: 3.0.13\n"),
-		Metrics: []Metric{
-			{"md5@16", "B/s", 123456},
-			{"sha256@1024", "B/s", 28782800},
-			{"rsa2048-sign", "op/s", 123.4},
+		Metrics: []results.Metric{
+			{Name: "md5@16", Unit: "B/s", Value: 123456},
+			{Name: "sha256@1024", Unit: "B/s", Value: 28782800},
+			{Name: "rsa2048-sign", Unit: "op/s", Value: 123.4},
 		},
-		Energy: &Energy{
+		Energy: &results.Energy{
 			Meter:  "tasmota http://198.18.5.7 relay 1",
 			Failed: 1,
-			Samples: []PowerSample{
-				{500 * time.Millisecond, 2.1}, {1500 * time.Millisecond, 2.3}, {2500 * time.Millisecond, 4.75},
+			Samples: []results.PowerSample{
+				{At: 500 * time.Millisecond, Watts: 2.1}, {At: 1500 * time.Millisecond, Watts: 2.3}, {At: 2500 * time.Millisecond, Watts: 4.75},
 			},
-			Spans: []PowerSpan{
-				{Name: SpanIdle, From: 0, To: 1200 * time.Millisecond, MeanWatts: 2.2, Joules: 2.64},
+			Spans: []results.PowerSpan{
+				{Name: results.SpanIdle, From: 0, To: 1200 * time.Millisecond, MeanWatts: 2.2, Joules: 2.64},
 				{Name: "sha256@1024", From: 1200 * time.Millisecond, To: 2500 * time.Millisecond, MeanWatts: 3.6, Joules: 4.68, PerJoule: 7995222.2, Unit: "B/J"},
 			},
 		},
@@ -70,11 +72,11 @@ func sampleRun(id string, started time.Time) *Run {
 }
 
 // want is how a saved run comes back: UTC times, metrics in metric order.
-func want(r *Run, withTranscript bool) Run {
+func want(r *results.Run, withTranscript bool) results.Run {
 	w := *r
 	w.Started, w.Finished = r.Started.UTC(), r.Finished.UTC()
-	w.Metrics = append([]Metric(nil), r.Metrics...)
-	SortMetrics(w.Metrics)
+	w.Metrics = append([]results.Metric(nil), r.Metrics...)
+	results.SortMetrics(w.Metrics)
 	if !withTranscript {
 		w.Transcript, w.RawOutput = nil, nil
 		if w.Energy != nil {
@@ -104,7 +106,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 
 		for _, with := range []bool{false, true} {
-			runs, err := s.Runs(ctx, Filter{WithTranscript: with})
+			runs, err := s.Runs(ctx, results.Filter{WithTranscript: with})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +118,7 @@ func TestRoundTrip(t *testing.T) {
 			}
 		}
 		// A report that draws the power gets the samples alone.
-		runs, err := s.Runs(ctx, Filter{WithSamples: true})
+		runs, err := s.Runs(ctx, results.Filter{WithSamples: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,17 +137,17 @@ func TestThrottleRoundTrip(t *testing.T) {
 		ctx := context.Background()
 		s, _ := e.open(t)
 		hot := sampleRun("hot", t0)
-		hot.Status = StatusThrottled
-		hot.Throttle = &Throttle{
-			Clock: &ClockDrop{AskedMHz: 800, LowestMHz: 600, AtMS: 4000},
-			Heat:  &Heat{Zone: "cpu-thermal", Trip: "passive", TripMC: 85000, HighestMC: 86500, AtMS: 3500},
+		hot.Status = results.StatusThrottled
+		hot.Throttle = &results.Throttle{
+			Clock: &results.ClockDrop{AskedMHz: 800, LowestMHz: 600, AtMS: 4000},
+			Heat:  &results.Heat{Zone: "cpu-thermal", Trip: "passive", TripMC: 85000, HighestMC: 86500, AtMS: 3500},
 		}
-		for _, r := range []*Run{hot, sampleRun("cool", t0.Add(time.Minute))} {
+		for _, r := range []*results.Run{hot, sampleRun("cool", t0.Add(time.Minute))} {
 			if err := s.SaveRun(ctx, r); err != nil {
 				t.Fatal(err)
 			}
 		}
-		runs, err := s.Runs(ctx, Filter{})
+		runs, err := s.Runs(ctx, results.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +158,7 @@ func TestThrottleRoundTrip(t *testing.T) {
 		if got := runs[0].Throttle.String(); got != want {
 			t.Errorf("String() = %q, want %q", got, want)
 		}
-		throttled, err := s.Runs(ctx, Filter{Status: StatusThrottled})
+		throttled, err := s.Runs(ctx, results.Filter{Status: results.StatusThrottled})
 		if err != nil || len(throttled) != 1 || throttled[0].ID != "hot" {
 			t.Errorf("throttled runs: %+v, %v", throttled, err)
 		}
@@ -186,10 +188,10 @@ func TestRunsFilterAndOrder(t *testing.T) {
 			status string
 			at     time.Duration
 		}{
-			{"c", "rb450g", 800, StatusOK, 2 * time.Second},
-			{"a", "rb450g", 680, StatusOK, 1500 * time.Millisecond},
-			{"b", "rb450g", 680, StatusFailed, 1 * time.Second},
-			{"d", "qemu-arm64", 0, StatusOK, 3 * time.Second},
+			{"c", "rb450g", 800, results.StatusOK, 2 * time.Second},
+			{"a", "rb450g", 680, results.StatusOK, 1500 * time.Millisecond},
+			{"b", "rb450g", 680, results.StatusFailed, 1 * time.Second},
+			{"d", "qemu-arm64", 0, results.StatusOK, 3 * time.Second},
 		}
 		for _, sp := range specs {
 			r := sampleRun(sp.id, t0.Truncate(time.Second).Add(sp.at))
@@ -200,14 +202,14 @@ func TestRunsFilterAndOrder(t *testing.T) {
 		}
 		tests := []struct {
 			name string
-			f    Filter
+			f    results.Filter
 			want []string
 		}{
-			{"all", Filter{}, []string{"b", "a", "c", "d"}},
-			{"board", Filter{Board: "rb450g"}, []string{"b", "a", "c"}},
-			{"clock", Filter{Board: "rb450g", ClockMHz: 680}, []string{"b", "a"}},
-			{"status", Filter{Status: StatusOK}, []string{"a", "c", "d"}},
-			{"none", Filter{Board: "nope"}, nil},
+			{"all", results.Filter{}, []string{"b", "a", "c", "d"}},
+			{"board", results.Filter{Board: "rb450g"}, []string{"b", "a", "c"}},
+			{"clock", results.Filter{Board: "rb450g", ClockMHz: 680}, []string{"b", "a"}},
+			{"status", results.Filter{Status: results.StatusOK}, []string{"a", "c", "d"}},
+			{"none", results.Filter{Board: "nope"}, nil},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -248,7 +250,7 @@ func TestSaveRunAtomic(t *testing.T) {
 		s, _ := e.open(t)
 		r := sampleRun("dup-metric", t0)
 		r.Board = "fresh-board"
-		r.Metrics = append(r.Metrics, Metric{"md5@16", "B/s", 1})
+		r.Metrics = append(r.Metrics, results.Metric{Name: "md5@16", Unit: "B/s", Value: 1})
 		if err := s.SaveRun(ctx, r); err == nil {
 			t.Fatal("SaveRun with a duplicate metric name succeeded")
 		}
@@ -274,17 +276,17 @@ func TestSaveRunRejects(t *testing.T) {
 		}
 		tests := []struct {
 			name   string
-			mutate func(*Run)
+			mutate func(*results.Run)
 			is     error
 		}{
-			{"duplicate id", func(r *Run) {}, ErrExists},
-			{"no id", func(r *Run) { r.ID = "" }, nil},
-			{"no board", func(r *Run) { r.ID, r.Board = "y", "" }, nil},
-			{"bad status", func(r *Run) { r.ID, r.Status = "y", "great" }, nil},
-			{"bad hello", func(r *Run) { r.ID, r.Hello = "y", json.RawMessage("{") }, nil},
-			{"nan", func(r *Run) { r.ID, r.Metrics = "y", []Metric{{"m", "B/s", nan()}} }, nil},
-			{"throttled without why", func(r *Run) { r.ID, r.Status = "y", StatusThrottled }, nil},
-			{"why without throttled", func(r *Run) { r.ID, r.Throttle = "y", &Throttle{Heat: &Heat{Zone: "cpu"}} }, nil},
+			{"duplicate id", func(r *results.Run) {}, ErrExists},
+			{"no id", func(r *results.Run) { r.ID = "" }, nil},
+			{"no board", func(r *results.Run) { r.ID, r.Board = "y", "" }, nil},
+			{"bad status", func(r *results.Run) { r.ID, r.Status = "y", "great" }, nil},
+			{"bad hello", func(r *results.Run) { r.ID, r.Hello = "y", json.RawMessage("{") }, nil},
+			{"nan", func(r *results.Run) { r.ID, r.Metrics = "y", []results.Metric{{Name: "m", Unit: "B/s", Value: nan()}} }, nil},
+			{"throttled without why", func(r *results.Run) { r.ID, r.Status = "y", results.StatusThrottled }, nil},
+			{"why without throttled", func(r *results.Run) { r.ID, r.Throttle = "y", &results.Throttle{Heat: &results.Heat{Zone: "cpu"}} }, nil},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -449,7 +451,7 @@ func TestConcurrentStores(t *testing.T) {
 					r := sampleRun(fmt.Sprintf("s%d-%02d", i, j), t0.Add(time.Duration(j)*time.Second))
 					saveErrs <- s.SaveRun(ctx, r)
 					// Interleave reads so readers and writers overlap.
-					if _, err := s.Runs(ctx, Filter{}); err != nil {
+					if _, err := s.Runs(ctx, results.Filter{}); err != nil {
 						saveErrs <- err
 					}
 				}
@@ -463,7 +465,7 @@ func TestConcurrentStores(t *testing.T) {
 			}
 		}
 		for i, s := range stores {
-			runs, err := s.Runs(ctx, Filter{})
+			runs, err := s.Runs(ctx, results.Filter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -515,7 +517,7 @@ func TestSaveRunRace(t *testing.T) {
 			defer s.Close()
 			stores[i] = s
 		}
-		race := func(what string, run func(i int) *Run, lose error) {
+		race := func(what string, run func(i int) *results.Run, lose error) {
 			t.Helper()
 			errs := make([]error, writers)
 			var wg sync.WaitGroup
@@ -543,14 +545,14 @@ func TestSaveRunRace(t *testing.T) {
 				t.Errorf("%s: %d writers stored it, want 1", what, won)
 			}
 		}
-		race("same id", func(i int) *Run {
+		race("same id", func(i int) *results.Run {
 			r := sampleRun("same", t0)
 			r.Kernel = fmt.Sprint("writer ", i)
 			return r
 		}, ErrExists)
-		race("same input", func(i int) *Run {
+		race("same input", func(i int) *results.Run {
 			r := sampleRun(fmt.Sprintf("input-%d", i), t0)
-			r.InputSHA256 = InputSHA256([]byte("the same output"))
+			r.InputSHA256 = results.InputSHA256([]byte("the same output"))
 			return r
 		}, ErrDuplicateInput)
 		for table, want := range map[string]int{"runs": 2, "metrics": 6, "stages": 8, "boards": 1} {
@@ -599,7 +601,7 @@ func TestRunsOrderBytewise(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		runs, err := s.Runs(ctx, Filter{})
+		runs, err := s.Runs(ctx, results.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -625,14 +627,14 @@ func TestUpgradeFromVersion4(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		metrics := []Metric{{Name: "md5@16", Unit: "B/s", Value: 1.5e6}}
+		metrics := []results.Metric{{Name: "md5@16", Unit: "B/s", Value: 1.5e6}}
 		for _, q := range []struct {
 			sql  string
 			args []any
 		}{
 			{`INSERT INTO boards(name, first_seen) VALUES(?, ?)`, []any{"rb450", formatTime(t0)}},
 			{`INSERT INTO runs(id, board, clock_mhz, rep, status, bench, tool, started, finished, metric_count, metrics_sha256)
-				VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, []any{"old", "rb450", 300, 1, StatusOK, "openssl", "openssl", formatTime(t0), formatTime(t0.Add(time.Minute)), len(metrics), metricsDigest(metrics)}},
+				VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, []any{"old", "rb450", 300, 1, results.StatusOK, "openssl", "openssl", formatTime(t0), formatTime(t0.Add(time.Minute)), len(metrics), metricsDigest(metrics)}},
 			{`INSERT INTO metrics(run, name, unit, value) VALUES(?, ?, ?, ?)`, []any{"old", metrics[0].Name, metrics[0].Unit, metrics[0].Value}},
 		} {
 			if _, err := old.db.ExecContext(ctx, old.eng.bind(q.sql), q.args...); err != nil {
@@ -653,7 +655,7 @@ func TestUpgradeFromVersion4(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Status != StatusOK || r.Throttle != nil || r.Energy != nil || len(r.Metrics) != 1 || r.Metrics[0] != metrics[0] {
+		if r.Status != results.StatusOK || r.Throttle != nil || r.Energy != nil || len(r.Metrics) != 1 || r.Metrics[0] != metrics[0] {
 			t.Errorf("the old run read back as %+v", r)
 		}
 		if err := s.IntegrityCheck(ctx); err != nil {

@@ -1,16 +1,18 @@
-package results
+package store
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/bootbench/bootbench/results"
 )
 
 // PushReport says what Push did with each run it was given.
 type PushReport struct {
-	Pushed  []RunID // copied, in the order stored
-	Present int     // already in the target: the same run, under the same id
+	Pushed  []results.RunID // copied, in the order stored
+	Present int             // already in the target: the same run, under the same id
 	// SameInput are runs not copied because the target holds the same
 	// imported output under another run (imported on another bench too).
 	SameInput []PushSkip
@@ -23,7 +25,7 @@ type PushReport struct {
 
 // PushSkip is a run Push did not copy, and the target's run in the way.
 type PushSkip struct {
-	ID, Other RunID
+	ID, Other results.RunID
 }
 
 // pushBatch is how many runs Push looks up in the target at once.
@@ -36,7 +38,7 @@ const pushBatch = 500
 // push again whenever it can reach the shared store, and two pushes of
 // the same runs at once store each run once. pushed, if set, is called
 // once a run is committed to the target.
-func Push(ctx context.Context, from, to *Store, f Filter, pushed func(*Run)) (*PushReport, error) {
+func Push(ctx context.Context, from, to *Store, f results.Filter, pushed func(*results.Run)) (*PushReport, error) {
 	f.WithTranscript = false // listed without; each run is read whole when copied
 	runs, err := from.Runs(ctx, f)
 	if err != nil {
@@ -53,16 +55,16 @@ func Push(ctx context.Context, from, to *Store, f Filter, pushed func(*Run)) (*P
 	return rep, nil
 }
 
-func pushBatchOf(ctx context.Context, from, to *Store, batch []Run, rep *PushReport, pushed func(*Run)) error {
-	ids := make([]RunID, len(batch))
+func pushBatchOf(ctx context.Context, from, to *Store, batch []results.Run, rep *PushReport, pushed func(*results.Run)) error {
+	ids := make([]results.RunID, len(batch))
 	for i, r := range batch {
 		ids[i] = r.ID
 	}
-	there, err := to.Runs(ctx, Filter{IDs: ids})
+	there, err := to.Runs(ctx, results.Filter{IDs: ids})
 	if err != nil {
 		return fmt.Errorf("results: push: read %s: %w", to.path, err)
 	}
-	byID := make(map[RunID]*Run, len(there))
+	byID := make(map[results.RunID]*results.Run, len(there))
 	for i := range there {
 		byID[there[i].ID] = &there[i]
 	}
@@ -79,7 +81,7 @@ func pushBatchOf(ctx context.Context, from, to *Store, batch []Run, rep *PushRep
 	return nil
 }
 
-func pushOne(ctx context.Context, from, to *Store, listed *Run, rep *PushReport, pushed func(*Run)) error {
+func pushOne(ctx context.Context, from, to *Store, listed *results.Run, rep *PushReport, pushed func(*results.Run)) error {
 	r, err := from.Run(ctx, listed.ID)
 	if err != nil {
 		return fmt.Errorf("results: push: read %s: %w", from.path, err)
@@ -93,7 +95,7 @@ func pushOne(ctx context.Context, from, to *Store, listed *Run, rep *PushReport,
 		}
 	case errors.Is(err, ErrExists):
 		// Another push stored it since the batch was looked up.
-		t, err := to.Runs(ctx, Filter{IDs: []RunID{r.ID}})
+		t, err := to.Runs(ctx, results.Filter{IDs: []results.RunID{r.ID}})
 		if err != nil || len(t) != 1 {
 			return fmt.Errorf("results: push: read run %s back from %s: %v", r.ID, to.path, err)
 		}
@@ -112,7 +114,7 @@ func pushOne(ctx context.Context, from, to *Store, listed *Run, rep *PushReport,
 
 // present files a run the target already holds under its id: the same
 // run, or a conflict.
-func (rep *PushReport) present(r, there *Run) {
+func (rep *PushReport) present(r, there *results.Run) {
 	if sameRun(r, there) {
 		rep.Present++
 		return
@@ -122,11 +124,11 @@ func (rep *PushReport) present(r, there *Run) {
 
 // sameRun says whether two listings (without transcripts) are of one
 // run: everything a listing holds is equal.
-func sameRun(a, b *Run) bool {
+func sameRun(a, b *results.Run) bool {
 	return reflect.DeepEqual(normalRun(a), normalRun(b))
 }
 
-func normalRun(r *Run) Run {
+func normalRun(r *results.Run) results.Run {
 	n := *storable(r)
 	n.Started, n.Finished = r.Started.UTC(), r.Finished.UTC()
 	n.Transcript, n.RawOutput = nil, nil

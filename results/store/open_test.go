@@ -1,4 +1,4 @@
-package results
+package store
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/results"
 )
 
 // rawExec runs statements on path with SQLite alone, the way another
@@ -256,7 +258,7 @@ func TestOpenReadOnlyNeverWrites(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runs, err := s.Runs(ctx, Filter{WithTranscript: true})
+			runs, err := s.Runs(ctx, results.Filter{WithTranscript: true})
 			if err != nil || len(runs) != tt.runs {
 				t.Errorf("Runs = %d runs, %v; want %d", len(runs), err, tt.runs)
 			}
@@ -294,7 +296,7 @@ func TestOpenMarksStores(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runs, err := s.Runs(ctx, Filter{})
+			runs, err := s.Runs(ctx, results.Filter{})
 			if err != nil || len(runs) != tt.runs {
 				t.Errorf("Runs = %d, %v; want %d", len(runs), err, tt.runs)
 			}

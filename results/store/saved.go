@@ -1,4 +1,4 @@
-package results
+package store
 
 import (
 	"crypto/sha256"
@@ -9,6 +9,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/bootbench/bootbench/results"
 )
 
 // A damaged page can drop a metric row, or change its run, name or value,
@@ -26,9 +28,9 @@ type savedMetrics struct {
 
 // metricsDigest is the hex sha256 of metrics, whatever their order: name,
 // unit and the value's IEEE bits of each, by name.
-func metricsDigest(ms []Metric) string {
+func metricsDigest(ms []results.Metric) string {
 	sorted := slices.Clone(ms)
-	slices.SortFunc(sorted, func(a, b Metric) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(sorted, func(a, b results.Metric) int { return strings.Compare(a.Name, b.Name) })
 	h := sha256.New()
 	var bits [8]byte
 	for _, m := range sorted {
@@ -49,9 +51,9 @@ func metricsDigest(ms []Metric) string {
 // DamagedRunError says which runs read otherwise than they were saved.
 // It wraps ErrDamaged.
 type DamagedRunError struct {
-	Runs  []RunID // the damaged runs, in the order read
-	What  string  // what is wrong with the first
-	cause error   // what SQLite said of the first, if it said anything
+	Runs  []results.RunID // the damaged runs, in the order read
+	What  string          // what is wrong with the first
+	cause error           // what SQLite said of the first, if it said anything
 }
 
 func (e *DamagedRunError) Error() string {
@@ -83,7 +85,7 @@ func (e *DamagedRunError) Unwrap() []error {
 
 // savedProblem says how r's metrics differ from what its row says it was
 // saved with; "" when they do not, or the row says nothing.
-func savedProblem(r *Run, saved savedMetrics) string {
+func savedProblem(r *results.Run, saved savedMetrics) string {
 	if saved.count.Valid && int64(len(r.Metrics)) != saved.count.Int64 {
 		return fmt.Sprintf("reads %d metrics, but was saved with %d", len(r.Metrics), saved.count.Int64)
 	}
@@ -95,7 +97,7 @@ func savedProblem(r *Run, saved savedMetrics) string {
 
 // checkSaved compares every run read with what its row says; nil when all
 // agree.
-func checkSaved(runs []Run, saved []savedMetrics) *DamagedRunError {
+func checkSaved(runs []results.Run, saved []savedMetrics) *DamagedRunError {
 	var e *DamagedRunError
 	for i := range runs {
 		what := savedProblem(&runs[i], saved[i])

@@ -1,4 +1,4 @@
-package results
+package store
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/bootbench/bootbench/internal/pgtest"
+
+	"github.com/bootbench/bootbench/results"
 )
 
 // The contract of open_test.go, for a store in PostgreSQL: what is not a
@@ -211,7 +213,7 @@ func TestPostgresReadersNeverWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		if runs, err := s.Runs(ctx, Filter{WithTranscript: true}); err != nil || len(runs) != 3 {
+		if runs, err := s.Runs(ctx, results.Filter{WithTranscript: true}); err != nil || len(runs) != 3 {
 			t.Errorf("Runs = %d runs, %v; want 3", len(runs), err)
 		}
 		if rep, err := Check(ctx, url); err != nil || rep.Runs != 3 || len(rep.Problems) != 0 || rep.Version != len(migrations) {

@@ -1,9 +1,11 @@
-package results
+package store
 
 import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/bootbench/bootbench/results"
 )
 
 // TestReasonNeverHoldsAPassword: a failure reason quoting a URL with a
@@ -15,7 +17,7 @@ func TestReasonNeverHoldsAPassword(t *testing.T) {
 		ctx := context.Background()
 		s, _ := e.open(t)
 		r := sampleRun("r1", t0)
-		r.Status, r.Metrics = StatusFailed, nil
+		r.Status, r.Metrics = results.StatusFailed, nil
 		r.Reason = `setup: power on: Get "http://admin:` + secret + `@198.18.5.7/cm": connection refused`
 		if err := s.SaveRun(ctx, r); err != nil {
 			t.Fatal(err)

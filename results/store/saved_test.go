@@ -1,4 +1,4 @@
-package results
+package store
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/results"
 )
 
 // TestReadsRefuseDamagedRuns: a run whose metric rows read otherwise than
@@ -39,11 +41,11 @@ func TestReadsRefuseDamagedRuns(t *testing.T) {
 				damage(t, s, tt.damage, "r002")
 
 				reads := map[string]func() error{
-					"Runs":             func() error { _, err := s.Runs(ctx, Filter{}); return err },
-					"Runs of a board":  func() error { _, err := s.Runs(ctx, Filter{Board: "qemu-x86_64"}); return err },
-					"Runs by id":       func() error { _, err := s.Runs(ctx, Filter{IDs: []RunID{"r001", "r002"}}); return err },
+					"Runs":             func() error { _, err := s.Runs(ctx, results.Filter{}); return err },
+					"Runs of a board":  func() error { _, err := s.Runs(ctx, results.Filter{Board: "qemu-x86_64"}); return err },
+					"Runs by id":       func() error { _, err := s.Runs(ctx, results.Filter{IDs: []results.RunID{"r001", "r002"}}); return err },
 					"Run":              func() error { _, err := s.Run(ctx, "r002"); return err },
-					"Runs, transcript": func() error { _, err := s.Runs(ctx, Filter{WithTranscript: true}); return err },
+					"Runs, transcript": func() error { _, err := s.Runs(ctx, results.Filter{WithTranscript: true}); return err },
 				}
 				for name, read := range reads {
 					err := read()
@@ -56,7 +58,7 @@ func TestReadsRefuseDamagedRuns(t *testing.T) {
 						t.Errorf("%s: %q does not say %q", name, msg, "run r002 "+tt.says)
 					}
 				}
-				for _, id := range []RunID{"r001", "r003"} {
+				for _, id := range []results.RunID{"r001", "r003"} {
 					if _, err := s.Run(ctx, id); err != nil {
 						t.Errorf("run %s, undamaged: %v", id, err)
 					}
@@ -75,7 +77,7 @@ func TestReadsRefuseDamagedRuns(t *testing.T) {
 
 // damage runs stmt against the store's database as damage would, around
 // bootbench's own checks (foreign keys off on SQLite).
-func damage(t *testing.T, s *Store, stmt string, id RunID) {
+func damage(t *testing.T, s *Store, stmt string, id results.RunID) {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := s.db.Conn(ctx)
@@ -105,12 +107,12 @@ func damage(t *testing.T, s *Store, stmt string, id RunID) {
 // is wrong with it, and the others up to a few.
 func TestDamagedRunErrorNames(t *testing.T) {
 	tests := []struct {
-		runs []RunID
+		runs []results.RunID
 		want string
 	}{
-		{[]RunID{"a"}, "run a reads 1 metrics, but was saved with 2"},
-		{[]RunID{"a", "b"}, "run a reads 1 metrics, but was saved with 2; 1 more run damaged: b"},
-		{[]RunID{"a", "b", "c", "d", "e", "f"}, "run a reads 1 metrics, but was saved with 2; 5 more runs damaged: b, c, d, …"},
+		{[]results.RunID{"a"}, "run a reads 1 metrics, but was saved with 2"},
+		{[]results.RunID{"a", "b"}, "run a reads 1 metrics, but was saved with 2; 1 more run damaged: b"},
+		{[]results.RunID{"a", "b", "c", "d", "e", "f"}, "run a reads 1 metrics, but was saved with 2; 5 more runs damaged: b, c, d, …"},
 	}
 	for _, tt := range tests {
 		e := &DamagedRunError{Runs: tt.runs, What: "reads 1 metrics, but was saved with 2"}
@@ -123,16 +125,16 @@ func TestDamagedRunErrorNames(t *testing.T) {
 // TestMetricsDigest: the digest does not depend on the metrics' order,
 // and does on every name, unit and value.
 func TestMetricsDigest(t *testing.T) {
-	base := []Metric{{"md5@16", "B/s", 1}, {"sha1@16", "B/s", 2}}
-	if metricsDigest(base) != metricsDigest([]Metric{base[1], base[0]}) {
+	base := []results.Metric{{Name: "md5@16", Unit: "B/s", Value: 1}, {Name: "sha1@16", Unit: "B/s", Value: 2}}
+	if metricsDigest(base) != metricsDigest([]results.Metric{base[1], base[0]}) {
 		t.Error("digest depends on order")
 	}
-	for _, other := range [][]Metric{
-		{{"md5@16", "B/s", 1}},
-		{{"md5@16", "B/s", 1}, {"sha1@16", "B/s", 3}},
-		{{"md5@16", "B/s", 1}, {"sha1@64", "B/s", 2}},
-		{{"md5@16", "B/s", 1}, {"sha1@16", "op/s", 2}},
-		{{"md5@16", "B/s", 1}, {"sha1@1", "6B/s", 2}},
+	for _, other := range [][]results.Metric{
+		{{Name: "md5@16", Unit: "B/s", Value: 1}},
+		{{Name: "md5@16", Unit: "B/s", Value: 1}, {Name: "sha1@16", Unit: "B/s", Value: 3}},
+		{{Name: "md5@16", Unit: "B/s", Value: 1}, {Name: "sha1@64", Unit: "B/s", Value: 2}},
+		{{Name: "md5@16", Unit: "B/s", Value: 1}, {Name: "sha1@16", Unit: "op/s", Value: 2}},
+		{{Name: "md5@16", Unit: "B/s", Value: 1}, {Name: "sha1@1", Unit: "6B/s", Value: 2}},
 	} {
 		if metricsDigest(other) == metricsDigest(base) {
 			t.Errorf("%v has the digest of %v", other, base)

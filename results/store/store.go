@@ -1,10 +1,10 @@
-// Package results is bootbench's results store: runs per board, clock
-// setting and repetition, with their metrics, boot-stage timings and the
-// byte-exact serial transcript, kept in a single SQLite file or, for a lab
-// of several bench hosts, in a PostgreSQL database they share; and the run
-// record's vocabulary (clock, status, stages, metric order). Rendering runs
-// lives in results/export, comparing them in results/compare.
-package results
+// Package store is bootbench's results store: runs (results.Run) per
+// board, clock setting and repetition, with their metrics, boot-stage
+// timings and the byte-exact serial transcript, kept in a single SQLite
+// file or, for a lab of several bench hosts, in a PostgreSQL database they
+// share; pushing runs between stores, importing output, checking a store.
+// The record itself, free of any database, is package results.
+package store
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,35 +21,9 @@ import (
 	"modernc.org/sqlite" // pure Go driver, so the host binary cross-compiles without cgo
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/internal/redact"
-)
 
-// Run statuses. A run that did not finish cleanly still gets a row, so the
-// bench history shows every attempt and why it did not count.
-const (
-	StatusOK          = "ok"
-	StatusFailed      = "failed"
-	StatusCorrupt     = "corrupt"
-	StatusInterrupted = "interrupted"
-	// StatusClockMismatch is a run whose board did not run at the clock
-	// asked for: its figures would be filed under the wrong setting.
-	StatusClockMismatch = "clock-mismatch"
-	// StatusThrottled is a run whose board slowed down while it ran
-	// (Run.Throttle says how): its figures are real but not the
-	// clock's, so comparisons leave it out unless asked.
-	StatusThrottled = "throttled"
-)
-
-// How a run's clock was checked (Run.ClockCheck).
-const (
-	// ClockVerified: the board reported the clock asked for (cpufreq,
-	// BogoMIPS), or the clock is exact by construction (a virtual clock).
-	ClockVerified = "verified"
-	// ClockUnverified: nothing on the board could confirm the clock.
-	ClockUnverified = "unverified"
-	// ClockMismatch: the board reported another clock.
-	ClockMismatch = "mismatch"
+	"github.com/bootbench/bootbench/results"
 )
 
 // ErrNotFound is returned (wrapped) when a run id is not in the store.
@@ -63,89 +36,6 @@ var ErrExists = errors.New("run already stored")
 // ErrDuplicateInput is returned (wrapped) by SaveRun when a run with the
 // same InputSHA256 is already stored: the same output imported twice.
 var ErrDuplicateInput = errors.New("input already imported")
-
-// SourceRun is the Source of a run made on the bench (as opposed to
-// imported output). A Run with an empty Source is stored as SourceRun, and
-// comes back with Source empty.
-const SourceRun = "run"
-
-// Metric is one figure a benchmark produced, e.g. sha256@1024 in B/s.
-type Metric struct {
-	Name  string  `json:"name"`
-	Unit  string  `json:"unit"`
-	Value float64 `json:"value"`
-}
-
-// Stage is how long one boot stage took.
-type Stage struct {
-	Name     StageName
-	Duration time.Duration
-}
-
-// Run is one attempt of one benchmark on one board at one clock setting.
-type Run struct {
-	ID       RunID
-	Board    string
-	ClockMHz boards.MHz // requested; 0 = unknown or the board's default
-	// ClockReportedMHz is the clock the board reported (cpufreq's current
-	// clock, or BogoMIPS turned into MHz by the profile's ratio); 0 when
-	// it reported none.
-	ClockReportedMHz boards.MHz
-	// ClockCheck is ClockVerified, ClockUnverified, ClockMismatch, or ""
-	// when no clock was asked for or the run is imported.
-	ClockCheck string
-	Rep        int
-	Status     string // StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted, StatusClockMismatch, StatusThrottled
-	Reason     string // one-line failure reason
-	Bench      string // "speed", "openssl", ...
-	// Throttle says why a run is StatusThrottled; nil for any other.
-	Throttle *Throttle
-
-	// Tool and ToolVersion name what printed the output, as the parser
-	// saw it: "openssl" "3.0.13", "bootbench-speed" "0.1.0".
-	Tool, ToolVersion string
-
-	Started, Finished time.Time
-	Stages            []Stage
-
-	ImageDigest string
-	Kernel      string
-
-	Hello      json.RawMessage // the board's hello report, may be nil
-	Transcript []byte          // byte-exact serial transcript
-	RawOutput  []byte          // the benchmark's reassembled output
-
-	Metrics []Metric
-
-	// Energy is what the board's power meter measured; nil when its
-	// switch has none.
-	Energy *Energy
-
-	// Source says where the run came from: "" for a run on the bench,
-	// "import:<file name>" for imported output.
-	Source string
-	// InputSHA256 is the hex sha256 of the imported bytes, so the same
-	// file is not imported twice by accident; "" for bench runs and for
-	// deliberate re-imports. At most one stored run has a given value.
-	InputSHA256 string
-}
-
-// Filter selects runs; zero fields match everything.
-type Filter struct {
-	Board    string
-	ClockMHz boards.MHz
-	Status   string
-	// IDs, when set, selects only these runs.
-	IDs []RunID
-
-	// WithTranscript loads Transcript and RawOutput too, and the power
-	// samples. They are the bulk of the database, so listings leave them
-	// out unless asked.
-	WithTranscript bool
-	// WithSamples loads the power samples (Energy.Samples) without the
-	// transcripts, for a report that draws them.
-	WithSamples bool
-}
 
 // bulk says which of a run's bulky parts a read loads.
 type bulk struct{ transcript, samples bool }
@@ -161,6 +51,9 @@ type Store struct {
 	// upgraded copy); nil if nothing.
 	cleanup func()
 }
+
+// A Store is what the harness saves runs through.
+var _ results.Saver = (*Store)(nil)
 
 // DefaultPath is where the results database lives when --db is not given:
 // $BOOTBENCH_DB (a file, or a postgres:// URL), else $XDG_DATA_HOME/bootbench/results.db, else
@@ -263,50 +156,14 @@ func parseTime(s string) (time.Time, error) {
 	return time.Parse(time.RFC3339Nano, s)
 }
 
-// ValidStatus says whether s is one of the run statuses.
-func ValidStatus(s string) bool {
-	switch s {
-	case StatusOK, StatusFailed, StatusCorrupt, StatusInterrupted, StatusClockMismatch, StatusThrottled:
-		return true
-	}
-	return false
-}
-
-func (r *Run) validate() error {
-	switch {
-	case r.ID == "":
-		return errors.New("run has no id")
-	case r.Board == "":
-		return fmt.Errorf("run %s has no board", r.ID)
-	case !ValidStatus(r.Status):
-		return fmt.Errorf("run %s: unknown status %q (want ok, failed, corrupt, interrupted, clock-mismatch or throttled)", r.ID, r.Status)
-	case (r.Status == StatusThrottled) != (r.Throttle != nil):
-		return fmt.Errorf("run %s: a throttled run, and only one, says why it is throttled", r.ID)
-	case r.Hello != nil && !json.Valid(r.Hello):
-		return fmt.Errorf("run %s: hello report is not valid JSON", r.ID)
-	}
-	for _, m := range r.Metrics {
-		// SQLite stores NaN as NULL and JSON cannot carry NaN or Inf;
-		// refuse them here with the metric's name rather than later
-		// with an opaque constraint error.
-		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
-			return fmt.Errorf("run %s: metric %s has non-finite value %v", r.ID, m.Name, m.Value)
-		}
-		if m.Name == "" {
-			return fmt.Errorf("run %s: metric with empty name", r.ID)
-		}
-	}
-	return r.Energy.validate(r.ID)
-}
-
 // SaveRun stores r with its stages, metrics and transcript in one
 // transaction, so a run is either fully recorded or not at all. It records
 // the board on first sight. Storing an id twice is an error wrapping
 // ErrExists; storing imported input already stored under another run, one
 // wrapping ErrDuplicateInput, also when another process or host stored it
 // a moment earlier.
-func (s *Store) SaveRun(ctx context.Context, r *Run) error {
-	if err := r.validate(); err != nil {
+func (s *Store) SaveRun(ctx context.Context, r *results.Run) error {
+	if err := r.Validate(); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
 	err := s.saveRun(ctx, storable(r))
@@ -328,7 +185,7 @@ func (s *Store) SaveRun(ctx context.Context, r *Run) error {
 	return err
 }
 
-func (s *Store) saveRun(ctx context.Context, r *Run) (err error) {
+func (s *Store) saveRun(ctx context.Context, r *results.Run) (err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
@@ -380,7 +237,7 @@ func (s *Store) saveRun(ctx context.Context, r *Run) (err error) {
 // between; gives a clean ErrExists instead of a driver-specific
 // constraint message. On PostgreSQL a writer that commits the same id
 // meanwhile makes the insert fail, and SaveRun says the same.
-func (s *Store) checkNew(ctx context.Context, tx *sql.Tx, r *Run) error {
+func (s *Store) checkNew(ctx context.Context, tx *sql.Tx, r *results.Run) error {
 	var exists bool
 	if err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?)`), r.ID).Scan(&exists); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
@@ -393,7 +250,7 @@ func (s *Store) checkNew(ctx context.Context, tx *sql.Tx, r *Run) error {
 	}
 	// Checked like the id, for a message that names the earlier run
 	// rather than a constraint failure.
-	var prev RunID
+	var prev results.RunID
 	switch err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT id FROM runs WHERE input_sha256 = ?`), r.InputSHA256).Scan(&prev); {
 	case err == nil && prev == r.ID:
 		// Committed by another writer since the id was checked
@@ -413,7 +270,7 @@ func (s *Store) checkNew(ctx context.Context, tx *sql.Tx, r *Run) error {
 // after newer runs. The fixed-width layout makes < on text correct.
 // Insert, then lower only if earlier: writers of one board's runs do
 // not queue behind each other's board row unless they must.
-func (s *Store) saveBoard(ctx context.Context, tx *sql.Tx, r *Run) error {
+func (s *Store) saveBoard(ctx context.Context, tx *sql.Tx, r *results.Run) error {
 	seen := r.Started
 	if seen.IsZero() {
 		seen = time.Now()
@@ -427,14 +284,14 @@ func (s *Store) saveBoard(ctx context.Context, tx *sql.Tx, r *Run) error {
 }
 
 // insertRun inserts r's own row.
-func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
+func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *results.Run) error {
 	var hello any // NULL when the board never said hello
 	if r.Hello != nil {
 		hello = string(r.Hello)
 	}
 	source := r.Source
 	if source == "" {
-		source = SourceRun
+		source = results.SourceRun
 	}
 	var sum any // NULL: the unique index only constrains real hashes
 	if r.InputSHA256 != "" {
@@ -461,7 +318,7 @@ func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 // kernel name; PostgreSQL refuses such text outright, so both engines
 // store the same readable text (invalid bytes as U+FFFD), and the exact
 // bytes stay in the transcript and raw output, which are kept as bytes.
-func storable(r *Run) *Run {
+func storable(r *results.Run) *results.Run {
 	c := *r
 	for _, p := range []*string{&c.Board, &c.Status, &c.Reason, &c.Bench, &c.Tool, &c.ToolVersion,
 		&c.ImageDigest, &c.Kernel, &c.Source, &c.InputSHA256, &c.ClockCheck} {
@@ -470,17 +327,17 @@ func storable(r *Run) *Run {
 	// A failure reason can quote a URL from the inventory; its password
 	// is never stored.
 	c.Reason = redact.Text(c.Reason)
-	c.ID = RunID(cleanText(string(c.ID)))
+	c.ID = results.RunID(cleanText(string(c.ID)))
 	if c.Hello != nil {
 		c.Hello = json.RawMessage(cleanText(string(c.Hello)))
 	}
-	c.Stages = make([]Stage, len(r.Stages))
+	c.Stages = make([]results.Stage, len(r.Stages))
 	for i, st := range r.Stages {
-		c.Stages[i] = Stage{StageName(cleanText(string(st.Name))), st.Duration}
+		c.Stages[i] = results.Stage{Name: results.StageName(cleanText(string(st.Name))), Duration: st.Duration}
 	}
-	c.Metrics = make([]Metric, len(r.Metrics))
+	c.Metrics = make([]results.Metric, len(r.Metrics))
 	for i, m := range r.Metrics {
-		c.Metrics[i] = Metric{cleanText(m.Name), cleanText(m.Unit), m.Value}
+		c.Metrics[i] = results.Metric{Name: cleanText(m.Name), Unit: cleanText(m.Unit), Value: m.Value}
 	}
 	return &c
 }
@@ -518,7 +375,7 @@ func insertRows(ctx context.Context, tx *sql.Tx, eng engine, insert string, rows
 // Runs returns the runs matching f, oldest first, with their metrics (in
 // metric order, see MetricLess) and stages. Transcript and RawOutput are
 // filled in only when f.WithTranscript is set.
-func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
+func (s *Store) Runs(ctx context.Context, f results.Filter) ([]results.Run, error) {
 	var where []string
 	var args []any
 	if f.Board != "" {
@@ -552,8 +409,8 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 
 // RunByInputSHA256 returns the id of the run imported from input with the
 // given hex sha256, or "" if there is none.
-func (s *Store) RunByInputSHA256(ctx context.Context, sum string) (RunID, error) {
-	var id RunID
+func (s *Store) RunByInputSHA256(ctx context.Context, sum string) (results.RunID, error) {
+	var id results.RunID
 	err := s.db.QueryRowContext(ctx, s.eng.bind(`SELECT id FROM runs WHERE input_sha256 = ?`), sum).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
@@ -580,7 +437,7 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 
 // Run returns the run with the given id, transcript included. A missing id
 // gives an error wrapping ErrNotFound.
-func (s *Store) Run(ctx context.Context, id RunID) (*Run, error) {
+func (s *Store) Run(ctx context.Context, id results.RunID) (*results.Run, error) {
 	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, bulk{true, true})
 	if err != nil {
 		return nil, fmt.Errorf("results: run %s: %w", id, err)
@@ -596,7 +453,7 @@ func (s *Store) Run(ctx context.Context, id RunID) (*Run, error) {
 // run saved meanwhile cannot show up half-loaded. A run whose metrics read
 // otherwise than they were saved fails the read (see saved.go): never a
 // partial run handed on as whole.
-func (s *Store) load(ctx context.Context, cond string, args []any, b bulk) ([]Run, error) {
+func (s *Store) load(ctx context.Context, cond string, args []any, b bulk) ([]results.Run, error) {
 	runs, saved, err := s.loadUnchecked(ctx, cond, args, b)
 	if err != nil && IsDamaged(err) {
 		return nil, s.locate(ctx, cond, args, b, err)
@@ -608,14 +465,14 @@ func (s *Store) load(ctx context.Context, cond string, args []any, b bulk) ([]Ru
 		return nil, e
 	}
 	for i := range runs {
-		SortMetrics(runs[i].Metrics)
+		results.SortMetrics(runs[i].Metrics)
 	}
 	return runs, nil
 }
 
 // loadUnchecked is load without the check, for the check itself: the runs
 // as read, and what their rows say they were saved with.
-func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bulk) ([]Run, []savedMetrics, error) {
+func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bulk) ([]results.Run, []savedMetrics, error) {
 	tx, err := s.db.BeginTx(ctx, s.eng.readTx())
 	if err != nil {
 		return nil, nil, err
@@ -627,7 +484,7 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bu
 	if err != nil || len(runs) == 0 {
 		return nil, nil, err
 	}
-	index := make(map[RunID]int, len(runs))
+	index := make(map[results.RunID]int, len(runs))
 	for i, r := range runs {
 		index[r.ID] = i
 	}
@@ -663,7 +520,7 @@ func (s *Store) locate(ctx context.Context, cond string, args []any, b bulk, rea
 		if e.What == "" {
 			e.What, e.cause = fmt.Sprintf("cannot be read (%v)", err), err
 		}
-		e.Runs = append(e.Runs, RunID(id))
+		e.Runs = append(e.Runs, results.RunID(id))
 	}
 	if len(e.Runs) == 0 {
 		return readErr
@@ -689,7 +546,7 @@ func (s *Store) savedProblems(ctx context.Context) ([]string, error) {
 
 // loadRuns reads the runs' own rows, transcripts only if asked, and what
 // each says of the metrics it was saved with.
-func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTranscript bool) ([]Run, []savedMetrics, error) {
+func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTranscript bool) ([]results.Run, []savedMetrics, error) {
 	blobs := "NULL, NULL"
 	if withTranscript {
 		blobs = "r.transcript, r.raw_output"
@@ -704,10 +561,10 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 		return nil, nil, err
 	}
 	defer rows.Close()
-	var runs []Run
+	var runs []results.Run
 	var saved []savedMetrics
 	for rows.Next() {
-		var r Run
+		var r results.Run
 		var sm savedMetrics
 		var started, finished string
 		var hello, sum, throttle sql.NullString
@@ -720,7 +577,7 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 		if r.Throttle, err = parseThrottle(throttle); err != nil {
 			return nil, nil, fmt.Errorf("run %s: throttle: %w", r.ID, err)
 		}
-		if r.Source == SourceRun {
+		if r.Source == results.SourceRun {
 			r.Source = ""
 		}
 		r.Reason = redact.Text(r.Reason) // stored before reasons were masked
@@ -741,7 +598,7 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 }
 
 // loadStages attaches the selected runs' stages, in their order.
-func loadStages(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []Run, index map[RunID]int) error {
+func loadStages(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []results.Run, index map[results.RunID]int) error {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT s.run, s.name, s.seconds FROM stages s JOIN runs r ON r.id = s.run`+cond+`
 		ORDER BY s.run, s.seq`, args...)
@@ -750,21 +607,21 @@ func loadStages(ctx context.Context, tx *sql.Tx, cond string, args []any, runs [
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var run RunID
-		var name StageName
+		var run results.RunID
+		var name results.StageName
 		var secs float64
 		if err := rows.Scan(&run, &name, &secs); err != nil {
 			return err
 		}
 		if i, ok := index[run]; ok {
-			runs[i].Stages = append(runs[i].Stages, Stage{Name: name, Duration: seconds(secs)})
+			runs[i].Stages = append(runs[i].Stages, results.Stage{Name: name, Duration: seconds(secs)})
 		}
 	}
 	return rows.Err()
 }
 
 // loadMetrics attaches the selected runs' metrics.
-func loadMetrics(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []Run, index map[RunID]int) error {
+func loadMetrics(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []results.Run, index map[results.RunID]int) error {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT m.run, m.name, m.unit, m.value FROM metrics m JOIN runs r ON r.id = m.run`+cond,
 		args...)
@@ -773,8 +630,8 @@ func loadMetrics(ctx context.Context, tx *sql.Tx, cond string, args []any, runs 
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var run RunID
-		var m Metric
+		var run results.RunID
+		var m results.Metric
 		if err := rows.Scan(&run, &m.Name, &m.Unit, &m.Value); err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package results
+package store
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/results"
 )
 
 // benchStore is a SQLite store as an offline bench leaves it: bench runs
@@ -20,9 +22,9 @@ func benchStore(t *testing.T, prefix string, n int) *Store {
 		r.Transcript = fmt.Appendf(nil, "\x00boot of %s %d\r\n\xff", prefix, i)
 		switch i % 3 {
 		case 1:
-			r.Status, r.Reason, r.Metrics = StatusFailed, "boot-timeout: no hello within 60s", nil
+			r.Status, r.Reason, r.Metrics = results.StatusFailed, "boot-timeout: no hello within 60s", nil
 		case 2:
-			r.Source, r.InputSHA256 = "import:"+prefix+".txt", InputSHA256(fmt.Appendf(nil, "%s %d", prefix, i))
+			r.Source, r.InputSHA256 = "import:"+prefix+".txt", results.InputSHA256(fmt.Appendf(nil, "%s %d", prefix, i))
 			r.Hello, r.Stages = nil, nil
 		}
 		if err := s.SaveRun(ctx, r); err != nil {
@@ -33,13 +35,13 @@ func benchStore(t *testing.T, prefix string, n int) *Store {
 }
 
 // allRuns is every run with everything stored about it.
-func allRuns(t *testing.T, s *Store) map[RunID]Run {
+func allRuns(t *testing.T, s *Store) map[results.RunID]results.Run {
 	t.Helper()
-	runs, err := s.Runs(context.Background(), Filter{WithTranscript: true})
+	runs, err := s.Runs(context.Background(), results.Filter{WithTranscript: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := map[RunID]Run{}
+	m := map[results.RunID]results.Run{}
 	for _, r := range runs {
 		m[r.ID] = r
 	}
@@ -62,14 +64,14 @@ func TestPush(t *testing.T) {
 		imported := allRuns(t, from)["bench1-002"]
 		twin := sampleRun("bench2-777", t0)
 		twin.InputSHA256 = imported.InputSHA256
-		for _, r := range []*Run{clash, twin} {
+		for _, r := range []*results.Run{clash, twin} {
 			if err := to.SaveRun(ctx, r); err != nil {
 				t.Fatal(err)
 			}
 		}
 
-		var seen []RunID
-		rep, err := Push(ctx, from, to, Filter{}, func(r *Run) { seen = append(seen, r.ID) })
+		var seen []results.RunID
+		rep, err := Push(ctx, from, to, results.Filter{}, func(r *results.Run) { seen = append(seen, r.ID) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +90,7 @@ func TestPush(t *testing.T) {
 			t.Errorf("the target's own run bench1-000 was overwritten")
 		}
 
-		rep, err = Push(ctx, from, to, Filter{}, nil)
+		rep, err = Push(ctx, from, to, results.Filter{}, nil)
 		if err != nil || len(rep.Pushed) != 0 || rep.Present != 7 || len(rep.Conflicts) != 1 || len(rep.SameInput) != 1 {
 			t.Errorf("second push: %+v, %v; want nothing copied, 7 already there", rep, err)
 		}
@@ -118,7 +120,7 @@ func TestPushConcurrent(t *testing.T) {
 					return
 				}
 				defer to.Close()
-				reports[i], errs[i] = Push(ctx, froms[i%2], to, Filter{}, nil)
+				reports[i], errs[i] = Push(ctx, froms[i%2], to, results.Filter{}, nil)
 			}()
 		}
 		wg.Wait()
