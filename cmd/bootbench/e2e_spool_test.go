@@ -23,6 +23,7 @@ import (
 	"github.com/bootbench/bootbench/internal/userenv"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/spool"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // startBootbench starts bootbench with env on top of the tests' and
@@ -185,7 +186,7 @@ func TestE2EStoreAwayMidRun(t *testing.T) {
 // spooled: every metric, the transcript, raw output, hello and stages.
 func assertStoredOnce(t *testing.T, db, id string, spooled *results.Run) {
 	t.Helper()
-	s, err := results.OpenReadOnly(db)
+	s, err := store.OpenReadOnly(db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/spool"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 const pushSynopsis = "results push [--to STORE] [--board NAME] [--db PATH]"
@@ -36,7 +37,7 @@ func cmdResultsPush(ctx context.Context, args []string) error {
 		return deliverSpool(ctx, *fs.db)
 	}
 	if storePath(*fs.db) == storePath(*to) {
-		return usageErr("results push: --to %s is the store pushed from; name another", results.DisplayName(*to))
+		return usageErr("results push: --to %s is the store pushed from; name another", store.DisplayName(*to))
 	}
 	from, fromName, err := fs.readStore()
 	if err != nil {
@@ -50,7 +51,7 @@ func cmdResultsPush(ctx context.Context, args []string) error {
 	defer dst.Close()
 	toSpool := &spooledStore{Store: dst, name: toName, path: storePath(*to), spool: spool.For(storePath(*to))}
 	toSpool.deliver(ctx, func(msg string) { fmt.Println(msg) })
-	rep, err := results.Push(ctx, from, dst, results.Filter{Board: *board}, nil)
+	rep, err := store.Push(ctx, from, dst, results.Filter{Board: *board}, nil)
 	if rep != nil {
 		for _, s := range rep.SameInput {
 			fmt.Printf("skipped run %s: %s holds the same imported output as run %s\n", s.ID, toName, s.Other)

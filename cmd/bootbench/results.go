@@ -13,6 +13,7 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 func cmdResults(ctx context.Context, args []string) error {
@@ -82,7 +83,7 @@ func cmdResultsShow(ctx context.Context, args []string) error {
 	}
 	defer s.Close()
 	r, err := s.Run(ctx, results.RunID(fs.Arg(0)))
-	if errors.Is(err, results.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		if file := spooledRun(storePath(*fs.db), fs.Arg(0)); file != "" {
 			return usageErr("results show: run %s is not in %s yet: it waits in the spool (%s) for the next command that writes to that store, or '%s'", fs.Arg(0), path, file, pushHint(storePath(*fs.db)))
 		}
@@ -228,8 +229,8 @@ func cmdResultsCheck(ctx context.Context, args []string) error {
 		return err
 	}
 	raw := storePath(*fs.db)
-	path := results.DisplayName(raw)
-	rep, err := results.Check(ctx, raw)
+	path := store.DisplayName(raw)
+	rep, err := store.Check(ctx, raw)
 	if err != nil {
 		return storeErr(err)
 	}
@@ -240,7 +241,7 @@ func cmdResultsCheck(ctx context.Context, args []string) error {
 	for _, p := range rep.Problems {
 		fmt.Println(p)
 	}
-	if results.IsURL(raw) {
+	if store.IsURL(raw) {
 		return fmt.Errorf("results store %s fails its consistency check (%d problems, listed above): the rows named break what bootbench expects of them; restore them from a backup, or remove them", path, len(rep.Problems))
 	}
 	return fmt.Errorf("results store %s fails its integrity check (%d problems, listed above): export what still reads (bootbench results export --format json --db %s), then move the file away", path, len(rep.Problems), path)

@@ -344,7 +344,7 @@ func parseRate(s string) (float64, error) {
 }
 
 // open readies the board's rig, its store and builders.
-func (j *runJob) open(ctx context.Context, store results.Saver) (*rig, error) {
+func (j *runJob) open(ctx context.Context, saver results.Saver) (*rig, error) {
 	var routes *route.Plan
 	if *j.rf.bench == benchmark.Route {
 		routes = &j.routes
@@ -353,7 +353,7 @@ func (j *runJob) open(ctx context.Context, store results.Saver) (*rig, error) {
 	if err != nil {
 		return nil, err
 	}
-	rg.Store, rg.Builders = store, builders(j.src)
+	rg.Store, rg.Builders = saver, builders(j.src)
 	if rg.router != nil && j.board.OwnFirmware {
 		fw, err := route.NewFirmware(rg.router)
 		if err != nil {

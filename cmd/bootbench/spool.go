@@ -13,6 +13,7 @@ import (
 	"github.com/bootbench/bootbench/internal/redact"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/spool"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // The commands that write runs (run, ci, serve) store them through a
@@ -22,7 +23,7 @@ import (
 
 // spooledStore is an open store and the spool in front of it.
 type spooledStore struct {
-	*results.Store
+	*store.Store
 	name  string // as messages name it
 	path  string // as given: its spool's key
 	spool *spool.Spool
@@ -116,10 +117,10 @@ func (s *spooledStore) sayUnstored(rec *results.Run, err error, note func(string
 
 // pushHint is the command that delivers the spool of the store at path.
 func pushHint(path string) string {
-	if path == results.DefaultPath() {
+	if path == store.DefaultPath() {
 		return "bootbench results push"
 	}
-	return "bootbench results push --db " + results.DisplayName(path)
+	return "bootbench results push --db " + store.DisplayName(path)
 }
 
 // keptLine is what a command says of a run kept in the spool: where, and

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // Store is what a spool is delivered to: the results store it waits for.
@@ -80,7 +81,7 @@ func (s *Spool) deliverOne(ctx context.Context, to Store, w Waiting, rep *Report
 	switch {
 	case err == nil:
 		rep.Delivered = append(rep.Delivered, r.ID)
-	case errors.Is(err, results.ErrExists):
+	case errors.Is(err, store.ErrExists):
 		there, rerr := to.Run(ctx, r.ID)
 		if rerr != nil {
 			return fmt.Errorf("run %s: read it back from %s: %w", r.ID, s.Store, rerr)
@@ -90,7 +91,7 @@ func (s *Spool) deliverOne(ctx context.Context, to Store, w Waiting, rep *Report
 			return nil
 		}
 		rep.Present = append(rep.Present, r.ID)
-	case results.Refused(err):
+	case store.Refused(err):
 		rep.Kept = append(rep.Kept, Problem{Path: w.Path, Why: Cause(err, r.ID)})
 		return nil
 	default:

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bootbench/bootbench/internal/needs"
-	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 	"github.com/bootbench/bootbench/results/storetest"
 )
 
@@ -72,7 +72,7 @@ func TestStoreDiskFull(t *testing.T) {
 	ctx := context.Background()
 	disk := smallDisk(t, "2m")
 	db := filepath.Join(disk, "results.db")
-	store, err := results.Open(db)
+	store, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)
 	}

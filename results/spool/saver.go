@@ -8,10 +8,11 @@ import (
 
 	"github.com/bootbench/bootbench/internal/redact"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // Saver stores runs in Store, and keeps in Spool each run Store could not
-// take for any reason but refusing the run itself (results.Refused): the
+// take for any reason but refusing the run itself (store.Refused): the
 // store unreachable, read-only, its disk full, damaged.
 type Saver struct {
 	Store results.Saver
@@ -38,7 +39,7 @@ func (s *Saver) SaveRun(ctx context.Context, r *results.Run) error {
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	err := s.Store.SaveRun(sctx, r)
 	cancel()
-	if err == nil || results.Refused(err) {
+	if err == nil || store.Refused(err) {
 		return err
 	}
 	why := Cause(err, r.ID)

@@ -29,6 +29,7 @@ import (
 
 	"github.com/bootbench/bootbench/internal/owner"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // Spool is the spool of one store: a directory of spooled runs.
@@ -43,7 +44,7 @@ type Spool struct {
 // For is the spool of the store at name (a file path or a postgres://
 // URL, as --db takes it), under the user's data directory.
 func For(name string) *Spool {
-	return &Spool{Dir: filepath.Join(Root(), Key(name)), Store: results.DisplayName(name)}
+	return &Spool{Dir: filepath.Join(Root(), Key(name)), Store: store.DisplayName(name)}
 }
 
 // Root is the directory that holds every store's spool:
@@ -98,7 +99,7 @@ const maxReadable = 60
 // identity is what names a store, without a password: a file's absolute
 // path, or a PostgreSQL URL in one spelling.
 func identity(name string) string {
-	if !results.IsURL(name) {
+	if !store.IsURL(name) {
 		if abs, err := filepath.Abs(name); err == nil {
 			name = abs
 		}

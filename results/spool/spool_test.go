@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 	"github.com/bootbench/bootbench/results/storetest"
 )
 
@@ -239,7 +240,7 @@ func (f *fakeStore) SaveRun(ctx context.Context, r *results.Run) error {
 		return f.err
 	}
 	if f.runs[r.ID] != nil {
-		return fmt.Errorf("results: save run %s: %w", r.ID, results.ErrExists)
+		return fmt.Errorf("results: save run %s: %w", r.ID, store.ErrExists)
 	}
 	f.runs[r.ID] = r
 	return nil
@@ -249,7 +250,7 @@ func (f *fakeStore) Run(ctx context.Context, id results.RunID) (*results.Run, er
 	if r := f.runs[id]; r != nil {
 		return r, nil
 	}
-	return nil, results.ErrNotFound
+	return nil, store.ErrNotFound
 }
 
 // TestSaver: a run the store cannot take is kept whole; one the store
@@ -267,10 +268,10 @@ func TestSaver(t *testing.T) {
 		{"stored", nil, tempDir, false, false},
 		{"store away", away, tempDir, true, false},
 		{"store full", errors.New("results: save run 20250314-150926-0a0b0c0d: database or disk is full (13)"), tempDir, true, false},
-		{"store read-only", fmt.Errorf("results: %w", results.ErrReadOnlyStore), tempDir, true, false},
-		{"id already stored", fmt.Errorf("results: save run X: %w", results.ErrExists), tempDir, false, false},
-		{"input already stored", fmt.Errorf("results: save run X: %w as run Y", results.ErrDuplicateInput), tempDir, false, false},
-		{"invalid run", fmt.Errorf("results: %w", results.ErrInvalidRun), tempDir, false, false},
+		{"store read-only", fmt.Errorf("results: %w", store.ErrReadOnlyStore), tempDir, true, false},
+		{"id already stored", fmt.Errorf("results: save run X: %w", store.ErrExists), tempDir, false, false},
+		{"input already stored", fmt.Errorf("results: save run X: %w as run Y", store.ErrDuplicateInput), tempDir, false, false},
+		{"invalid run", fmt.Errorf("results: %w", store.ErrInvalidRun), tempDir, false, false},
 		{"spool unwritable too", away, func(t *testing.T) string {
 			f := filepath.Join(t.TempDir(), "file")
 			os.WriteFile(f, nil, 0o644)
