@@ -468,7 +468,7 @@ func (t *runTally) addUnstored(ctx context.Context, rec *results.Run, err error,
 	case lost != nil:
 		t.lost = append(t.lost, rec.ID)
 		printLost(os.Stdout, rec)
-		stderrNote(lostLine(rec, lost))
+		stderrNote(lostLine(lost))
 		if last {
 			t.single = &exitError{code: 1, err: errSaid}
 		}

@@ -75,10 +75,19 @@ func (s *spooledStore) deliver(ctx context.Context, note func(string)) (delivere
 var spoolEvery = time.Minute
 
 // deliverEvery delivers the spool every interval until ctx ends or the
-// returned stop is called, which waits for a delivery under way.
+// returned stop is called, which waits for a delivery under way. What it
+// says is said once: a store away for hours, or a file left in the
+// spool, is not said again every minute.
 func (s *spooledStore) deliverEvery(ctx context.Context, every time.Duration, note func(string)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	said := map[string]bool{}
+	once := func(msg string) {
+		if !said[msg] {
+			said[msg] = true
+			note(msg)
+		}
+	}
 	go func() {
 		defer close(done)
 		t := time.NewTicker(every)
@@ -88,7 +97,7 @@ func (s *spooledStore) deliverEvery(ctx context.Context, every time.Duration, no
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				s.deliver(ctx, note)
+				s.deliver(ctx, once)
 			}
 		}
 	}()
@@ -110,7 +119,7 @@ func (s *spooledStore) sayUnstored(rec *results.Run, err error, note func(string
 	}
 	var b strings.Builder
 	printLost(&b, rec)
-	line := lostLine(rec, lost)
+	line := lostLine(lost)
 	note(strings.TrimPrefix(b.String(), "\n") + line)
 	return &exitError{code: 1, err: errSaid}
 }
@@ -143,9 +152,9 @@ func unstored(err error) (kept *spool.KeptError, lost error, ok bool) {
 	return nil, ns.Err, true
 }
 
-// lostLine is what a command says of a run nothing could keep, after it
-// printed the run's figures on stdout.
-func lostLine(rec *results.Run, err error) string {
+// lostLine is what a command says of a run nothing could keep (err
+// says why), after it printed the run's figures on stdout.
+func lostLine(err error) string {
 	return redact.Text(fmt.Sprintf("%s; its figures are printed above, copy them now", firstLineOf(err)))
 }
 
@@ -191,13 +200,8 @@ func spooledRun(path, id string) string {
 func runsCount(n int) string { return fmt.Sprintf("%d %s", n, runsWord(n)) }
 
 func firstLineOf(err error) string {
-	s := err.Error()
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
 }
 
 // stderrNote is a note on stderr, as bootbench's own.

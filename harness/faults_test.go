@@ -1,12 +1,20 @@
 package harness
 
+// What a run meets when the world around it fails: a store that does not
+// take the run, a bootbench killed while the board was on.
+
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/results"
 )
 
 // switchLog is a power switch that remembers what it was told.
@@ -57,5 +65,41 @@ func TestWiredLeftOn(t *testing.T) {
 	}
 	if said, err := w.SweepLeftOn(ctx); said != "" || err != nil {
 		t.Errorf("SweepLeftOn with no record: %q, %v", said, err)
+	}
+}
+
+// awayStore is a store that cannot be reached.
+type awayStore struct{ saves int }
+
+func (a *awayStore) SaveRun(ctx context.Context, r *results.Run) error {
+	a.saves++
+	return errors.New("results: save run " + string(r.ID) + ": dial tcp 198.18.7.7:5432: connect: no route to host")
+}
+
+// TestNotStored: a run its store does not take comes back whole with a
+// NotStoredError that carries both the run's own outcome and the store's
+// error, said once in the progress; the run is not dropped.
+func TestNotStored(t *testing.T) {
+	o := fakeOptions(t, &leakyTarget{}, boards.Profile{})
+	away := &awayStore{}
+	o.Store, o.Retries = away, 0
+	var progress strings.Builder
+	o.Progress = &progress
+	rec, err := Run(context.Background(), o.Job, o.Rig)
+	var ns *NotStoredError
+	if rec == nil || !errors.As(err, &ns) || ns.Run != rec.ID || away.saves != 1 {
+		t.Fatalf("Run = %+v, %v (%d saves); want the run back with a NotStoredError", rec, err, away.saves)
+	}
+	if Kind(err) != FailBootTimeout || Kind(Outcome(err)) != FailBootTimeout || rec.Status != results.StatusFailed {
+		t.Errorf("outcome %v, status %s: want the run's own failure kept", Outcome(err), rec.Status)
+	}
+	if !strings.Contains(ns.Err.Error(), "no route to host") || strings.Count(err.Error(), "no route to host") != 1 {
+		t.Errorf("error %q: want the store's error once", err)
+	}
+	if n := strings.Count(progress.String(), "unstored run "+string(rec.ID)+": failed, 0 metrics: results: save run"); n != 1 {
+		t.Errorf("progress says it %d times:\n%s", n, progress.String())
+	}
+	if Outcome(errors.New("x")).Error() != "x" || Outcome(nil) != nil {
+		t.Error("Outcome of an error that is not a NotStoredError is the error")
 	}
 }
