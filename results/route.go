@@ -1,8 +1,6 @@
 package results
 
 import (
-	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -39,26 +37,4 @@ func (s *RouteSettings) String() string {
 	}
 	rate := strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.3f", s.UDPRate/1e6), "0"), "0")
 	return fmt.Sprintf("%d %s, %s, UDP at %s Mbit/s, %d s a test", s.Streams, streams, window, strings.TrimSuffix(rate, "."), s.Seconds)
-}
-
-func routeJSON(s *RouteSettings) (any, error) {
-	if s == nil {
-		return nil, nil // NULL: not a route run, or one stored before
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	return string(b), nil
-}
-
-func parseRoute(s sql.NullString) (*RouteSettings, error) {
-	if !s.Valid {
-		return nil, nil
-	}
-	var r RouteSettings
-	if err := json.Unmarshal([]byte(s.String), &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"
+	"github.com/bootbench/bootbench/results/spool"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 const importSynopsis = "import --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd] [--table N] [--tool-version V] [--rep N] [--force | --skip-existing] [--new-board] [--db PATH] FILE..."
@@ -76,6 +78,9 @@ func storeImports(ctx context.Context, o *importOptions, imports []*results.Impo
 		return 0, err
 	}
 	defer s.Close()
+	// A writer of the store delivers what waits in its spool first.
+	ss := &spooledStore{Store: s, name: path, path: storePath(o.dbPath), spool: spool.For(storePath(o.dbPath))}
+	ss.deliver(ctx, stderrNote)
 	next := o.rep
 	if next == 0 {
 		if next, err = s.NextRep(ctx, o.board, boards.MHz(o.clock)); err != nil {
@@ -87,7 +92,7 @@ func storeImports(ctx context.Context, o *importOptions, imports []*results.Impo
 		im.Board, im.ClockMHz, im.Rep = o.board, boards.MHz(o.clock), next
 		r := im.Run()
 		if err := s.SaveRun(ctx, r); err != nil {
-			if errors.Is(err, results.ErrDuplicateInput) {
+			if errors.Is(err, store.ErrDuplicateInput) {
 				// Another import of the same bytes won the race since
 				// dropImported looked.
 				if o.skipExisting {
@@ -189,7 +194,7 @@ func refuseUnknownBoard(ctx context.Context, o *importOptions) error {
 	s, path, err := openStoreReadOnly(o.dbPath)
 	var stored []string
 	switch {
-	case errors.Is(err, results.ErrNoStore):
+	case errors.Is(err, store.ErrNoStore):
 	case err != nil:
 		return err
 	default:
@@ -214,7 +219,7 @@ func isProfile(name string) bool {
 // name that is neither a board profile nor a board with runs in it: a
 // typo would otherwise select nothing and exit 0 as if the board had no
 // runs.
-func checkBoardsNamed(ctx context.Context, s *results.Store, path, cmd string, names ...string) error {
+func checkBoardsNamed(ctx context.Context, s *store.Store, path, cmd string, names ...string) error {
 	var stored []string
 	for _, name := range names {
 		if name == "" || isProfile(name) {
@@ -267,12 +272,12 @@ func readImports(paths []string, o *importOptions) ([]*results.Import, error) {
 // the imports to store and how many it skipped.
 func dropImported(ctx context.Context, o *importOptions, imports []*results.Import) ([]*results.Import, int, error) {
 	// A store this import could not write is refused as such first.
-	if err := results.CheckWritable(storePath(o.dbPath)); err != nil {
+	if err := store.CheckWritable(storePath(o.dbPath)); err != nil {
 		return nil, 0, storeErr(err)
 	}
 	s, path, err := openStoreReadOnly(o.dbPath)
 	switch {
-	case errors.Is(err, results.ErrNoStore):
+	case errors.Is(err, store.ErrNoStore):
 		s = nil // nothing stored yet: only the list can repeat itself
 	case err != nil:
 		return nil, 0, err

@@ -27,6 +27,7 @@ Usage:
                      [--route-sizes 64,...] [--route-configs plain,...] [--route-udp-rate 50M]
                      [--route-window SIZE] [--route-streams N]   # see "Routing"
   bootbench console  BOARD [--inventory FILE] [--write]
+  bootbench console  --replay FILE|- [--board PROFILE] [--format text|json]   # see "Replaying a console log"
   bootbench serve    [--inventory FILE] [--db PATH] [--proxy] [--once BOARD] [--log text|json]
                      [--http [HOST:]PORT [--http-allow-remote]]   # see "The bench page"
   bootbench ci       --board NAME --baseline FILE.json|board=B,clock=MHZ[,bench=B][,since=DATE]
@@ -35,7 +36,7 @@ Usage:
   bootbench import   --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd]
                      [--table N] [--tool-version V] [--rep N] [--force | --skip-existing] [--new-board] FILE...
   bootbench results  list [--board NAME] | show RUN [--transcript | --raw] | check
-  bootbench results  push --to postgres://USER@HOST/DATABASE [--board NAME]   # copy runs to a shared store
+  bootbench results  push [--to postgres://USER@HOST/DATABASE [--board NAME]]   # deliver the spool; copy runs to a shared store
   bootbench results  compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...]
                      [--baseline [BOARD]@MHZ] [--clock MHZ] [--include-throttled] [--format text|json]
   bootbench results  export [--format json|openwrt|csv|gobench|html] [--with-setting] [--board NAME] [--clock MHZ]
@@ -88,7 +89,9 @@ func main() {
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
-	if !errors.Is(err, errHelpShown) {
+	if errors.Is(err, errSaid) {
+		// Said already, on its own lines.
+	} else if !errors.Is(err, errHelpShown) {
 		// Whatever an error quotes, a URL's password is not printed.
 		fmt.Fprintf(os.Stderr, "bootbench: %s\n", redact.Text(err.Error()))
 	} else {

@@ -14,6 +14,7 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // resultsHelp is what 'bootbench results --help' prints: the subcommands,
@@ -70,6 +71,11 @@ func cmdResultsList(ctx context.Context, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	// Runs the store has not got yet are said whatever the store does:
+	// when it is away, they are the runs a user looks for.
+	if waiting := spoolWaiting(storePath(*fs.db)); waiting != "" {
+		defer stderrNote(waiting)
+	}
 	s, path, err := fs.readStore()
 	if err != nil {
 		return err
@@ -104,7 +110,7 @@ func cmdResultsShow(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
-	id, err := runNamed(ctx, s, path, fs.Arg(0))
+	id, err := runNamed(ctx, s, path, storePath(*fs.db), fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -130,7 +136,7 @@ func cmdResultsShow(ctx context.Context, args []string) error {
 
 // runNamed is the run name names: its id, or the start of one id (the
 // part results list shows first, 20261204-101010, or more).
-func runNamed(ctx context.Context, s *results.Store, path, name string) (results.RunID, error) {
+func runNamed(ctx context.Context, s *store.Store, path, raw, name string) (results.RunID, error) {
 	ids, err := s.IDsWithPrefix(ctx, name)
 	if err != nil {
 		return "", storeFailure(path, err)
@@ -147,6 +153,9 @@ func runNamed(ctx context.Context, s *results.Store, path, name string) (results
 			some = append(some, string(id))
 		}
 		return "", usageErr("results show: %q starts several runs' ids in %s (%s); give more of it", name, path, strings.Join(some, ", "))
+	}
+	if file := spooledRun(raw, name); file != "" {
+		return "", usageErr("results show: run %s is not in %s yet: it waits in the spool (%s) for the next command that writes to that store, or '%s'", name, path, file, pushHint(raw))
 	}
 	return "", usageErr("results show: no run %q in %s (see 'bootbench results list')", name, path)
 }
@@ -317,8 +326,8 @@ func cmdResultsCheck(ctx context.Context, args []string) error {
 		return err
 	}
 	raw := storePath(*fs.db)
-	path := results.DisplayName(raw)
-	rep, err := results.Check(ctx, raw)
+	path := store.DisplayName(raw)
+	rep, err := store.Check(ctx, raw)
 	if err != nil {
 		return storeErr(err)
 	}
@@ -330,7 +339,7 @@ func cmdResultsCheck(ctx context.Context, args []string) error {
 		fmt.Println(p)
 	}
 	problems := fmt.Sprintf("%d problem%s, listed above", len(rep.Problems), plural(len(rep.Problems)))
-	if results.IsURL(raw) {
+	if store.IsURL(raw) {
 		return fmt.Errorf("results store %s fails its consistency check (%s): the rows named break what bootbench expects of them; restore them from a backup, or remove them", path, problems)
 	}
 	return fmt.Errorf("results store %s fails its integrity check (%s): %s", path, problems, salvageAdvice(rep, path))
@@ -339,7 +348,7 @@ func cmdResultsCheck(ctx context.Context, args []string) error {
 // salvageAdvice says what to do with a damaged store file: an export of
 // what still reads when check found that it does (the damaged runs left
 // out with --skip), else a backup.
-func salvageAdvice(rep *results.CheckReport, path string) string {
+func salvageAdvice(rep *store.CheckReport, path string) string {
 	switch {
 	case rep.RestReads && len(rep.Damaged) == 0:
 		return fmt.Sprintf("every run still reads: export them (bootbench results export --format json --db %s -o runs.json), then move the file away", path)

@@ -17,6 +17,8 @@ import (
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/spool"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // unpluggedBoard is a board whose serial adapter is not there: its
@@ -40,7 +42,7 @@ func TestRunPlanStopsAtSetupFailure(t *testing.T) {
 	kernel, image := filepath.Join(dir, "vmlinux"), filepath.Join(dir, "image.cpio")
 	os.WriteFile(kernel, []byte("kernel"), 0o644)
 	os.WriteFile(image, []byte("image"), 0o644)
-	store, err := results.Open(filepath.Join(dir, "r.db"))
+	store, err := store.Open(filepath.Join(dir, "r.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,8 @@ func TestRunPlanStopsAtSetupFailure(t *testing.T) {
 		BuildImage: func(context.Context, initramfs.Spec, string) (*initramfs.Image, error) {
 			return &initramfs.Image{Path: image, Size: 5, Digest: "00", Cached: true}, nil
 		}}}
-	err = runSettings(context.Background(), job, rig, []boards.MHz{680, 800}, 2, "r.db")
+	st := &spooledStore{Store: store, name: "r.db", path: filepath.Join(dir, "r.db"), spool: spool.For(filepath.Join(dir, "r.db"))}
+	err = runSettings(context.Background(), job, rig, []boards.MHz{680, 800}, 2, st)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "setup: open /dev/ttyUSB0: no such file or directory; nothing was run or stored") {
 		t.Errorf("runSettings = %v; want exit 2 naming the console, nothing run or stored", err)

@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -23,8 +24,10 @@ import (
 
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/internal/redact"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
+	"github.com/bootbench/bootbench/results/store"
 	"github.com/bootbench/bootbench/serialctl"
 )
 
@@ -48,7 +51,7 @@ type Board struct {
 
 // Page is the bench page's state and the streams that carry it.
 type Page struct {
-	store *results.Store
+	store *store.Store
 
 	mu     sync.Mutex
 	boards map[string]*board
@@ -110,7 +113,7 @@ type Result struct {
 
 // New is the page of the served boards; their last stored results are
 // read from store, which also serves their history.
-func New(ctx context.Context, store *results.Store, served []Board) (*Page, error) {
+func New(ctx context.Context, store *store.Store, served []Board) (*Page, error) {
 	p := &Page{store: store, boards: map[string]*board{}, subs: map[*subscriber]struct{}{}, quit: make(chan struct{}),
 		heartbeat: 15 * time.Second, writeTimeout: 10 * time.Second, maxClients: 32}
 	for _, b := range served {
@@ -185,6 +188,8 @@ func stageOf(e harness.Event) (stage string, ok bool) {
 		return "starting", true
 	case results.EventStored:
 		return "stored", true
+	case results.EventNotStored:
+		return "not stored", true
 	case results.EventDHCP, results.EventTFTP, results.EventHTTP:
 		return string(e.Stage), true
 	}
@@ -269,8 +274,8 @@ func (b *board) tail() []string {
 	return append(append([]string{}, b.console[b.next:]...), b.console[:b.next]...)
 }
 
-// Done is a stored run: the board's last result, and the board waits for
-// its next boot.
+// Done is a finished run, stored or (a *harness.NotStoredError) not: the
+// board's last result, and the board waits for its next boot.
 func (p *Page) Done(rec *results.Run, err error) {
 	if rec == nil {
 		return // nothing was stored
@@ -284,6 +289,10 @@ func (p *Page) Done(rec *results.Run, err error) {
 	b.Last = resultOf(rec)
 	b.Stage, b.Kind, b.Run, b.Since = Waiting, "", "", time.Time{}
 	b.Step = fmt.Sprintf("run %s stored: %s", rec.ID, rec.Status)
+	var ns *harness.NotStoredError
+	if errors.As(err, &ns) {
+		b.Step = fmt.Sprintf("run %s not stored: %s; %s", rec.ID, rec.Status, redact.Text(strings.SplitN(ns.Err.Error(), "\n", 2)[0]))
+	}
 	p.publishState(b)
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 	"github.com/bootbench/bootbench/serialctl"
 )
 
@@ -65,6 +66,7 @@ func TestStageOf(t *testing.T) {
 		{results.StageKernel.Event(), "kernel"},
 		{results.StageBench.Event(), "running openssl"},
 		{results.EventStored, "stored"},
+		{results.EventNotStored, "not stored"},
 		{results.EventPower, ""},
 		{results.EventClock, ""},
 		{results.EventConsole, ""},
@@ -80,9 +82,9 @@ func TestStageOf(t *testing.T) {
 	}
 }
 
-func newPage(t *testing.T) (*Page, *results.Store) {
+func newPage(t *testing.T) (*Page, *store.Store) {
 	t.Helper()
-	store, err := results.Open(filepath.Join(t.TempDir(), "results.db"))
+	store, err := store.Open(filepath.Join(t.TempDir(), "results.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
