@@ -197,8 +197,10 @@ func TestConsoleShowsBoardAndLocksPort(t *testing.T) {
 	second := startConsole(t, "pc1", "--inventory", inv)
 	code := second.exit(t, 5*time.Second)
 	want := fmt.Sprintf("bootbench: console %s is in use by pid %d (bootbench console pc1 --inventory %s)\n", dev, first.cmd.Process.Pid, inv)
-	if code != 1 || second.stderr.String() != want {
-		t.Errorf("second console: exit %d, stderr %q; want 1, %q", code, second.stderr.String(), want)
+	// A console bootbench cannot have is a setup failure: exit 2, as
+	// for run.
+	if code != 2 || second.stderr.String() != want {
+		t.Errorf("second console: exit %d, stderr %q; want 2, %q", code, second.stderr.String(), want)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("a busy console took %v to refuse", d)
@@ -264,7 +266,7 @@ func TestConsoleErrors(t *testing.T) {
 		{"virtual board", []string{"qemu-x86_64"}, 2, "qemu-x86_64 is a virtual board: its console is QEMU's and exists only during a run"},
 		{"unknown board", []string{"pc9", "--inventory", good}, 2, `unknown board "pc9"`},
 		{"broken inventory", []string{"pc1", "--inventory", broken}, 2, "bench.yaml:"},
-		{"port not there", []string{"pc1", "--inventory", missing}, 1, "no console " + gone + ": present: "},
+		{"port not there", []string{"pc1", "--inventory", missing}, 2, "no console " + gone + ": present: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -318,7 +320,7 @@ func TestConsolePermission(t *testing.T) {
 		code = ee.ExitCode()
 	}
 	want := fmt.Sprintf("bootbench: open console %s: permission denied (add the user to the dialout group: usermod -aG dialout nobody, then log in again)\n", a.device(t))
-	if code != 1 || errb.String() != want {
-		t.Errorf("exit %d (%v), stderr %q; want 1, %q", code, err, errb.String(), want)
+	if code != 2 || errb.String() != want {
+		t.Errorf("exit %d (%v), stderr %q; want 2, %q", code, err, errb.String(), want)
 	}
 }
