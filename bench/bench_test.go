@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/needs"
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 )
 
 // scripts are the bench/ scripts with the arguments that make each as

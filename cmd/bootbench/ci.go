@@ -92,7 +92,7 @@ func runCandidates(ctx context.Context, job *runJob, store *store.Store) ([]resu
 	if err != nil {
 		return nil, err
 	}
-	defer rg.close()
+	defer rg.Close()
 	var cand []results.Run
 	err = runPlan(ctx, job.job(rg), rg.Rig, job.settings, *job.rf.reps, func(rec *results.Run, rep int, err error) error {
 		if err != nil {

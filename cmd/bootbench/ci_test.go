@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bootbench/bootbench/internal/junitxsd"
+	"github.com/bootbench/bootbench/internal/testkit/junitxsd"
 )
 
 // TestCIBadBaseline: a baseline that cannot be used stops ci with exit 2

@@ -15,6 +15,7 @@ import (
 	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/cmd/bootbench/internal/nocache"
 	"github.com/bootbench/bootbench/internal/redact"
+	"github.com/bootbench/bootbench/rig"
 )
 
 var usage = `bootbench — netboot a board, run only the benchmark, keep the numbers
@@ -72,8 +73,12 @@ func main() {
 	}
 	code := 1
 	var ee *exitError
-	if errors.As(err, &ee) {
+	var se *rig.SetupError
+	switch {
+	case errors.As(err, &ee):
 		code = ee.code
+	case errors.As(err, &se):
+		code = 2 // a setup no run would get past: the user's to fix
 	}
 	if !errors.Is(err, errHelpShown) {
 		// Whatever an error quotes, a URL's password is not printed.

@@ -13,17 +13,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/adapters/route"
 	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/contract/bootparam"
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/initramfs"
-	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/internal/redact"
-	"github.com/bootbench/bootbench/internal/route"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
 	"github.com/bootbench/bootbench/results/store"
+	"github.com/bootbench/bootbench/rig"
 )
 
 const runHelp = "Netboots the board with bootbench's own DHCP, TFTP and HTTP, runs the benchmark with\n" +
@@ -57,7 +58,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer rg.close()
+	defer rg.Close()
 	return runSettings(ctx, job.job(rg), rg.Rig, job.settings, *rf.reps, dbPath)
 }
 
@@ -109,7 +110,7 @@ type runJob struct {
 	// probe is the bench segment's rival-DHCP probe, started by check so
 	// that it runs while the image is checked (nil for a virtual board,
 	// or with --proxy).
-	probe *dhcpProbe
+	probe *rig.Probe
 }
 
 // prepare checks the flags and finds the board, before anything is touched.
@@ -170,7 +171,7 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 		}
 		return nil, err
 	}
-	if err := checkProxy(b, *rf.proxy); err != nil {
+	if err := rig.CheckProxy(b, *rf.proxy); err != nil {
 		return nil, err
 	}
 	settings, err := clockSettings(b.Profile, *rf.clocks, *rf.allowOvervoltage)
@@ -210,7 +211,7 @@ func (j *runJob) check(ctx context.Context, cmd string) error {
 		return usageErr("%s: board %s: %v", cmd, j.board.Name, err)
 	}
 	if !j.board.Virtual() && !*j.rf.proxy && j.inv != nil && j.probe == nil {
-		j.probe = startProbe(ctx, j.inv.Bench.Interface, true, func(msg string) { setupNote(os.Stderr, "network", "%s", msg) })
+		j.probe = rig.StartProbe(ctx, cacheDir(), j.inv.Bench.Interface, true, func(msg string) { rig.SetupNote(os.Stderr, "network", "%s", msg) })
 	}
 	return checkBoard(ctx, job)
 }
@@ -226,7 +227,7 @@ func routeRefusal(b boards.Board, inv *boards.Inventory) error {
 	if b.Virtual() {
 		return nil
 	}
-	_, err := routeSpec(b, inv, route.Plan{})
+	_, err := rig.RouteSpec(b, inv, route.Plan{})
 	return err
 }
 
@@ -344,35 +345,35 @@ func parseRate(s string) (float64, error) {
 }
 
 // open readies the board's rig, its store and builders.
-func (j *runJob) open(ctx context.Context, store *store.Store) (*rig, error) {
+func (j *runJob) open(ctx context.Context, store *store.Store) (*rig.Rig, error) {
 	var routes *route.Plan
 	if *j.rf.bench == benchmark.Route {
 		routes = &j.routes
 	}
-	rg, err := openRig(ctx, j.board, j.inv, *j.rf.proxy, routes, j.probe, os.Stderr)
+	rg, err := rig.Open(ctx, j.board, j.inv, rig.Options{Cache: cacheDir(), Proxy: *j.rf.proxy, Routes: routes, Probe: j.probe, Progress: os.Stderr})
 	if err != nil {
 		return nil, err
 	}
 	rg.Store, rg.Builders = store, builders(j.src)
-	if rg.router != nil && j.board.OwnFirmware {
-		fw, err := route.NewFirmware(rg.router)
+	if rg.Router != nil && j.board.OwnFirmware {
+		fw, err := route.NewFirmware(rg.Router)
 		if err != nil {
-			rg.close()
+			rg.Close()
 			return nil, err
 		}
 		rg.Firmware = fw
-	} else if rg.router != nil {
-		rg.Host = &route.Driver{Router: rg.router, Configs: j.configs}
+	} else if rg.Router != nil {
+		rg.Host = &route.Driver{Router: rg.Router, Configs: j.configs}
 	}
 	return rg, nil
 }
 
 // job is what the flags ask every run to measure, on the board as rg has
 // it; the clock and rep are each run's.
-func (j *runJob) job(rg *rig) plan.Job {
+func (j *runJob) job(rg *rig.Rig) plan.Job {
 	rf := j.rf
 	return plan.Job{
-		Board: rg.board, Benchmark: *rf.bench, Seconds: time.Duration(*rf.seconds * float64(time.Second)), Algs: splitList(*rf.algs),
+		Board: rg.Board, Benchmark: *rf.bench, Seconds: time.Duration(*rf.seconds * float64(time.Second)), Algs: splitList(*rf.algs),
 		Kernel: *rf.kernel, Source: j.src, Append: *rf.appendArgs, Transport: *rf.transport, AllowOvervoltage: *rf.allowOvervoltage,
 		BootTimeout: *rf.bootTimeout, RunTimeout: *rf.runTimeout, Retries: *rf.retries,
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,17 +63,5 @@ func TestRunPlanStopsAtSetupFailure(t *testing.T) {
 	}
 	if len(runs) != 0 || board.consoles != 1 || board.ons != 0 {
 		t.Errorf("%d runs stored, console opened %d times, powered on %d times; want 0, 1, 0", len(runs), board.consoles, board.ons)
-	}
-}
-
-// TestOpenBenchNoInterface: an inventory whose bench NIC is not on this
-// host is a setup failure, exit 2, before anything is served.
-func TestOpenBenchNoInterface(t *testing.T) {
-	t.Setenv("BOOTBENCH_CACHE", t.TempDir())
-	inv := &boards.Inventory{Bench: boards.Bench{Interface: "bbnonic0", Address: netip.MustParsePrefix("198.18.5.1/24")}}
-	_, _, err := openBench(context.Background(), inv, false, nil, func(string) {})
-	var ee *exitError
-	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "bench interface bbnonic0: no such interface here") {
-		t.Errorf("openBench = %v; want exit 2 naming the missing interface", err)
 	}
 }

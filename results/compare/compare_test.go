@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/internal/testkit/storetest"
 	"github.com/bootbench/bootbench/results"
-	"github.com/bootbench/bootbench/results/storetest"
 )
 
 // series makes one ok run per value set: values[i] holds run i's figure
