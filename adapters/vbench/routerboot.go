@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/contract/elfcmdline"
 )
 
@@ -83,7 +84,7 @@ func (r *routerBOOTROM) say(format string, args ...any) {
 func (r *routerBOOTROM) boot(ctx context.Context) (*romLoad, error) {
 	r.say("\r\n\r\nRouterBOOT booter virtual (bootbench)\r\n\r\n%s\r\n\r\n", r.board)
 	if r.mhz > 0 {
-		r.say("CPU frequency: %d MHz\r\n", r.mhz)
+		r.say("CPU frequency: %s\r\n", boards.MHz(r.mhz).Figure())
 	}
 	r.say("  Memory size: %d MB\r\n\r\n", r.ramMB)
 	r.say("Press any key within 2 seconds to enter setup\r\n")

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -36,7 +35,7 @@ func listBoards() error {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BOARD\tARCH\tBOOT\tCLOCKS (MHz)\tTESTED\tDESCRIPTION")
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Arch, p.Boot, clockList(p.Clocks), testedShort(p), p.Description)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Arch, p.Boot, p.Clocks.Digits(), testedShort(p), p.Description)
 	}
 	return tw.Flush()
 }
@@ -58,15 +57,15 @@ func showBoard(w io.Writer, p boards.Profile) {
 		fmt.Fprintf(w, "clocks        one clock, no setting\n")
 	case len(p.Clocks) == 0 && p.ClockLimits != nil:
 		l := p.ClockLimits
-		fmt.Fprintf(w, "clocks        %d to %d MHz (default %d, applied by %s)", l.Min, l.Safe, p.DefaultClock, p.ClockMethod)
+		fmt.Fprintf(w, "clocks        %s (default %d, applied by %s)", boards.Clocks{l.Min, l.Safe}.Joined(" to "), p.DefaultClock, p.ClockMethod)
 		if l.Max > l.Safe {
-			fmt.Fprintf(w, "; up to %d MHz with --allow-overvoltage (over_voltage=%d)", l.Max, l.OverVoltage)
+			fmt.Fprintf(w, "; up to %s with --allow-overvoltage (over_voltage=%d)", l.Max.Figure(), l.OverVoltage)
 		}
 		fmt.Fprintln(w)
 	case len(p.Clocks) == 0:
 		fmt.Fprintf(w, "clocks        any setting, applied by %s\n", p.ClockMethod)
 	default:
-		fmt.Fprintf(w, "clocks        %s MHz (default %d, applied by %s)\n", clockList(p.Clocks), p.DefaultClock, p.ClockMethod)
+		fmt.Fprintf(w, "clocks        %s (default %d, applied by %s)\n", p.Clocks.Joined(","), p.DefaultClock, p.ClockMethod)
 	}
 	fmt.Fprintf(w, "timeouts      boot %s, run %s\n", p.BootTimeout, p.RunTimeout)
 	if rp := p.RaspberryPi; rp != nil {
@@ -212,15 +211,4 @@ func testedShort(p boards.Profile) string {
 		return "virtual only"
 	}
 	return "hardware"
-}
-
-func clockList(cs []boards.MHz) string {
-	if len(cs) == 0 {
-		return "-"
-	}
-	s := make([]string, len(cs))
-	for i, c := range cs {
-		s[i] = strconv.Itoa(int(c))
-	}
-	return strings.Join(s, ",")
 }

@@ -155,7 +155,7 @@ func loadBaseline(ctx context.Context, store *store.Store, ref, board string) ([
 	if err != nil {
 		return nil, err
 	}
-	runs, err := store.Runs(ctx, results.Filter{Board: sel.board, ClockMHz: boards.MHz(sel.clock), Status: results.StatusOK})
+	runs, err := store.Runs(ctx, results.Filter{Board: sel.board, ClockMHz: sel.clock, Status: results.StatusOK})
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func baselineFile(path, board string) ([]results.Run, error) {
 
 type selector struct {
 	board, bench string
-	clock        int
+	clock        boards.MHz
 	since        time.Time
 }
 
@@ -218,7 +218,7 @@ func parseSelector(ref string) (selector, error) {
 		case "board":
 			s.board = v
 		case "clock":
-			s.clock, err = strconv.Atoi(strings.TrimSuffix(v, "MHz"))
+			s.clock, err = boards.ParseMHz(v)
 		case "bench":
 			s.bench = v
 		case "since":

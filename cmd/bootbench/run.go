@@ -385,19 +385,17 @@ func clockSettings(p boards.Profile, flag string, allowOvervoltage bool) ([]boar
 	if flag == "" {
 		return []boards.MHz{p.DefaultClock}, nil
 	}
-	var settings []boards.MHz
-	for _, c := range splitList(flag) {
-		mhz, err := boards.ParseMHz(c)
-		if err != nil {
-			return nil, usageErr("run: --clock: %v", err)
-		}
+	settings, err := boards.ParseClocks(flag)
+	if err != nil {
+		return nil, usageErr("run: --clock: %v", err)
+	}
+	for _, mhz := range settings {
 		if err := p.CheckClock(mhz); err != nil {
 			return nil, usageErr("run: %v", err)
 		}
 		if err := p.CheckOvervoltage(mhz, allowOvervoltage); err != nil {
 			return nil, usageErr("run: %v", err)
 		}
-		settings = append(settings, mhz)
 	}
 	return settings, nil
 }
