@@ -20,9 +20,13 @@ func openFirmware(ctx context.Context, b boards.Board, inv *boards.Inventory, o 
 		return nil, setupErr("board %s: %v", b.Name, err)
 	}
 	progress := o.Progress
+	target, err := wiredTarget(ctx, o.Cache, b, drv, progress)
+	if err != nil {
+		return nil, err
+	}
 	r := &Rig{
 		Rig: harness.Rig{
-			Target:   &harness.Wired{Driver: drv, Port: b.Console, Baud: b.Baud},
+			Target:   target,
 			Operator: op,
 			Progress: progress,
 		},

@@ -11,7 +11,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"path/filepath"
 
 	"github.com/bootbench/bootbench/adapters/benchnic"
 	"github.com/bootbench/bootbench/adapters/route"
@@ -21,6 +23,7 @@ import (
 	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/harness/power"
+	"github.com/bootbench/bootbench/serialctl"
 )
 
 // Rig is what a command sets up to run one board: the harness's rig
@@ -137,6 +140,11 @@ func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, o Opt
 		return nil, setupErr("board %s: %v", b.Name, err)
 	}
 	progress := o.Progress
+	// What a killed run left on this board first: it may still be on.
+	target, err := wiredTarget(ctx, o.Cache, b, drv, progress)
+	if err != nil {
+		return nil, err
+	}
 	note := func(msg string) { SetupNote(progress, "network", "%s", msg) }
 	var rn *routenet.Net
 	if o.Routes != nil {
@@ -155,7 +163,7 @@ func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, o Opt
 	}
 	return &Rig{
 		Rig: harness.Rig{
-			Target:   &harness.Wired{Driver: drv, Port: b.Console, Baud: b.Baud},
+			Target:   target,
 			Bench:    bench,
 			Operator: op,
 			Progress: progress,
@@ -164,6 +172,25 @@ func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, o Opt
 		Router: routerOf(rn),
 		close:  closeBench,
 	}, nil
+}
+
+// wiredTarget is board b on a real bench, its power switched by drv:
+// first what a bootbench killed while it ran b left is put right, and
+// said: the board switched off, the console's lock removed.
+func wiredTarget(ctx context.Context, cache string, b boards.Board, drv power.Driver, progress io.Writer) (*harness.Wired, error) {
+	w := &harness.Wired{Driver: drv, Port: b.Console, Baud: b.Baud,
+		PowerRecord: filepath.Join(cache, "power-"+url.PathEscape(b.Name))}
+	if lock := serialctl.SweepLock(b.Console, ""); lock != "" {
+		SetupNote(progress, "console", "removed %s, left by a bootbench that was killed", lock)
+	}
+	said, err := w.SweepLeftOn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("board %s: %w", b.Name, err)
+	}
+	if said != "" {
+		SetupNote(progress, "power", "%s %s", b.Name, said)
+	}
+	return w, nil
 }
 
 // routerOf is rn as the route driver's Router: nil, not a nil *Net, when
