@@ -54,6 +54,7 @@ busy_on() { # two CPU-bound processes, a loop in a shell each, beside the server
 		sh -c 'while :; do :; done' &
 		hogs+=($!)
 	done
+	sleep 0.5 # running before the first server's transfer starts, as for the others
 }
 busy_off() {
 	local p
