@@ -14,6 +14,7 @@ import (
 	"github.com/bootbench/bootbench/harness/power"
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/internal/frame/frametest"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // meteredTarget is a fake board behind a plug with a meter, which answers
@@ -65,7 +66,7 @@ func TestRunSamplesTheMeter(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, progress.String())
 	}
-	got, err := o.Store.Run(context.Background(), rec.ID)
+	got, err := o.Store.(*store.Store).Run(context.Background(), rec.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestRunWithoutMeter(t *testing.T) {
 			if n := strings.Count(progress.String(), "has no meter"); n != 1 || !strings.Contains(progress.String(), tt.said) {
 				t.Errorf("said %d times, want once: %q\n%s", n, tt.said, progress.String())
 			}
-			got, err := o.Store.Run(context.Background(), rec.ID)
+			got, err := o.Store.(*store.Store).Run(context.Background(), rec.ID)
 			if err != nil || got.Energy != nil {
 				t.Errorf("stored energy %+v, %v; want none", got.Energy, err)
 			}

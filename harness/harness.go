@@ -34,8 +34,8 @@ import (
 )
 
 // Rig is what a run measures with: the board's target, the bench that
-// serves its netboot, the builders of what it boots, the store. What it
-// measures is the job (plan.Job).
+// serves its netboot, the builders of what it boots, where the finished
+// run is saved. What it measures is the job (plan.Job).
 type Rig struct {
 	Target Target
 	// Bench serves the netboot; nil for a board that boots without the
@@ -51,7 +51,9 @@ type Rig struct {
 	Firmware FirmwareHost
 	Builders plan.Builders
 
-	Store    *results.Store
+	// Store saves each finished run (a results/store.Store, or anything
+	// that saves runs); nil saves none.
+	Store    results.Saver
 	Progress io.Writer // one line per stage; nil for silence
 	// Events, when set, gets every progress step as it happens, for
 	// displays other than Progress's line log.

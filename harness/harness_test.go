@@ -8,6 +8,7 @@ import (
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/internal/frame/frametest"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // speedOutput is what the built-in suite prints, in the layout the host parses.
@@ -48,7 +49,7 @@ func TestCorruptFrameNeverStored(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			store, err := results.Open(filepath.Join(t.TempDir(), "r.db"))
+			store, err := store.Open(filepath.Join(t.TempDir(), "r.db"))
 			if err != nil {
 				t.Fatal(err)
 			}

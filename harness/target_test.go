@@ -24,6 +24,7 @@ import (
 	"github.com/bootbench/bootbench/internal/frame/frametest"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // fakeTarget is a board that prints, on each power-on, the next of its
@@ -144,7 +145,7 @@ func fakeOptions(t *testing.T, target Target, p boards.Profile) config {
 	os.WriteFile(kernel, []byte("kernel"), 0o644)
 	image := filepath.Join(dir, "image.cpio")
 	os.WriteFile(image, []byte("image"), 0o644)
-	store, err := results.Open(filepath.Join(dir, "r.db"))
+	store, err := store.Open(filepath.Join(dir, "r.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +311,7 @@ func TestRunClassifies(t *testing.T) {
 			o.Clock = tt.clock
 			_, err := Run(context.Background(), o.Job, o.Rig)
 			ft.written.Wait()
-			runs, serr := o.Store.Runs(context.Background(), results.Filter{})
+			runs, serr := o.Store.(*store.Store).Runs(context.Background(), results.Filter{})
 			if serr != nil {
 				t.Fatal(serr)
 			}
@@ -479,7 +480,7 @@ func TestSetupFailureNotStored(t *testing.T) {
 			if rec != nil || Kind(err) != FailSetup || !strings.Contains(err.Error(), tt.says) {
 				t.Fatalf("Run = %v, %v; want no run and a setup failure saying %q", rec, err, tt.says)
 			}
-			runs, serr := o.Store.Runs(context.Background(), results.Filter{})
+			runs, serr := o.Store.(*store.Store).Runs(context.Background(), results.Filter{})
 			if serr != nil {
 				t.Fatal(serr)
 			}
@@ -520,7 +521,7 @@ func TestRunNeverShowsAPassword(t *testing.T) {
 	if err == nil || rec == nil {
 		t.Fatalf("Run = %+v, %v; want a failed run", rec, err)
 	}
-	stored, serr := o.Store.Run(context.Background(), rec.ID)
+	stored, serr := o.Store.(*store.Store).Run(context.Background(), rec.ID)
 	if serr != nil {
 		t.Fatal(serr)
 	}

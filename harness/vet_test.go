@@ -13,6 +13,7 @@ import (
 	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // vettedBench serves at once and has its verdict at a set time, as a real
@@ -85,7 +86,7 @@ func TestRefusedMidRun(t *testing.T) {
 			start := time.Now()
 			rec, err := Run(ctx, o.Job, o.Rig)
 			took := time.Since(start)
-			runs, serr := o.Store.Runs(context.Background(), results.Filter{})
+			runs, serr := o.Store.(*store.Store).Runs(context.Background(), results.Filter{})
 			if serr != nil {
 				t.Fatal(serr)
 			}

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -100,18 +99,4 @@ func (im *Import) Run() *Run {
 		r.InputSHA256 = InputSHA256(im.Data)
 	}
 	return r
-}
-
-// NextRep returns the repetition number after the highest stored for board
-// at clockMHz, 1 if there is none (runs count from 1, as bootbench run does),
-// so imports continue a series of runs.
-func (s *Store) NextRep(ctx context.Context, board string, clockMHz boards.MHz) (int, error) {
-	var n int
-	err := s.db.QueryRowContext(ctx,
-		s.eng.bind(`SELECT COALESCE(MAX(rep) + 1, 1) FROM runs WHERE board = ? AND clock_mhz = ?`),
-		board, clockMHz).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("results: next repetition of %s at %d MHz: %w", board, clockMHz, err)
-	}
-	return n, nil
 }

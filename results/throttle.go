@@ -1,8 +1,6 @@
 package results
 
 import (
-	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -65,29 +63,6 @@ func secondsPhrase(ms int64) string {
 }
 
 func celsius(mc int) string { return fmt.Sprintf("%.1f °C", float64(mc)/1000) }
-
-// throttleJSON is t as the throttle column holds it: NULL for none.
-func throttleJSON(t *Throttle) (any, error) {
-	if t == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(t)
-	if err != nil {
-		return nil, fmt.Errorf("throttle: %w", err)
-	}
-	return string(b), nil
-}
-
-func parseThrottle(s sql.NullString) (*Throttle, error) {
-	if !s.Valid {
-		return nil, nil
-	}
-	var t Throttle
-	if err := json.Unmarshal([]byte(s.String), &t); err != nil {
-		return nil, err
-	}
-	return &t, nil
-}
 
 // Why says in one line why a run gave no result to count: its failure
 // reason, or what throttled it; "" for an ok run.

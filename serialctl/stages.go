@@ -1,6 +1,7 @@
 package serialctl
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -61,11 +62,17 @@ func group(i int) func([]string) string      { return func(m []string) string { 
 // sequences and the kernel's timestamp are taken off. Every pattern is
 // tested against a transcript in testdata/.
 var stageRules = []stageRule{
-	{Firmware, regexp.MustCompile(`^U-Boot (SPL |TPL )?(\d{4}\.\d{2}\S*)`), func(m []string) string { return "U-Boot " + m[1] + m[2] }},
+	// U-Boot since 2008 numbers its releases by date (2023.01), before by
+	// version: the Atheros vendor U-Boot on TP-Link routers is "U-Boot
+	// 1.1.4 (Sep  3 2010 - 12:28:13)".
+	{Firmware, regexp.MustCompile(`^U-Boot (SPL |TPL )?(\d{4}\.\d{2}\S*|\d+\.\d+\.\d+\S*)`), func(m []string) string { return "U-Boot " + m[1] + m[2] }},
 	{Firmware, regexp.MustCompile(`^iPXE (\d+\.\d+\S*)`), func(m []string) string { return "iPXE " + m[1] }},
 	{Firmware, regexp.MustCompile(`^iPXE initiali[sz]ing devices`), literal("iPXE")},
 	{Firmware, regexp.MustCompile(`^RouterBOOT (backup )?booter (\S+)`), func(m []string) string { return "RouterBOOT " + m[1] + m[2] }},
 	{Firmware, regexp.MustCompile(`^CFE version (\S+)`), func(m []string) string { return "CFE " + m[1] }},
+	// The Raspberry Pi 4's EEPROM bootloader (and a CM4's BOOTSYS stage
+	// before it), named by its build date: the version is a commit hash.
+	{Firmware, regexp.MustCompile(`^RPi: (BOOTLOADER|BOOTSYS) release VERSION:(\S+)(.*)`), piBootloader},
 	{Firmware, regexp.MustCompile(`^SeaBIOS \(version ([^)\s]+)`), func(m []string) string { return "SeaBIOS " + m[1] }},
 	{Firmware, regexp.MustCompile(`^>>Start (PXE|HTTP Boot) over (IPv[46])`), func(m []string) string { return "UEFI " + m[1] + " " + m[2] }},
 	{Firmware, regexp.MustCompile(`^(?:Initializing )?Intel\(R\) Boot Agent (\S+ v[\d.]+)`), func(m []string) string { return "Intel Boot Agent " + m[1] }},
@@ -83,6 +90,11 @@ var stageRules = []stageRule{
 	{KernelBug, regexp.MustCompile(`^(?:kernel )?BUG(?::| at) ?(.*)`), group(1)},
 }
 
+// piUptime is the uptime in seconds newer Raspberry Pi 4 bootloaders put
+// before each line ("  2.40 NETWORK: d8:3a:dd:05:fd:51 wait for link"),
+// right-aligned with two decimals.
+var piUptime = regexp.MustCompile(`^\s*\d+\.\d\d `)
+
 // kernelStamp is printk's timestamp and, on kernels that print it, the
 // caller ("[    1.550410] ", "[  512.079810][ T8305] ").
 var kernelStamp = regexp.MustCompile(`\[\s*\d+\.\d+\](\[\s*[TC]\d+\])?\s*`)
@@ -97,12 +109,26 @@ func Classify(line []byte) (Mark, bool) {
 	if frame.StartsAnyFrame(s) {
 		return Mark{}, false
 	}
-	if loc := kernelStamp.FindStringIndex(s); loc != nil {
-		if m, ok := classify(s[loc[1]:]); ok {
+	for _, t := range readings(s) {
+		if m, ok := classify(t); ok {
 			return m, true
 		}
 	}
-	return classify(s)
+	return Mark{}, false
+}
+
+// readings are the texts of a printable console line that the rules are
+// tried on, in order: the text after a kernel timestamp, the text after a
+// Raspberry Pi bootloader's uptime, the line itself.
+func readings(s string) []string {
+	var ts []string
+	if loc := kernelStamp.FindStringIndex(s); loc != nil {
+		ts = append(ts, s[loc[1]:])
+	}
+	if loc := piUptime.FindStringIndex(s); loc != nil {
+		ts = append(ts, s[loc[1]:])
+	}
+	return append(ts, s)
 }
 
 func classify(s string) (Mark, bool) {
@@ -112,4 +138,33 @@ func classify(s string) (Mark, bool) {
 		}
 	}
 	return Mark{}, false
+}
+
+// piDate reads the build date a Raspberry Pi bootloader banner carries:
+// "DATE: Apr 16 2020", "DATE: 2021/11/22", or (2019) the date alone
+// after the version.
+var piDate = regexp.MustCompile(`(?:DATE: )?(?:([A-Z][a-z]{2}) +(\d{1,2}) (\d{4})|(\d{4})/(\d{2})/(\d{2}))\b`)
+
+var months = map[string]string{"Jan": "01", "Feb": "02", "Mar": "03", "Apr": "04", "May": "05", "Jun": "06",
+	"Jul": "07", "Aug": "08", "Sep": "09", "Oct": "10", "Nov": "11", "Dec": "12"}
+
+// piBootloader names a Raspberry Pi bootloader by its build date
+// ("RPi bootloader 2020-04-16"), or by its version where it prints no date.
+func piBootloader(m []string) string {
+	stage := "bootloader"
+	if m[1] == "BOOTSYS" {
+		stage = "bootsys"
+	}
+	d := piDate.FindStringSubmatch(m[3])
+	switch {
+	case d != nil && d[1] != "" && months[d[1]] != "":
+		day := d[2]
+		if len(day) == 1 {
+			day = "0" + day
+		}
+		return fmt.Sprintf("RPi %s %s-%s-%s", stage, d[3], months[d[1]], day)
+	case d != nil && d[4] != "":
+		return fmt.Sprintf("RPi %s %s-%s-%s", stage, d[4], d[5], d[6])
+	}
+	return "RPi " + stage + " " + m[2]
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
 	"github.com/bootbench/bootbench/results/gate"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 const ciSynopsis = "ci --board NAME --baseline REF --max-regression PCT [--reps N] [--metrics GLOB,...] [--junit FILE] [--summary FILE] [flags]\n\n" +
@@ -86,7 +87,7 @@ func cmdCI(ctx context.Context, args []string) error {
 }
 
 // runCandidates runs the board --reps times and returns every stored run.
-func runCandidates(ctx context.Context, job *runJob, store *results.Store) ([]results.Run, error) {
+func runCandidates(ctx context.Context, job *runJob, store *store.Store) ([]results.Run, error) {
 	rg, err := job.open(ctx, store)
 	if err != nil {
 		return nil, err
@@ -140,7 +141,7 @@ func parsePercent(s string) (float64, error) {
 // a selector of stored runs. Runs of other boards in an export are left
 // out; an export of just one other board is taken as it is (a board of the
 // same model on another bench, say).
-func loadBaseline(ctx context.Context, store *results.Store, ref, board string) ([]results.Run, error) {
+func loadBaseline(ctx context.Context, store *store.Store, ref, board string) ([]results.Run, error) {
 	if ref == "" {
 		return nil, usageErr("ci: --baseline is required: a JSON export file, or board=NAME,clock=MHZ")
 	}

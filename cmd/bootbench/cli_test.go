@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // emptyStore makes a results store holding no runs.
 func emptyStore(t *testing.T) string {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "r.db")
-	s, err := results.Open(db)
+	s, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,8 @@ import (
 const quitKey = 0x1d
 
 func cmdConsole(ctx context.Context, args []string) error {
-	fs := newCommand("console", "console BOARD [--inventory FILE] [--write]\n\n"+
+	fs := newCommand("console", "console BOARD [--inventory FILE] [--write]\n"+
+		"       bootbench console --replay FILE [--board PROFILE] [--format text|json]\n\n"+
 		"Shows a board's serial console as it arrives, with the same lock a run takes:\n"+
 		"while it is open no run, minicom or picocom can have the port, and while a run\n"+
 		"has it this fails at once, naming the holder. Read-only unless --write, which\n"+
@@ -28,11 +29,30 @@ func cmdConsole(ctx context.Context, args []string) error {
 		"while open is picked up again when it comes back.\n\n"+
 		"The board comes from the inventory (--inventory, else $BOOTBENCH_INVENTORY,\n"+
 		"else $XDG_CONFIG_HOME/bootbench/bench.yaml); the virtual qemu-* boards have\n"+
-		"a console only while 'bootbench run' has them up.", "")
+		"a console only while 'bootbench run' has them up.\n\n"+
+		"--replay reads a saved console log instead (your own capture, a forum post,\n"+
+		"a mail) and prints what bootbench would have seen: each stage with its line\n"+
+		"number, the bootloader and its version, the clock the firmware announced, the\n"+
+		"netboot, the kernel, its BogoMIPS and the clock they imply, panics and resets.\n"+
+		"CRLF, \"…\", mail quoting and logger timestamps are taken as copying left them.\n"+
+		"With --board, the log is held to that board profile. Exit 0 when nothing in it\n"+
+		"failed or contradicts the profile, 1 when something does, 2 for bad input.", "")
 	inventory := fs.String("inventory", "", "bench inventory (default $BOOTBENCH_INVENTORY, else $XDG_CONFIG_HOME/bootbench/bench.yaml)")
 	write := fs.Bool("write", false, "send what you type to the board (raw terminal; Ctrl-] quits)")
+	replayFile := fs.String("replay", "", "read a saved console `FILE` instead of a board's console (- for stdin)")
+	profile := fs.String("board", "", "with --replay: hold the log to this board `PROFILE` (see 'bootbench boards list')")
+	format := fs.String("format", "text", "with --replay: text (for people) or json (for scripts)")
 	if err := fs.parseArgs(args); err != nil {
 		return err
+	}
+	if *replayFile != "" {
+		if fs.NArg() > 0 || *write || *inventory != "" {
+			return usageErr("console: --replay reads a file, not a board: give no BOARD, --write or --inventory with it (see 'bootbench console --help')")
+		}
+		return replayConsole(*replayFile, *profile, *format)
+	}
+	if *profile != "" || *format != "text" {
+		return usageErr("console: --board and --format go with --replay FILE; a live console is 'bootbench console BOARD'")
 	}
 	if fs.NArg() != 1 {
 		return usageErr("console: name one board: bootbench console BOARD (see 'bootbench console --help')")

@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/bootbench/bootbench/internal/redact"
-	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // helpOut is where --help goes.
@@ -69,12 +69,12 @@ func noArgs(fs *flag.FlagSet, synopsis string) error {
 // default); a password in it is warned about, once.
 func storePath(path string) string {
 	if path == "" {
-		return results.DefaultPath()
+		return store.DefaultPath()
 	}
-	if results.IsURL(path) && redact.Has(path) {
+	if store.IsURL(path) && redact.Has(path) {
 		warnPassword.Do(func() {
 			fmt.Fprintf(os.Stderr, "bootbench: warning: the password in %s is visible to every user of this host (ps); "+
-				"put it in ~/.pgpass or $PGPASSWORD, or the whole URL in $BOOTBENCH_DB\n", results.DisplayName(path))
+				"put it in ~/.pgpass or $PGPASSWORD, or the whole URL in $BOOTBENCH_DB\n", store.DisplayName(path))
 		})
 	}
 	return path
@@ -86,33 +86,33 @@ var warnPassword sync.Once
 // path, or the URL with its password hidden.
 
 // openStore opens the results store for writing, creating it if needed.
-func openStore(path string) (*results.Store, string, error) {
+func openStore(path string) (*store.Store, string, error) {
 	path = storePath(path)
-	s, err := results.Open(path)
-	return s, results.DisplayName(path), storeErr(err)
+	s, err := store.Open(path)
+	return s, store.DisplayName(path), storeErr(err)
 }
 
 // openStoreChecked is openStore for commands that must not write into a
 // damaged store.
-func openStoreChecked(path string) (*results.Store, string, error) {
+func openStoreChecked(path string) (*store.Store, string, error) {
 	path = storePath(path)
-	s, err := results.OpenChecked(path)
-	return s, results.DisplayName(path), storeErr(err)
+	s, err := store.OpenChecked(path)
+	return s, store.DisplayName(path), storeErr(err)
 }
 
 // openStoreReadOnly opens the results store for reading: it never creates
 // or writes one, so it works on a store the user may not write.
-func openStoreReadOnly(path string) (*results.Store, string, error) {
+func openStoreReadOnly(path string) (*store.Store, string, error) {
 	path = storePath(path)
-	s, err := results.OpenReadOnly(path)
-	return s, results.DisplayName(path), storeErr(err)
+	s, err := store.OpenReadOnly(path)
+	return s, store.DisplayName(path), storeErr(err)
 }
 
 // storeErr makes a store that cannot be used as given (missing for a
 // reader, not ours, read-only for a writer, damaged) a usage error: the
 // --db given is the problem, and the error says what to do.
 func storeErr(err error) error {
-	var se *results.StoreError
+	var se *store.StoreError
 	if errors.As(err, &se) {
 		return &exitError{code: 2, err: err}
 	}
@@ -122,7 +122,7 @@ func storeErr(err error) error {
 // storeFailure turns SQLite finding the store damaged while reading it
 // into an error that names the store and what to do.
 func storeFailure(path string, err error) error {
-	if results.IsDamaged(err) {
+	if store.IsDamaged(err) {
 		return &exitError{code: 2, err: fmt.Errorf("results store %s is damaged (%v): see bootbench results check --db %s", path, err, path)}
 	}
 	return storeErr(err)
@@ -185,7 +185,7 @@ func (c *command) parse(args []string) error {
 func (c *command) parseArgs(args []string) error { return parseFlags(c.FlagSet, args) }
 
 // readStore opens --db's store for reading only.
-func (c *command) readStore() (*results.Store, string, error) { return openStoreReadOnly(*c.db) }
+func (c *command) readStore() (*store.Store, string, error) { return openStoreReadOnly(*c.db) }
 
 // writeStore opens --db's store for writing, creating it if needed.
-func (c *command) writeStore() (*results.Store, string, error) { return openStore(*c.db) }
+func (c *command) writeStore() (*store.Store, string, error) { return openStore(*c.db) }

@@ -12,6 +12,7 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 const importSynopsis = "import --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd] [--table N] [--tool-version V] [--rep N] [--force | --skip-existing] [--new-board] [--db PATH] FILE..."
@@ -83,7 +84,7 @@ func storeImports(ctx context.Context, o *importOptions, imports []*results.Impo
 		im.Board, im.ClockMHz, im.Rep = o.board, boards.MHz(o.clock), next
 		r := im.Run()
 		if err := s.SaveRun(ctx, r); err != nil {
-			if errors.Is(err, results.ErrDuplicateInput) {
+			if errors.Is(err, store.ErrDuplicateInput) {
 				// Another import of the same bytes won the race since
 				// dropImported looked.
 				if o.skipExisting {
@@ -182,7 +183,7 @@ func refuseUnknownBoard(ctx context.Context, o *importOptions) error {
 // there is no store yet.
 func storedBoards(ctx context.Context, dbPath string) ([]string, string, error) {
 	s, path, err := openStoreReadOnly(dbPath)
-	if errors.Is(err, results.ErrNoStore) {
+	if errors.Is(err, store.ErrNoStore) {
 		return nil, path, nil
 	}
 	if err != nil {
@@ -221,12 +222,12 @@ func readImports(paths []string, o *importOptions) ([]*results.Import, error) {
 // the imports to store and how many it skipped.
 func dropImported(ctx context.Context, o *importOptions, imports []*results.Import) ([]*results.Import, int, error) {
 	// A store this import could not write is refused as such first.
-	if err := results.CheckWritable(storePath(o.dbPath)); err != nil {
+	if err := store.CheckWritable(storePath(o.dbPath)); err != nil {
 		return nil, 0, storeErr(err)
 	}
 	s, path, err := openStoreReadOnly(o.dbPath)
 	switch {
-	case errors.Is(err, results.ErrNoStore):
+	case errors.Is(err, store.ErrNoStore):
 		s = nil // nothing stored yet: only the list can repeat itself
 	case err != nil:
 		return nil, 0, err

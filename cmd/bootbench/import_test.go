@@ -18,6 +18,7 @@ import (
 
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // These tests run the bootbench binary TestMain builds; none needs a board,
@@ -50,9 +51,9 @@ func importedLines(t *testing.T, stdout string) []importedLine {
 	return out
 }
 
-func openTestStore(t *testing.T, db string) *results.Store {
+func openTestStore(t *testing.T, db string) *store.Store {
 	t.Helper()
-	s, err := results.Open(db)
+	s, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ Usage:
   bootbench serve   [--inventory FILE] [--db PATH] [--proxy] [--once BOARD] [--log text|json]   # the bench daemon
   bootbench ci      --board NAME --baseline FILE.json|board=B,clock=MHZ --max-regression PCT [--reps N] [--junit FILE]
   bootbench console BOARD [--inventory FILE] [--write]   # a board's serial console, live
+  bootbench console --replay FILE [--board PROFILE] [--format text|json]   # what bootbench sees in a saved log
   bootbench import  --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd]
                     [--table N] [--tool-version V] [--rep N] [--force | --skip-existing] [--new-board] FILE...
   bootbench results list [--board NAME] | show RUN [--transcript | --raw] | check

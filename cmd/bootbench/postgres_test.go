@@ -16,6 +16,7 @@ import (
 	"github.com/bootbench/bootbench/internal/pgtest"
 	"github.com/bootbench/bootbench/internal/userenv"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // These tests hold every command to working the same on a store in
@@ -270,7 +271,7 @@ func TestStoresAgree(t *testing.T) {
 // schemaVersion is the schema a store this bootbench makes is at.
 func schemaVersion(t *testing.T) int {
 	t.Helper()
-	s, err := results.Open(filepath.Join(t.TempDir(), "fresh.db"))
+	s, err := store.Open(filepath.Join(t.TempDir(), "fresh.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +390,7 @@ func TestPushRefuses(t *testing.T) {
 		r := bootbench(t, local, tt.args...)
 		oneLine(t, r, 2, tt.says)
 	}
-	if runs, err := results.OpenReadOnly(shared); err == nil {
+	if runs, err := store.OpenReadOnly(shared); err == nil {
 		runs.Close()
 		t.Errorf("a refused push created the shared store")
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 const pushSynopsis = "results push --to STORE [--board NAME] [--db PATH]"
@@ -28,7 +29,7 @@ func cmdResultsPush(ctx context.Context, args []string) error {
 		return usageErr("results push: say where to with --to STORE (e.g. --to postgres://bench@db.lab/results)")
 	}
 	if storePath(*fs.db) == storePath(*to) {
-		return usageErr("results push: --to %s is the store pushed from; name another", results.DisplayName(*to))
+		return usageErr("results push: --to %s is the store pushed from; name another", store.DisplayName(*to))
 	}
 	from, fromName, err := fs.readStore()
 	if err != nil {
@@ -40,7 +41,7 @@ func cmdResultsPush(ctx context.Context, args []string) error {
 		return err
 	}
 	defer dst.Close()
-	rep, err := results.Push(ctx, from, dst, results.Filter{Board: *board}, nil)
+	rep, err := store.Push(ctx, from, dst, results.Filter{Board: *board}, nil)
 	if rep != nil {
 		for _, s := range rep.SameInput {
 			fmt.Printf("skipped run %s: %s holds the same imported output as run %s\n", s.ID, toName, s.Other)

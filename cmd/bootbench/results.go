@@ -13,6 +13,7 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 func cmdResults(ctx context.Context, args []string) error {
@@ -77,7 +78,7 @@ func cmdResultsShow(ctx context.Context, args []string) error {
 	}
 	defer s.Close()
 	r, err := s.Run(ctx, results.RunID(fs.Arg(0)))
-	if errors.Is(err, results.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		return usageErr("results show: no run %q in %s (see 'bootbench results list')", fs.Arg(0), path)
 	}
 	if err != nil {
@@ -220,8 +221,8 @@ func cmdResultsCheck(ctx context.Context, args []string) error {
 		return err
 	}
 	raw := storePath(*fs.db)
-	path := results.DisplayName(raw)
-	rep, err := results.Check(ctx, raw)
+	path := store.DisplayName(raw)
+	rep, err := store.Check(ctx, raw)
 	if err != nil {
 		return storeErr(err)
 	}
@@ -232,7 +233,7 @@ func cmdResultsCheck(ctx context.Context, args []string) error {
 	for _, p := range rep.Problems {
 		fmt.Println(p)
 	}
-	if results.IsURL(raw) {
+	if store.IsURL(raw) {
 		return fmt.Errorf("results store %s fails its consistency check (%d problems, listed above): the rows named break what bootbench expects of them; restore them from a backup, or remove them", path, len(rep.Problems))
 	}
 	return fmt.Errorf("results store %s fails its integrity check (%d problems, listed above): export what still reads (bootbench results export --format json --db %s), then move the file away", path, len(rep.Problems), path)

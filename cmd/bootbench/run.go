@@ -23,6 +23,7 @@ import (
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 const runHelp = "Netboots the board with bootbench's own DHCP, TFTP and HTTP, runs the benchmark with\n" +
@@ -343,7 +344,7 @@ func parseRate(s string) (float64, error) {
 }
 
 // open readies the board's rig, its store and builders.
-func (j *runJob) open(ctx context.Context, store *results.Store) (*rig, error) {
+func (j *runJob) open(ctx context.Context, store *store.Store) (*rig, error) {
 	var routes *route.Plan
 	if *j.rf.bench == benchmark.Route {
 		routes = &j.routes

@@ -16,6 +16,7 @@ import (
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // unpluggedBoard is a board whose serial adapter is not there: its
@@ -39,7 +40,7 @@ func TestRunPlanStopsAtSetupFailure(t *testing.T) {
 	kernel, image := filepath.Join(dir, "vmlinux"), filepath.Join(dir, "image.cpio")
 	os.WriteFile(kernel, []byte("kernel"), 0o644)
 	os.WriteFile(image, []byte("image"), 0o644)
-	store, err := results.Open(filepath.Join(dir, "r.db"))
+	store, err := store.Open(filepath.Join(dir, "r.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

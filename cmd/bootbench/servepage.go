@@ -10,6 +10,7 @@ import (
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/internal/benchpage"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 	"github.com/bootbench/bootbench/serialctl"
 )
 
@@ -53,7 +54,7 @@ type benchPage struct {
 }
 
 // startPage serves the bench page at addr ("" for none) and says where.
-func startPage(ctx context.Context, addr string, store *results.Store, served []harness.Served, show *serveDisplay) (*benchPage, error) {
+func startPage(ctx context.Context, addr string, store *store.Store, served []harness.Served, show *serveDisplay) (*benchPage, error) {
 	if addr == "" {
 		return nil, nil
 	}

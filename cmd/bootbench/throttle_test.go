@@ -19,6 +19,7 @@ import (
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // The throttling watch's acceptance: recorded consoles of a board that
@@ -127,7 +128,7 @@ func replayRun(t *testing.T, db, recording string, clock boards.MHz) *results.Ru
 		Console: "ttyAMA0", Baud: 115200, ClockMethod: boards.ClockCPUFreq}
 	board := &replayBoard{Wired: &harness.Wired{Port: a.host, Baud: 115200}, t: t, uart: a.board,
 		recording: filepath.Join("testdata", recording), played: make(chan error, 1)}
-	store, err := results.Open(db)
+	store, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)
 	}

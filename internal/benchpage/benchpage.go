@@ -25,6 +25,7 @@ import (
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
+	"github.com/bootbench/bootbench/results/store"
 	"github.com/bootbench/bootbench/serialctl"
 )
 
@@ -48,7 +49,7 @@ type Board struct {
 
 // Page is the bench page's state and the streams that carry it.
 type Page struct {
-	store *results.Store
+	store *store.Store
 
 	mu     sync.Mutex
 	boards map[string]*board
@@ -110,7 +111,7 @@ type Result struct {
 
 // New is the page of the served boards; their last stored results are
 // read from store, which also serves their history.
-func New(ctx context.Context, store *results.Store, served []Board) (*Page, error) {
+func New(ctx context.Context, store *store.Store, served []Board) (*Page, error) {
 	p := &Page{store: store, boards: map[string]*board{}, subs: map[*subscriber]struct{}{}, quit: make(chan struct{}),
 		heartbeat: 15 * time.Second, writeTimeout: 10 * time.Second, maxClients: 32}
 	for _, b := range served {

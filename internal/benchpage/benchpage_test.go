@@ -19,6 +19,7 @@ import (
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 	"github.com/bootbench/bootbench/serialctl"
 )
 
@@ -80,9 +81,9 @@ func TestStageOf(t *testing.T) {
 	}
 }
 
-func newPage(t *testing.T) (*Page, *results.Store) {
+func newPage(t *testing.T) (*Page, *store.Store) {
 	t.Helper()
-	store, err := results.Open(filepath.Join(t.TempDir(), "results.db"))
+	store, err := store.Open(filepath.Join(t.TempDir(), "results.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,6 +98,42 @@ func TestHarnessKnowsNoBench(t *testing.T) {
 // forbiddenForHarness are what the harness must not depend on.
 var forbiddenForHarness = []string{"vbench", "benchnic", "internal/route"}
 
+// TestBootAndHarnessLinkNoDatabase keeps the run's record apart from its
+// store: the harness saves a run through results.Saver, so neither boot
+// nor the harness links a database driver (nor database/sql); only
+// results/store does, and what opens one. results/store itself is the
+// check's witness: a driver there must be seen, or the check sees nothing.
+func TestBootAndHarnessLinkNoDatabase(t *testing.T) {
+	drivers := map[string][]string{}
+	for _, p := range list(t) {
+		path, _ := inModule(p.ImportPath)
+		for _, dep := range p.Deps {
+			if isDatabase(dep) {
+				drivers[path] = append(drivers[path], dep)
+			}
+		}
+	}
+	for _, path := range []string{"boot", "harness"} {
+		if d := drivers[path]; len(d) > 0 {
+			t.Errorf("%s depends on %s: it must know no more of a store than results.Saver", path, strings.Join(d, ", "))
+		}
+	}
+	var pgx, sqlite bool
+	for _, d := range drivers["results/store"] {
+		pgx = pgx || strings.Contains(d, "/pgx/")
+		sqlite = sqlite || strings.Contains(d, "sqlite")
+	}
+	if !pgx || !sqlite {
+		t.Errorf("results/store's drivers not seen among its dependencies (pgx %v, sqlite %v): the check above cannot fail", pgx, sqlite)
+	}
+}
+
+// isDatabase says whether a package is a database driver or database/sql.
+func isDatabase(path string) bool {
+	return path == "database/sql" || strings.HasPrefix(path, "database/sql/") ||
+		strings.Contains(path, "/pgx/") || strings.Contains(path, "sqlite")
+}
+
 // TestOf places packages by the longest entry above them.
 func TestOf(t *testing.T) {
 	for path, want := range map[string]Layer{

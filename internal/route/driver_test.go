@@ -25,8 +25,8 @@ import (
 	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/plan"
-	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // routeRun is a route run of a qemu-direct board b (so no network is
@@ -37,7 +37,7 @@ func routeRun(t *testing.T, b *routeBoard) (plan.Job, harness.Rig) {
 	kernel, image := filepath.Join(dir, "vmlinuz"), filepath.Join(dir, "image.cpio")
 	os.WriteFile(kernel, []byte("kernel"), 0o644)
 	os.WriteFile(image, []byte("image"), 0o644)
-	store, err := results.Open(filepath.Join(dir, "r.db"))
+	store, err := store.Open(filepath.Join(dir, "r.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // What a comparison compares: one board's clock settings, or boards.
@@ -220,7 +221,7 @@ type MetricCompare struct {
 
 // Stored compares the runs in s as o says. Only runs with status ok
 // count, and throttled ones when o says so.
-func Stored(ctx context.Context, s *results.Store, o Options) (*Comparison, error) {
+func Stored(ctx context.Context, s *store.Store, o Options) (*Comparison, error) {
 	var f results.Filter
 	switch o.By {
 	case ByClock:

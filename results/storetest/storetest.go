@@ -1,8 +1,8 @@
 // Package storetest is what the tests of results' rooms (export,
 // compare) share: a fresh store in each engine results can live in, the
-// runs they fill it with, and golden files. The results package's own
-// tests keep their copy of the same helpers, as they cannot import this
-// package (it imports results).
+// runs they fill it with, and golden files. results/store's own tests
+// keep their copy of the same helpers, as they cannot import this package
+// (it imports results/store).
 package storetest
 
 import (
@@ -17,6 +17,7 @@ import (
 
 	"github.com/bootbench/bootbench/internal/pgtest"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/store"
 )
 
 // T0 is the fixtures' start time: with a fraction, so a store that drops
@@ -58,9 +59,9 @@ func EachEngine(t *testing.T, test func(t *testing.T, e Engine)) {
 }
 
 // Open opens a fresh store, closed when the test ends.
-func (e Engine) Open(t *testing.T) *results.Store {
+func (e Engine) Open(t *testing.T) *store.Store {
 	t.Helper()
-	s, err := results.Open(e.fresh(t))
+	s, err := store.Open(e.fresh(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func (e Engine) Open(t *testing.T) *results.Store {
 }
 
 // Fill stores runs in a fresh store of engine e and returns it.
-func (e Engine) Fill(t *testing.T, runs []results.Run) *results.Store {
+func (e Engine) Fill(t *testing.T, runs []results.Run) *store.Store {
 	t.Helper()
 	s := e.Open(t)
 	for i := range runs {

@@ -1,0 +1,643 @@
+// Package store is bootbench's results store: runs (results.Run) per
+// board, clock setting and repetition, with their metrics, boot-stage
+// timings and the byte-exact serial transcript, kept in a single SQLite
+// file or, for a lab of several bench hosts, in a PostgreSQL database they
+// share; pushing runs between stores, importing output, checking a store.
+// The record itself, free of any database, is package results.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"modernc.org/sqlite" // pure Go driver, so the host binary cross-compiles without cgo
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/bootbench/bootbench/internal/redact"
+
+	"github.com/bootbench/bootbench/results"
+)
+
+// ErrNotFound is returned (wrapped) when a run id is not in the store.
+var ErrNotFound = errors.New("run not found")
+
+// ErrExists is returned (wrapped) by SaveRun when the run id is already
+// stored; results are never overwritten.
+var ErrExists = errors.New("run already stored")
+
+// ErrDuplicateInput is returned (wrapped) by SaveRun when a run with the
+// same InputSHA256 is already stored: the same output imported twice.
+var ErrDuplicateInput = errors.New("input already imported")
+
+// bulk says which of a run's bulky parts a read loads.
+type bulk struct{ transcript, samples bool }
+
+// Store is an open results database: a SQLite file or a PostgreSQL
+// database, the same to every caller. It is safe for concurrent use, and
+// several Stores (or processes, or hosts) may share one database.
+type Store struct {
+	db   *sql.DB
+	eng  engine
+	path string // the file or URL named, for messages (a URL's password hidden)
+	// cleanup removes what reading an older store left behind (its
+	// upgraded copy); nil if nothing.
+	cleanup func()
+}
+
+// A Store is what the harness saves runs through.
+var _ results.Saver = (*Store)(nil)
+
+// DefaultPath is where the results database lives when --db is not given:
+// $BOOTBENCH_DB (a file, or a postgres:// URL), else $XDG_DATA_HOME/bootbench/results.db, else
+// $HOME/.local/share/bootbench/results.db.
+func DefaultPath() string {
+	if p := os.Getenv("BOOTBENCH_DB"); p != "" {
+		return p
+	}
+	// The XDG spec says a relative XDG_DATA_HOME is invalid and must be
+	// ignored; honouring it would scatter databases per working directory.
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "bootbench", "results.db")
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".local", "share", "bootbench", "results.db")
+	}
+	// No home at all (minimal containers): fall back to the working
+	// directory rather than failing, so a one-off run is still recorded.
+	return "results.db"
+}
+
+// dsn builds the connection string. The pragmas are per connection, so they
+// go in the DSN where the driver applies them to every pooled connection:
+//   - busy_timeout: a bench daemon and a `results list` may touch the file at
+//     the same time; waiting beats failing with SQLITE_BUSY.
+//   - foreign_keys: SQLite leaves them off by default.
+//   - _txlock=immediate: write transactions take the write lock up front, so
+//     two writers queue on busy_timeout instead of deadlocking on a
+//     read-to-write upgrade (which busy_timeout cannot resolve).
+func dsn(path string) string {
+	return fileURI(path) +
+		"?_pragma=busy_timeout(10000)" +
+		"&_pragma=foreign_keys(1)" +
+		"&_txlock=immediate"
+}
+
+// setWAL switches the file to write-ahead logging, so readers (`results
+// list`) and the writer (a bench daemon) do not block each other. The mode is
+// persistent in the file, so it is set once here rather than per connection
+// in the DSN. SQLite does not apply busy_timeout to the switch itself, so two
+// processes opening a fresh file at once would see an immediate SQLITE_BUSY;
+// that is retried here.
+func setWAL(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var mode string
+		err := db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode)
+		switch {
+		case err == nil && strings.EqualFold(mode, "wal"):
+			return nil
+		case err == nil:
+			return fmt.Errorf("cannot use WAL journal mode (got %q)", mode)
+		case !isBusy(err) || time.Now().After(deadline):
+			return fmt.Errorf("set WAL journal mode: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	// The low byte is the primary result code; extended codes such as
+	// SQLITE_BUSY_RECOVERY share it.
+	code := e.Code() & 0xff
+	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.cleanup != nil {
+		s.cleanup()
+	}
+	return err
+}
+
+// timeLayout is RFC 3339 with a fixed nine-digit fraction. RFC3339Nano trims
+// trailing zeros, which breaks lexical ordering ("05Z" sorts after "05.5Z");
+// a fixed width in UTC makes ORDER BY on the text column chronological.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(timeLayout)
+}
+
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return time.Parse(time.RFC3339Nano, s)
+}
+
+// SaveRun stores r with its stages, metrics and transcript in one
+// transaction, so a run is either fully recorded or not at all. It records
+// the board on first sight. Storing an id twice is an error wrapping
+// ErrExists; storing imported input already stored under another run, one
+// wrapping ErrDuplicateInput, also when another process or host stored it
+// a moment earlier.
+func (s *Store) SaveRun(ctx context.Context, r *results.Run) error {
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	err := s.saveRun(ctx, storable(r))
+	if err == nil {
+		return nil
+	}
+	switch s.eng.conflict(err) {
+	case ErrExists:
+		return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
+	case ErrDuplicateInput:
+		// Another writer committed the same input since the check in
+		// saveRun; name its run as that check would have.
+		prev, _ := s.RunByInputSHA256(ctx, r.InputSHA256)
+		if prev == r.ID {
+			return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
+		}
+		return fmt.Errorf("results: save run %s: %w as run %s", r.ID, ErrDuplicateInput, prev)
+	}
+	return err
+}
+
+func (s *Store) saveRun(ctx context.Context, r *results.Run) (err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if err := s.checkNew(ctx, tx, r); err != nil {
+		return err
+	}
+	if err := s.saveBoard(ctx, tx, r); err != nil {
+		return fmt.Errorf("results: save run %s: board: %w", r.ID, err)
+	}
+	if err := s.insertRun(ctx, tx, r); err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+
+	// Stages and metrics go in as multi-row inserts: on a database across
+	// the network every statement is a round trip.
+	stages := make([][]any, len(r.Stages))
+	for i, st := range r.Stages {
+		stages[i] = []any{r.ID, i, st.Name, st.Duration.Seconds()}
+	}
+	if err := insertRows(ctx, tx, s.eng, `INSERT INTO stages(run, seq, name, seconds) VALUES`, stages); err != nil {
+		return fmt.Errorf("results: save run %s: stages: %w", r.ID, err)
+	}
+	metrics := make([][]any, len(r.Metrics))
+	for i, m := range r.Metrics {
+		metrics[i] = []any{r.ID, m.Name, m.Unit, m.Value}
+	}
+	if err := insertRows(ctx, tx, s.eng, `INSERT INTO metrics(run, name, unit, value) VALUES`, metrics); err != nil {
+		return fmt.Errorf("results: save run %s: metrics: %w", r.ID, err)
+	}
+	if err := s.saveEnergy(ctx, tx, r); err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// checkNew refuses a run whose id, or imported input, is already stored.
+//
+// Checked inside the transaction so that (on SQLite, whose write
+// transactions are immediate) no other writer can slip the same id in
+// between; gives a clean ErrExists instead of a driver-specific
+// constraint message. On PostgreSQL a writer that commits the same id
+// meanwhile makes the insert fail, and SaveRun says the same.
+func (s *Store) checkNew(ctx context.Context, tx *sql.Tx, r *results.Run) error {
+	var exists bool
+	if err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?)`), r.ID).Scan(&exists); err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+	if exists {
+		return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
+	}
+	if r.InputSHA256 == "" {
+		return nil
+	}
+	// Checked like the id, for a message that names the earlier run
+	// rather than a constraint failure.
+	var prev results.RunID
+	switch err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT id FROM runs WHERE input_sha256 = ?`), r.InputSHA256).Scan(&prev); {
+	case err == nil && prev == r.ID:
+		// Committed by another writer since the id was checked
+		// (PostgreSQL's transactions see each commit).
+		return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
+	case err == nil:
+		return fmt.Errorf("results: save run %s: %w as run %s", r.ID, ErrDuplicateInput, prev)
+	case !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// saveBoard records r's board on first sight, or an earlier first sight.
+//
+// first_seen keeps the earliest run; imports of old output may arrive
+// after newer runs. The fixed-width layout makes < on text correct.
+// Insert, then lower only if earlier: writers of one board's runs do
+// not queue behind each other's board row unless they must.
+func (s *Store) saveBoard(ctx context.Context, tx *sql.Tx, r *results.Run) error {
+	seen := r.Started
+	if seen.IsZero() {
+		seen = time.Now()
+	}
+	first := formatTime(seen)
+	if _, err := tx.ExecContext(ctx, s.eng.bind(`INSERT INTO boards(name, first_seen) VALUES(?, ?) ON CONFLICT(name) DO NOTHING`), r.Board, first); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, s.eng.bind(`UPDATE boards SET first_seen = ? WHERE name = ? AND first_seen > ?`), first, r.Board, first)
+	return err
+}
+
+// insertRun inserts r's own row.
+func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *results.Run) error {
+	var hello any // NULL when the board never said hello
+	if r.Hello != nil {
+		hello = string(r.Hello)
+	}
+	source := r.Source
+	if source == "" {
+		source = results.SourceRun
+	}
+	var sum any // NULL: the unique index only constrains real hashes
+	if r.InputSHA256 != "" {
+		sum = r.InputSHA256
+	}
+	throttle, err := throttleJSON(r.Throttle)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, s.eng.bind(`
+		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
+			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256,
+			clock_reported_mhz, clock_check, metric_count, metrics_sha256, throttle)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		r.ID, r.Board, r.ClockMHz, r.Rep, r.Status, r.Reason, r.Bench, r.Tool, r.ToolVersion,
+		formatTime(r.Started), formatTime(r.Finished), r.ImageDigest, r.Kernel, hello,
+		r.Transcript, r.RawOutput, source, sum, r.ClockReportedMHz, r.ClockCheck,
+		len(r.Metrics), metricsDigest(r.Metrics), throttle)
+	return err
+}
+
+// storable is r as the store keeps it: its text valid UTF-8 without NUL
+// bytes. A board's console can put any byte into a failure reason or a
+// kernel name; PostgreSQL refuses such text outright, so both engines
+// store the same readable text (invalid bytes as U+FFFD), and the exact
+// bytes stay in the transcript and raw output, which are kept as bytes.
+func storable(r *results.Run) *results.Run {
+	c := *r
+	for _, p := range []*string{&c.Board, &c.Status, &c.Reason, &c.Bench, &c.Tool, &c.ToolVersion,
+		&c.ImageDigest, &c.Kernel, &c.Source, &c.InputSHA256, &c.ClockCheck} {
+		*p = cleanText(*p)
+	}
+	// A failure reason can quote a URL from the inventory; its password
+	// is never stored.
+	c.Reason = redact.Text(c.Reason)
+	c.ID = results.RunID(cleanText(string(c.ID)))
+	if c.Hello != nil {
+		c.Hello = json.RawMessage(cleanText(string(c.Hello)))
+	}
+	c.Stages = make([]results.Stage, len(r.Stages))
+	for i, st := range r.Stages {
+		c.Stages[i] = results.Stage{Name: results.StageName(cleanText(string(st.Name))), Duration: st.Duration}
+	}
+	c.Metrics = make([]results.Metric, len(r.Metrics))
+	for i, m := range r.Metrics {
+		c.Metrics[i] = results.Metric{Name: cleanText(m.Name), Unit: cleanText(m.Unit), Value: m.Value}
+	}
+	return &c
+}
+
+func cleanText(s string) string {
+	if utf8.ValidString(s) && !strings.Contains(s, "\x00") {
+		return s
+	}
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
+}
+
+// rowsPerInsert bounds one multi-row insert well inside both databases'
+// limits on bound parameters (SQLite's 32766, PostgreSQL's 65535).
+const rowsPerInsert = 500
+
+// insertRows inserts rows (all of one width) with as few statements as
+// rowsPerInsert allows; insert is the statement up to VALUES.
+func insertRows(ctx context.Context, tx *sql.Tx, eng engine, insert string, rows [][]any) error {
+	for len(rows) > 0 {
+		n := min(len(rows), rowsPerInsert)
+		one := "(?" + strings.Repeat(", ?", len(rows[0])-1) + ")"
+		query := insert + " " + one + strings.Repeat(", "+one, n-1)
+		var args []any
+		for _, row := range rows[:n] {
+			args = append(args, row...)
+		}
+		if _, err := tx.ExecContext(ctx, eng.bind(query), args...); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// Runs returns the runs matching f, oldest first, with their metrics (in
+// metric order, see MetricLess) and stages. Transcript and RawOutput are
+// filled in only when f.WithTranscript is set.
+func (s *Store) Runs(ctx context.Context, f results.Filter) ([]results.Run, error) {
+	var where []string
+	var args []any
+	if f.Board != "" {
+		where = append(where, "r.board = ?")
+		args = append(args, f.Board)
+	}
+	if f.ClockMHz != 0 {
+		where = append(where, "r.clock_mhz = ?")
+		args = append(args, f.ClockMHz)
+	}
+	if f.Status != "" {
+		where = append(where, "r.status = ?")
+		args = append(args, f.Status)
+	}
+	if f.IDs != nil {
+		where = append(where, "r.id IN (NULL"+strings.Repeat(", ?", len(f.IDs))+")")
+		for _, id := range f.IDs {
+			args = append(args, id)
+		}
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = " WHERE " + strings.Join(where, " AND ")
+	}
+	runs, err := s.load(ctx, cond, args, bulk{f.WithTranscript, f.WithTranscript || f.WithSamples})
+	if err != nil {
+		return nil, fmt.Errorf("results: list runs: %w", err)
+	}
+	return runs, nil
+}
+
+// RunByInputSHA256 returns the id of the run imported from input with the
+// given hex sha256, or "" if there is none.
+func (s *Store) RunByInputSHA256(ctx context.Context, sum string) (results.RunID, error) {
+	var id results.RunID
+	err := s.db.QueryRowContext(ctx, s.eng.bind(`SELECT id FROM runs WHERE input_sha256 = ?`), sum).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("results: look up input %s: %w", sum, err)
+	}
+	return id, nil
+}
+
+// IntegrityCheck runs the store's consistency checks (on SQLite its full
+// integrity check and the foreign key check), and reports the first
+// problem found.
+func (s *Store) IntegrityCheck(ctx context.Context) error {
+	problems, err := s.eng.problems(ctx, s.db)
+	if err != nil {
+		return fmt.Errorf("results: integrity check: %w", err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("results: integrity check: %s", problems[0])
+	}
+	return nil
+}
+
+// Run returns the run with the given id, transcript included. A missing id
+// gives an error wrapping ErrNotFound.
+func (s *Store) Run(ctx context.Context, id results.RunID) (*results.Run, error) {
+	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, bulk{true, true})
+	if err != nil {
+		return nil, fmt.Errorf("results: run %s: %w", id, err)
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("results: run %s: %w", id, ErrNotFound)
+	}
+	return &runs[0], nil
+}
+
+// load reads runs matching cond (a WHERE clause over alias r) and attaches
+// their stages and metrics. It reads inside one read-only transaction so a
+// run saved meanwhile cannot show up half-loaded. A run whose metrics read
+// otherwise than they were saved fails the read (see saved.go): never a
+// partial run handed on as whole.
+func (s *Store) load(ctx context.Context, cond string, args []any, b bulk) ([]results.Run, error) {
+	runs, saved, err := s.loadUnchecked(ctx, cond, args, b)
+	if err != nil && IsDamaged(err) {
+		return nil, s.locate(ctx, cond, args, b, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if e := checkSaved(runs, saved); e != nil {
+		return nil, e
+	}
+	for i := range runs {
+		results.SortMetrics(runs[i].Metrics)
+	}
+	return runs, nil
+}
+
+// loadUnchecked is load without the check, for the check itself: the runs
+// as read, and what their rows say they were saved with.
+func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bulk) ([]results.Run, []savedMetrics, error) {
+	tx, err := s.db.BeginTx(ctx, s.eng.readTx())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tx.Rollback() // read-only: nothing to commit
+	cond = s.eng.bind(cond)
+
+	runs, saved, err := loadRuns(ctx, tx, cond, args, b.transcript)
+	if err != nil || len(runs) == 0 {
+		return nil, nil, err
+	}
+	index := make(map[results.RunID]int, len(runs))
+	for i, r := range runs {
+		index[r.ID] = i
+	}
+	// One query per child table for the whole selection rather than one
+	// per run: `results list` over a long bench history stays fast.
+	if err := loadStages(ctx, tx, cond, args, runs, index); err != nil {
+		return nil, nil, err
+	}
+	if err := loadMetrics(ctx, tx, cond, args, runs, index); err != nil {
+		return nil, nil, err
+	}
+	if err := loadEnergy(ctx, tx, cond, args, runs, index, b.samples); err != nil {
+		return nil, nil, err
+	}
+	return runs, saved, nil
+}
+
+// locate turns SQLite finding the store damaged during a read into the
+// runs that cannot be read alone, so the error names them; readErr itself
+// when none can be named (the runs' own table is damaged, say). Only a
+// failed read pays for it.
+func (s *Store) locate(ctx context.Context, cond string, args []any, b bulk, readErr error) error {
+	ids, err := textColumn(ctx, s.db, s.eng.bind(`SELECT r.id FROM runs r`+cond+` ORDER BY r.started, r.id`), args...)
+	if err != nil {
+		return readErr
+	}
+	e := &DamagedRunError{}
+	for _, id := range ids {
+		_, _, err := s.loadUnchecked(ctx, " WHERE r.id = ?", []any{id}, b)
+		if err == nil || !IsDamaged(err) {
+			continue
+		}
+		if e.What == "" {
+			e.What, e.cause = fmt.Sprintf("cannot be read (%v)", err), err
+		}
+		e.Runs = append(e.Runs, results.RunID(id))
+	}
+	if len(e.Runs) == 0 {
+		return readErr
+	}
+	return e
+}
+
+// savedProblems lists every run whose metrics read otherwise than they
+// were saved, one line each, for the store's check.
+func (s *Store) savedProblems(ctx context.Context) ([]string, error) {
+	runs, saved, err := s.loadUnchecked(ctx, "", nil, bulk{})
+	if err != nil {
+		return nil, err
+	}
+	var problems []string
+	for i := range runs {
+		if what := savedProblem(&runs[i], saved[i]); what != "" {
+			problems = append(problems, fmt.Sprintf("run %s %s", runs[i].ID, what))
+		}
+	}
+	return problems, nil
+}
+
+// loadRuns reads the runs' own rows, transcripts only if asked, and what
+// each says of the metrics it was saved with.
+func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTranscript bool) ([]results.Run, []savedMetrics, error) {
+	blobs := "NULL, NULL"
+	if withTranscript {
+		blobs = "r.transcript, r.raw_output"
+	}
+	rows, err := tx.QueryContext(ctx, `
+		SELECT r.id, r.board, r.clock_mhz, r.rep, r.status, r.reason, r.bench, r.tool, r.tool_version,
+			r.started, r.finished, r.image_digest, r.kernel, r.hello, `+blobs+`,
+			r.source, r.input_sha256, r.clock_reported_mhz, r.clock_check, r.metric_count, r.metrics_sha256,
+			r.throttle
+		FROM runs r`+cond+` ORDER BY r.started, r.id`, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var runs []results.Run
+	var saved []savedMetrics
+	for rows.Next() {
+		var r results.Run
+		var sm savedMetrics
+		var started, finished string
+		var hello, sum, throttle sql.NullString
+		if err := rows.Scan(&r.ID, &r.Board, &r.ClockMHz, &r.Rep, &r.Status, &r.Reason, &r.Bench,
+			&r.Tool, &r.ToolVersion, &started, &finished, &r.ImageDigest, &r.Kernel, &hello,
+			&r.Transcript, &r.RawOutput, &r.Source, &sum, &r.ClockReportedMHz, &r.ClockCheck,
+			&sm.count, &sm.digest, &throttle); err != nil {
+			return nil, nil, err
+		}
+		if r.Throttle, err = parseThrottle(throttle); err != nil {
+			return nil, nil, fmt.Errorf("run %s: throttle: %w", r.ID, err)
+		}
+		if r.Source == results.SourceRun {
+			r.Source = ""
+		}
+		r.Reason = redact.Text(r.Reason) // stored before reasons were masked
+		r.InputSHA256 = sum.String
+		if r.Started, err = parseTime(started); err != nil {
+			return nil, nil, fmt.Errorf("run %s: started: %w", r.ID, err)
+		}
+		if r.Finished, err = parseTime(finished); err != nil {
+			return nil, nil, fmt.Errorf("run %s: finished: %w", r.ID, err)
+		}
+		if hello.Valid {
+			r.Hello = json.RawMessage(hello.String)
+		}
+		runs = append(runs, r)
+		saved = append(saved, sm)
+	}
+	return runs, saved, rows.Err()
+}
+
+// loadStages attaches the selected runs' stages, in their order.
+func loadStages(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []results.Run, index map[results.RunID]int) error {
+	rows, err := tx.QueryContext(ctx, `
+		SELECT s.run, s.name, s.seconds FROM stages s JOIN runs r ON r.id = s.run`+cond+`
+		ORDER BY s.run, s.seq`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var run results.RunID
+		var name results.StageName
+		var secs float64
+		if err := rows.Scan(&run, &name, &secs); err != nil {
+			return err
+		}
+		if i, ok := index[run]; ok {
+			runs[i].Stages = append(runs[i].Stages, results.Stage{Name: name, Duration: seconds(secs)})
+		}
+	}
+	return rows.Err()
+}
+
+// loadMetrics attaches the selected runs' metrics.
+func loadMetrics(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []results.Run, index map[results.RunID]int) error {
+	rows, err := tx.QueryContext(ctx, `
+		SELECT m.run, m.name, m.unit, m.value FROM metrics m JOIN runs r ON r.id = m.run`+cond,
+		args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var run results.RunID
+		var m results.Metric
+		if err := rows.Scan(&run, &m.Name, &m.Unit, &m.Value); err != nil {
+			return err
+		}
+		if i, ok := index[run]; ok {
+			runs[i].Metrics = append(runs[i].Metrics, m)
+		}
+	}
+	return rows.Err()
+}
