@@ -25,6 +25,7 @@ const (
 	FailOutput        FailKind = "output"         // the output did not parse
 	FailClockMismatch FailKind = "clock-mismatch" // the board did not run at the clock asked for
 	FailGoRuntime     FailKind = "go-runtime"     // the board's Go runtime sleeps too short for a Go benchmark's figures to hold
+	FailConsoleLost   FailKind = "console-lost"   // the console went away (its adapter unplugged) and did not come back
 )
 
 // Failure is a classified reason a run gave no result.

@@ -51,8 +51,8 @@ type Rig struct {
 	Firmware FirmwareHost
 	Builders plan.Builders
 
-	// Store saves each finished run (a results/store.Store, or anything
-	// that saves runs); nil saves none.
+	// Store keeps every run: a results/store.Store, or a spool in front
+	// of one (results/spool); nil keeps none.
 	Store    results.Saver
 	Progress io.Writer // one line per stage; nil for silence
 	// Events, when set, gets every progress step as it happens, for
@@ -90,15 +90,53 @@ type Operator interface {
 // ErrInterrupted is returned when the caller cancelled the run.
 var ErrInterrupted = errors.New("run interrupted")
 
+// NotStoredError is a run Rig.Store did not store, returned with the run
+// so that its figures are not lost with it: the caller says so, and keeps
+// or prints them. Err may say the run was kept elsewhere (a spool's
+// error); Outcome is the run's own outcome, nil when it succeeded.
+type NotStoredError struct {
+	Run     results.RunID
+	Outcome error
+	Err     error
+}
+
+func (e *NotStoredError) Error() string {
+	if e.Outcome == nil {
+		return fmt.Sprintf("run %s was not stored: %v", e.Run, e.Err)
+	}
+	return fmt.Sprintf("%v (and run %s was not stored: %v)", e.Outcome, e.Run, e.Err)
+}
+
+// Unwrap gives both, so errors.Is and errors.As find the run's outcome
+// (ErrInterrupted, a *Failure) and the store's error alike.
+func (e *NotStoredError) Unwrap() []error {
+	if e.Outcome == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Outcome, e.Err}
+}
+
+// Outcome is the run's own outcome in err, as Run returned it: err
+// itself, or the outcome of a run that was not stored (nil when that run
+// succeeded).
+func Outcome(err error) error {
+	var ns *NotStoredError
+	if errors.As(err, &ns) {
+		return ns.Outcome
+	}
+	return err
+}
+
 // Run performs job on rig, booting the board again per job.Retries, and
-// stores every attempt. The returned run is the last one stored; err says
-// why it did not succeed (the run's Reason holds the same text). A nil run
-// with an error means nothing was stored: setup failed before the board
-// was switched on (Kind FailSetup: no image, kernel, network or console,
+// stores every attempt. The returned run is the last one; err says why it
+// did not succeed (the run's Reason holds the same text), or, a
+// *NotStoredError, that the store did not take it. A nil run with an
+// error means nothing was run or kept: setup failed before the board was
+// switched on (Kind FailSetup: no image, kernel, network or console,
 // which would fail every run alike), the bench was refused the segment
 // (FailSetup too: another DHCP server answered, maybe after power-on,
-// see boot.Vetted), the run was interrupted before that check ended
-// (ErrInterrupted), or the store failed.
+// see boot.Vetted), or the run was interrupted before that check ended
+// (ErrInterrupted).
 func Run(ctx context.Context, job plan.Job, rig Rig) (*results.Run, error) {
 	o := config{Job: job, Rig: rig}
 	if err := o.fill(); err != nil {
@@ -442,12 +480,10 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 		return rec, err
 	}
 	if serr := r.o.Store.SaveRun(context.WithoutCancel(ctx), rec); serr != nil {
-		if err == nil {
-			err = serr
-		}
-		return nil, fmt.Errorf("%w (and storing the run failed: %v)", err, serr)
+		r.say(results.EventNotStored, "run %s: %s, %d metrics: %s", rec.ID, rec.Status, len(rec.Metrics), redact.Text(firstLine(serr.Error())))
+		return rec, &NotStoredError{Run: rec.ID, Outcome: err, Err: serr}
 	}
-	r.say("stored", "run %s: %s, %d metrics", rec.ID, rec.Status, len(rec.Metrics))
+	r.say(results.EventStored, "run %s: %s, %d metrics", rec.ID, rec.Status, len(rec.Metrics))
 	return rec, err
 }
 

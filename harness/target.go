@@ -2,10 +2,13 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/harness/power"
+	"github.com/bootbench/bootbench/internal/owner"
 	"github.com/bootbench/bootbench/serialctl"
 )
 
@@ -47,6 +50,50 @@ type Wired struct {
 	power.Driver
 	Port string // device path, /dev/serial/by-id/..., or usb:VID:PID[:SERIAL]
 	Baud int
+	// PowerRecord, when set, is a directory that says, while the board
+	// is switched on, which process switched it on: a bootbench killed
+	// before it could switch the board off leaves it, and the next one
+	// switches the board off (SweepLeftOn). Its switch outlives the
+	// process, unlike a virtual board's QEMU.
+	PowerRecord string
+}
+
+// On records that the board is switched on (before switching it, so no
+// kill in between leaves it on unrecorded), then switches it on.
+func (w *Wired) On(ctx context.Context) error {
+	if w.PowerRecord != "" {
+		if err := os.MkdirAll(w.PowerRecord, 0o755); err != nil {
+			return fmt.Errorf("record the power: %w", err)
+		}
+		if err := owner.Claim(w.PowerRecord, ""); err != nil {
+			return fmt.Errorf("record the power: %w", err)
+		}
+	}
+	return w.Driver.On(ctx)
+}
+
+// Off switches the board off and, once it is, drops the record.
+func (w *Wired) Off(ctx context.Context) error {
+	if err := w.Driver.Off(ctx); err != nil {
+		return err
+	}
+	if w.PowerRecord != "" {
+		os.RemoveAll(w.PowerRecord)
+	}
+	return nil
+}
+
+// SweepLeftOn switches the board off when a bootbench that was killed
+// left it on (its PowerRecord names a process that is gone), and says so;
+// "" when there was nothing to do.
+func (w *Wired) SweepLeftOn(ctx context.Context) (string, error) {
+	if w.PowerRecord == "" || len(owner.Orphans(w.PowerRecord)) == 0 {
+		return "", nil
+	}
+	if err := w.Off(ctx); err != nil {
+		return "", fmt.Errorf("a bootbench that was killed left the board on, and switching it off failed: %w", err)
+	}
+	return fmt.Sprintf("switched off: a bootbench that was killed had left it on (its switch: %s)", w.Driver), nil
 }
 
 // Console opens the board's serial port, locked against every other user.

@@ -23,6 +23,12 @@ const panicGrace = 2 * time.Second
 // pollEvery is how often a target that knows its power state is asked.
 const pollEvery = time.Second
 
+// consoleGrace is how long a console that went away (a USB serial adapter
+// unplugged, or re-enumerated after a glitch) has to come back before the
+// run fails: long enough to plug an adapter back in, short of waiting out
+// a run timeout of minutes for a result that can no longer be read.
+var consoleGrace = 15 * time.Second
+
 // watcher follows one boot on the console and the servers.
 type watcher struct {
 	r   *run
@@ -47,6 +53,10 @@ type watcher struct {
 	// throttled is set once the board's throttling watch showed it
 	// slowing down, said as it happened.
 	throttled bool
+	// lost is the note that the console went away, until it is back;
+	// lostGrace ends the run when it is not back in time.
+	lost      string
+	lostGrace <-chan time.Time
 }
 
 // watch follows the boot until the board reports its result, fails, or
@@ -91,9 +101,15 @@ func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-c
 			if err != nil {
 				return err
 			}
+		case <-w.lostGrace:
+			return w.consoleLost()
 		case l, ok := <-lines:
 			if !ok {
 				lines = nil // the console ended; the deadline still stands
+				continue
+			}
+			if l.Lost || l.Back {
+				w.consoleNote(l)
 				continue
 			}
 			hadHello, hadPanic := w.hello, w.panicked != ""
@@ -191,6 +207,23 @@ func (w *watcher) mark(text []byte) error {
 		}
 	}
 	return nil
+}
+
+// consoleNote follows the console going away and coming back.
+func (w *watcher) consoleNote(l serialctl.Line) {
+	text := strings.TrimSuffix(strings.TrimPrefix(string(l.Text), "[bootbench: "), "]")
+	w.r.say("console", "%s", text)
+	if l.Back {
+		w.lost, w.lostGrace = "", nil
+		return
+	}
+	w.lost, w.lostGrace = text, time.After(consoleGrace)
+}
+
+// consoleLost ends a run whose console went away and stayed away: what
+// the board sends now reaches no one.
+func (w *watcher) consoleLost() error {
+	return failf(FailConsoleLost, !w.hello, "%s at the %s stage, and not back within %s: was its adapter unplugged?", w.lost, w.r.stage, consoleGrace)
 }
 
 // helloArrived checks the board's report: the clock it runs at first.

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"net"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/serialctl"
 )
 
 // TestNetEventAddress: a proxyDHCP answer carries no address (the
@@ -39,5 +41,40 @@ func TestNetEventAddress(t *testing.T) {
 		if strings.Contains(got, "<nil>") || !strings.Contains(got, tt.want) {
 			t.Errorf("%s: logged %q, want %q and no <nil>", tt.kind, got, tt.want)
 		}
+	}
+}
+
+// TestConsoleLost: a console that goes away (its adapter unplugged) ends
+// the run once it has stayed away consoleGrace, with the console's own
+// note as the reason; one that comes back in time does not.
+func TestConsoleLost(t *testing.T) {
+	defer func(g time.Duration) { consoleGrace = g }(consoleGrace)
+	consoleGrace = 100 * time.Millisecond
+	lost := serialctl.Line{Text: []byte("[bootbench: console /dev/ttyUSB0 lost: hung up]"), Note: true, Lost: true}
+	back := serialctl.Line{Text: []byte("[bootbench: console /dev/ttyUSB0 back after 0.1s]"), Note: true, Back: true}
+	for _, tt := range []struct {
+		name  string
+		lines []serialctl.Line
+		want  string
+	}{
+		{"gone", []serialctl.Line{lost}, "console-lost: console /dev/ttyUSB0 lost: hung up at the firmware stage, and not back within 100ms: was its adapter unplugged?"},
+		{"back in time", []serialctl.Line{lost, back}, "boot-timeout: no hello from the board within 1s"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &run{o: config{Job: plan.Job{Board: boards.Board{Name: "pc1"}, BootTimeout: time.Second, RunTimeout: time.Second}},
+				start: time.Now(), rec: &results.Run{ID: "r1"}, stage: "firmware"}
+			lines := make(chan serialctl.Line, len(tt.lines))
+			for _, l := range tt.lines {
+				lines <- l
+			}
+			start := time.Now()
+			err := r.watch(context.Background(), lines, nil)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("watch = %v, want %q", err, tt.want)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("took %v", took)
+			}
+		})
 	}
 }

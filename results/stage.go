@@ -37,11 +37,14 @@ const (
 	EventConsole EventKind = "console" // the bootloader driven over the console
 	EventRoute   EventKind = "route"   // the route benchmark's host side
 	EventStored  EventKind = "stored"  // the run stored
+	// EventNotStored: the store did not take the run; the event says
+	// where it was kept instead (a spool), if anywhere.
+	EventNotStored EventKind = "unstored"
 	// EventThrottle: the board's throttling watch saw it slow down.
 	EventThrottle EventKind = "throttle"
 )
 
-var otherEvents = []EventKind{EventRun, EventPower, EventClock, EventDHCP, EventTFTP, EventHTTP, EventConsole, EventRoute, EventStored, EventThrottle}
+var otherEvents = []EventKind{EventRun, EventPower, EventClock, EventDHCP, EventTFTP, EventHTTP, EventConsole, EventRoute, EventStored, EventNotStored, EventThrottle}
 
 // Event is the kind of the events said about stage s.
 func (s StageName) Event() EventKind { return EventKind(s) }

@@ -30,6 +30,10 @@ type Line struct {
 	// Note marks a line bootbench wrote into the transcript (the console
 	// was lost, or came back) rather than one the board sent.
 	Note bool
+	// Lost marks the note that the console went away (its adapter
+	// unplugged, its pty's other end closed); Back the note that it is
+	// there again.
+	Lost, Back bool
 }
 
 // Console reads a port in the background.
@@ -170,7 +174,7 @@ func (c *Console) read(r io.Reader, partial *[]byte) error {
 // until it is back (true) or the console is closed (false).
 func (c *Console) reconnect(cause error) bool {
 	start := time.Now()
-	c.note(fmt.Sprintf("console %s lost: %s", c.src.name(), lostReason(cause)))
+	c.note(Line{Lost: true}, fmt.Sprintf("console %s lost: %s", c.src.name(), lostReason(cause)))
 	t := time.NewTicker(reconnectPoll)
 	defer t.Stop()
 	var said string
@@ -185,7 +189,7 @@ func (c *Console) reconnect(cause error) bool {
 			// Not back yet, unless it is back but cannot be had: say so once.
 			if (errors.Is(err, ErrBusy) || errors.Is(err, ErrPermission)) && err.Error() != said {
 				said = err.Error()
-				c.note(fmt.Sprintf("console %s is back but cannot be opened: %v", c.src.name(), err))
+				c.note(Line{}, fmt.Sprintf("console %s is back but cannot be opened: %v", c.src.name(), err))
 			}
 			continue
 		}
@@ -197,14 +201,14 @@ func (c *Console) reconnect(cause error) bool {
 		}
 		c.cur = r
 		c.mu.Unlock()
-		c.note(fmt.Sprintf("console %s back after %.1fs", c.src.name(), time.Since(start).Seconds()))
+		c.note(Line{Back: true}, fmt.Sprintf("console %s back after %.1fs", c.src.name(), time.Since(start).Seconds()))
 		return true
 	}
 }
 
 // note writes a line of bootbench's own into the transcript, on a line of
-// its own, and delivers it as a Line.
-func (c *Console) note(msg string) {
+// its own, and delivers it as l (its Lost or Back set, if either).
+func (c *Console) note(l Line, msg string) {
 	text := "[bootbench: " + msg + "]"
 	c.mu.Lock()
 	t := c.transcript.Bytes()
@@ -221,7 +225,8 @@ func (c *Console) note(msg string) {
 		}
 		io.WriteString(c.tee, text+"\r\n")
 	}
-	c.emit(Line{Time: time.Now(), Text: []byte(text), Note: true})
+	l.Time, l.Text, l.Note = time.Now(), []byte(text), true
+	c.emit(l)
 }
 
 // drop closes r unless Close already took it.

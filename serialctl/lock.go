@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bootbench/bootbench/internal/owner"
 )
 
 // ErrBusy means another process holds the console.
@@ -165,10 +167,10 @@ func readLockFile(path string) (int, bool) {
 	return pid, err == nil && pid > 0
 }
 
-func alive(pid int) bool {
-	err := unix.Kill(pid, 0)
-	return err == nil || errors.Is(err, unix.EPERM)
-}
+// alive reports whether process pid is there and not a zombie: a
+// bootbench killed with SIGKILL whose parent has not reaped it holds no
+// port, but kill(2) still finds it.
+func alive(pid int) bool { return owner.Alive(pid) }
 
 // busy names the holder of device: the pid in its lock file, else the
 // process holding a flock on it, else one that has it open.
@@ -238,4 +240,29 @@ func commandLine(pid int) string {
 	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 	args[0] = filepath.Base(args[0])
 	return strings.Join(args, " ")
+}
+
+// SweepLock removes the lock file of the console spec names when the
+// process it names is gone (a bootbench killed with SIGKILL cannot remove
+// its own), and says what it removed: "LCK..ttyUSB0 of pid 4242, which is
+// gone"; "" when there was none to remove. Opening the console replaces
+// such a lock anyway; this says so first, for a command that reports what
+// a killed run left. lockDir "" is the system's.
+func SweepLock(spec, lockDir string) string {
+	device, err := (&opener{spec: spec}).resolve()
+	if err != nil {
+		return ""
+	}
+	path := lockFilePath(device, lockDir)
+	if path == "" {
+		return ""
+	}
+	pid, ok := readLockFile(path)
+	if !ok || pid == os.Getpid() || alive(pid) {
+		return ""
+	}
+	if err := os.Remove(path); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s of pid %d, which is gone", path, pid)
 }

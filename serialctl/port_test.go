@@ -296,7 +296,7 @@ func testReconnect(t *testing.T, open func(spec, lockDir string) (*Console, erro
 	u.unplug(sig)
 	board.Close()
 	lost := readLines(t, c, 2, 3*time.Second)
-	if lost[0].Note || string(lost[0].Text) != "half a li" || !lost[1].Note ||
+	if lost[0].Note || string(lost[0].Text) != "half a li" || !lost[1].Note || !lost[1].Lost || lost[1].Back ||
 		!strings.HasPrefix(string(lost[1].Text), "[bootbench: console "+u.host) ||
 		!strings.HasSuffix(string(lost[1].Text), " lost: hung up]") {
 		t.Fatalf("after unplugging: %q", texts(lost))
@@ -309,7 +309,7 @@ func testReconnect(t *testing.T, open func(spec, lockDir string) (*Console, erro
 	u.plug()
 	board = u.openBoard()
 	back := readLines(t, c, 1, 3*time.Second)
-	if !back[0].Note || !strings.Contains(string(back[0].Text), " back after ") {
+	if !back[0].Note || !back[0].Back || back[0].Lost || !strings.Contains(string(back[0].Text), " back after ") {
 		t.Fatalf("after plugging back: %q", texts(back))
 	}
 	board.WriteString("after the gap\r\n")
@@ -426,5 +426,36 @@ func TestPortNotInherited(t *testing.T) {
 		if target, _ := os.Readlink(filepath.Join(fdDir, fd.Name())); target == device {
 			t.Errorf("a child started with the console open has %s as descriptor %s", device, fd.Name())
 		}
+	}
+}
+
+// TestSweepLock: the lock file of a process that is gone is removed and
+// named; a live one's, and ours, are left.
+func TestSweepLock(t *testing.T) {
+	dir := t.TempDir()
+	u := newUART(t, dir)
+	lockFile := filepath.Join(dir, "LCK.."+strings.ReplaceAll(strings.TrimPrefix(u.device(), "/dev/"), "/", "_"))
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	writeLock(t, lockFile, dead.Process.Pid)
+	if got, want := SweepLock(u.host, dir), fmt.Sprintf("%s of pid %d, which is gone", lockFile, dead.Process.Pid); got != want {
+		t.Errorf("SweepLock = %q, want %q", got, want)
+	}
+	if _, err := os.Stat(lockFile); err == nil {
+		t.Error("the dead process's lock is still there")
+	}
+	for _, pid := range []int{startHolder(t, "", "sleep", "30"), os.Getpid()} {
+		writeLock(t, lockFile, pid)
+		if got := SweepLock(u.host, dir); got != "" {
+			t.Errorf("SweepLock of pid %d's lock = %q, want it left", pid, got)
+		}
+		if _, err := os.Stat(lockFile); err != nil {
+			t.Errorf("pid %d's lock was removed", pid)
+		}
+	}
+	if got := SweepLock(filepath.Join(dir, "nothing"), dir); got != "" {
+		t.Errorf("SweepLock of a port that is not there = %q", got)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/bootbench/bootbench/internal/route"
 	"github.com/bootbench/bootbench/internal/routenet"
 	"github.com/bootbench/bootbench/plan"
+	"github.com/bootbench/bootbench/serialctl"
 	"github.com/bootbench/bootbench/vbench"
 )
 
@@ -132,6 +135,11 @@ func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy
 	if err != nil {
 		return nil, usageErr("board %s: %v", b.Name, err)
 	}
+	// What a killed run left on this board first: it may still be on.
+	target, err := wiredTarget(ctx, b, drv, progress)
+	if err != nil {
+		return nil, err
+	}
 	note := func(msg string) { setupNote(progress, "network", "%s", msg) }
 	var rn *routenet.Net
 	if routes != nil {
@@ -150,7 +158,7 @@ func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy
 	}
 	return &rig{
 		Rig: harness.Rig{
-			Target:   &harness.Wired{Driver: drv, Port: b.Console, Baud: b.Baud},
+			Target:   target,
 			Bench:    bench,
 			Operator: op,
 			Progress: progress,
@@ -159,6 +167,25 @@ func openWired(ctx context.Context, b boards.Board, inv *boards.Inventory, proxy
 		router: routerOf(rn),
 		close:  closeBench,
 	}, nil
+}
+
+// wiredTarget is board b on a real bench, its power switched by drv:
+// first what a bootbench killed while it ran b left is put right, and
+// said: the board switched off, the console's lock removed.
+func wiredTarget(ctx context.Context, b boards.Board, drv power.Driver, progress io.Writer) (*harness.Wired, error) {
+	w := &harness.Wired{Driver: drv, Port: b.Console, Baud: b.Baud,
+		PowerRecord: filepath.Join(cacheDir(), "power-"+url.PathEscape(b.Name))}
+	if lock := serialctl.SweepLock(b.Console, ""); lock != "" {
+		setupNote(progress, "console", "removed %s, left by a bootbench that was killed", lock)
+	}
+	said, err := w.SweepLeftOn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("board %s: %w", b.Name, err)
+	}
+	if said != "" {
+		setupNote(progress, "power", "%s %s", b.Name, said)
+	}
+	return w, nil
 }
 
 // routerOf is rn as the route driver's Router: nil, not a nil *Net, when

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/internal/redact"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
@@ -48,12 +49,13 @@ func cmdCI(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, dbPath, err := openStore(*rf.db)
+	st, err := openSpooled(ctx, *rf.db, func(msg string) { setupNote(os.Stderr, "spool", "%s", msg) })
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	base, err := loadBaseline(ctx, store, *baselineRef, job.board.Name)
+	defer st.Close()
+	dbPath := st.name
+	base, err := loadBaseline(ctx, st.Store, *baselineRef, job.board.Name)
 	if err != nil {
 		return storeFailure(dbPath, err)
 	}
@@ -66,7 +68,7 @@ func cmdCI(ctx context.Context, args []string) error {
 		return err
 	}
 
-	cand, err := runCandidates(ctx, job, store)
+	cand, tally, err := runCandidates(ctx, job, st)
 	if err != nil {
 		return interrupted(err, dbPath)
 	}
@@ -83,25 +85,30 @@ func cmdCI(ctx context.Context, args []string) error {
 	if rep.Regressed() {
 		return fmt.Errorf("ci: %s failed: %d metric(s) regressed, %d run(s) failed (stored in %s)", rep.Board, len(rep.Regressions()), len(rep.Failed), dbPath)
 	}
-	return nil
+	// Judged from the runs as they ended; those the store did not take
+	// still fail the job, as a run that could not be stored always has.
+	return tally.unstoredVerdict(*rf.reps, st)
 }
 
-// runCandidates runs the board --reps times and returns every stored run.
-func runCandidates(ctx context.Context, job *runJob, store *store.Store) ([]results.Run, error) {
-	rg, err := job.open(ctx, store)
+// runCandidates runs the board --reps times and returns every run, stored
+// or kept in the spool, and what became of them.
+func runCandidates(ctx context.Context, job *runJob, st *spooledStore) ([]results.Run, *runTally, error) {
+	rg, err := job.open(ctx, st.saver())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rg.close()
 	var cand []results.Run
+	tally := &runTally{}
 	err = runPlan(ctx, job.job(rg), rg.Rig, job.settings, *job.rf.reps, func(rec *results.Run, rep int, err error) error {
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "bootbench: run %s failed: %s\n", rec.ID, redact.Text(err.Error()))
+		if outcome := harness.Outcome(err); outcome != nil {
+			stderrNote(fmt.Sprintf("run %s failed: %s", rec.ID, redact.Text(outcome.Error())))
 		}
+		tally.addUnstored(ctx, rec, err, st, false)
 		cand = append(cand, *rec)
 		return nil
 	})
-	return cand, err
+	return cand, tally, err
 }
 
 func writeCIReports(rep *gate.Report, junit, summary string) error {

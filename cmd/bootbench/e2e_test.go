@@ -59,8 +59,10 @@ func TestMain(m *testing.M) {
 		return
 	}
 	os.Setenv("BOOTBENCH_CACHE", testCache)
-	// No inventory but the ones the tests write.
+	// No inventory but the ones the tests write, and no spool but the
+	// tests' own.
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	os.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
 	os.Unsetenv("BOOTBENCH_INVENTORY")
 	code = m.Run()
 }

@@ -21,9 +21,13 @@ func openFirmware(ctx context.Context, b boards.Board, inv *boards.Inventory, ro
 	if err != nil {
 		return nil, usageErr("board %s: %v", b.Name, err)
 	}
+	target, err := wiredTarget(ctx, b, drv, progress)
+	if err != nil {
+		return nil, err
+	}
 	r := &rig{
 		Rig: harness.Rig{
-			Target:   &harness.Wired{Driver: drv, Port: b.Console, Baud: b.Baud},
+			Target:   target,
 			Operator: op,
 			Progress: progress,
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"
+	"github.com/bootbench/bootbench/results/spool"
 	"github.com/bootbench/bootbench/results/store"
 )
 
@@ -73,6 +74,9 @@ func storeImports(ctx context.Context, o *importOptions, imports []*results.Impo
 		return 0, err
 	}
 	defer s.Close()
+	// A writer of the store delivers what waits in its spool first.
+	ss := &spooledStore{Store: s, name: path, path: storePath(o.dbPath), spool: spool.For(storePath(o.dbPath))}
+	ss.deliver(ctx, stderrNote)
 	next := o.rep
 	if next == 0 {
 		if next, err = s.NextRep(ctx, o.board, boards.MHz(o.clock)); err != nil {

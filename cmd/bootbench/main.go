@@ -31,7 +31,7 @@ Usage:
   bootbench results compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...]
                     [--baseline [BOARD]@MHZ] [--clock MHZ] [--format text|json]
   bootbench results export --format openwrt|csv|json|gobench|html [--with-setting] [--board NAME] [--clock MHZ] [-o OUT]
-  bootbench results push --to postgres://USER@HOST/DATABASE [--board NAME]   # copy runs to a shared store
+  bootbench results push [--to postgres://USER@HOST/DATABASE [--board NAME]]   # deliver the spool; copy runs to a shared store
   bootbench boards  list | show NAME
   bootbench image   build --arch GOARCH [--bench ` + benchNames + `|NAME] [--bench-cmd "..."] [--add HOST:IMG]...
                     [--sysroot DIR] [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--kernel FILE] [--ram MIB] -o OUT
@@ -76,7 +76,9 @@ func main() {
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
-	if !errors.Is(err, errHelpShown) {
+	if errors.Is(err, errSaid) {
+		// Said already, on its own lines.
+	} else if !errors.Is(err, errHelpShown) {
 		// Whatever an error quotes, a URL's password is not printed.
 		fmt.Fprintf(os.Stderr, "bootbench: %s\n", redact.Text(err.Error()))
 	} else {

@@ -382,7 +382,7 @@ func TestPushRefuses(t *testing.T) {
 		args []string
 		says string
 	}{
-		{[]string{"results", "push"}, "results push: say where to with --to STORE"},
+		{[]string{"results", "push", "--board", "rb450"}, "results push: --board selects runs to copy --to another store; the spool is delivered whole"},
 		{[]string{"results", "push", "--to", local}, "results push: --to " + local + " is the store pushed from; name another"},
 		{[]string{"results", "push", "--to", shared, "extra"}, `results push: unexpected argument "extra"`},
 		{[]string{"results", "push", "--db", filepath.Join(dir, "none.db"), "--to", shared}, "results store " + filepath.Join(dir, "none.db") + " does not exist"},

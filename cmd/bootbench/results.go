@@ -46,6 +46,11 @@ func cmdResultsList(ctx context.Context, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	// Runs the store has not got yet are said whatever the store does:
+	// when it is away, they are the runs a user looks for.
+	if waiting := spoolWaiting(storePath(*fs.db)); waiting != "" {
+		defer stderrNote(waiting)
+	}
 	s, path, err := fs.readStore()
 	if err != nil {
 		return err
@@ -79,6 +84,9 @@ func cmdResultsShow(ctx context.Context, args []string) error {
 	defer s.Close()
 	r, err := s.Run(ctx, results.RunID(fs.Arg(0)))
 	if errors.Is(err, store.ErrNotFound) {
+		if file := spooledRun(storePath(*fs.db), fs.Arg(0)); file != "" {
+			return usageErr("results show: run %s is not in %s yet: it waits in the spool (%s) for the next command that writes to that store, or '%s'", fs.Arg(0), path, file, pushHint(storePath(*fs.db)))
+		}
 		return usageErr("results show: no run %q in %s (see 'bootbench results list')", fs.Arg(0), path)
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"regexp"
@@ -23,7 +24,6 @@ import (
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
-	"github.com/bootbench/bootbench/results/store"
 )
 
 const runHelp = "Netboots the board with bootbench's own DHCP, TFTP and HTTP, runs the benchmark with\n" +
@@ -48,17 +48,17 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, dbPath, err := openStore(*rf.db)
+	st, err := openSpooled(ctx, *rf.db, func(msg string) { setupNote(os.Stderr, "spool", "%s", msg) })
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	rg, err := job.open(ctx, store)
+	defer st.Close()
+	rg, err := job.open(ctx, st.saver())
 	if err != nil {
 		return err
 	}
 	defer rg.close()
-	return runSettings(ctx, job.job(rg), rg.Rig, job.settings, *rf.reps, dbPath)
+	return runSettings(ctx, job.job(rg), rg.Rig, job.settings, *rf.reps, st)
 }
 
 // runFlags are the flags of the commands that run boards (run, ci).
@@ -344,7 +344,7 @@ func parseRate(s string) (float64, error) {
 }
 
 // open readies the board's rig, its store and builders.
-func (j *runJob) open(ctx context.Context, store *store.Store) (*rig, error) {
+func (j *runJob) open(ctx context.Context, saver results.Saver) (*rig, error) {
 	var routes *route.Plan
 	if *j.rf.bench == benchmark.Route {
 		routes = &j.routes
@@ -353,7 +353,7 @@ func (j *runJob) open(ctx context.Context, store *store.Store) (*rig, error) {
 	if err != nil {
 		return nil, err
 	}
-	rg.Store, rg.Builders = store, builders(j.src)
+	rg.Store, rg.Builders = saver, builders(j.src)
 	if rg.router != nil && j.board.OwnFirmware {
 		fw, err := route.NewFirmware(rg.router)
 		if err != nil {
@@ -402,28 +402,109 @@ func clockSettings(p boards.Profile, flag string, allowOvervoltage bool) ([]boar
 }
 
 // runSettings runs every clock setting reps times, interleaved, and prints
-// each result as it is stored.
-func runSettings(ctx context.Context, job plan.Job, rg harness.Rig, settings []boards.MHz, reps int, dbPath string) error {
-	var failed []string
+// each result as it is stored. A run the store cannot take is kept in its
+// spool, and said so in a line; one nothing can keep is printed whole.
+func runSettings(ctx context.Context, job plan.Job, rg harness.Rig, settings []boards.MHz, reps int, st *spooledStore) error {
 	total := reps * len(settings)
+	var out runTally
 	err := runPlan(ctx, job, rg, settings, reps, func(rec *results.Run, rep int, err error) error {
-		switch {
-		case err != nil && total == 1:
-			return fmt.Errorf("run %s failed: %w", rec.ID, err)
-		case err != nil:
-			fmt.Fprintf(os.Stderr, "bootbench: run %s failed: %s\n", rec.ID, redact.Text(err.Error()))
-			failed = append(failed, string(rec.ID))
-		default:
-			printRun(rec, rep)
-		}
+		out.add(ctx, rec, rep, err, total == 1, st)
 		return nil
 	})
 	if err != nil {
-		return interrupted(err, dbPath)
+		return interrupted(err, st.name)
 	}
-	fmt.Printf("\nstored in %s\n", dbPath)
-	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d runs failed (see 'bootbench results show %s')", len(failed), total, failed[0])
+	if out.stored > 0 {
+		fmt.Printf("\nstored in %s\n", st.name)
+	}
+	return out.verdict(total, st)
+}
+
+// runTally is what became of a command's runs.
+type runTally struct {
+	stored       int
+	failed, lost []results.RunID
+	kept         []results.RunID
+	// single is the one line a command of one run ends with, when its
+	// run failed or was not stored; said at the end, not as it happens.
+	single error
+}
+
+// add prints one run as it ends and counts it. A failed run's reason is
+// said on stderr as it happens, except for a command of one run (one),
+// which ends with that line.
+func (t *runTally) add(ctx context.Context, rec *results.Run, rep int, err error, one bool, st *spooledStore) {
+	_, lost, _ := unstored(err)
+	outcome := harness.Outcome(err)
+	if outcome == nil && lost == nil {
+		printRun(rec, rep)
+	}
+	if outcome != nil {
+		t.failed = append(t.failed, rec.ID)
+		if one {
+			t.single = fmt.Errorf("run %s failed: %w", rec.ID, outcome)
+		} else {
+			stderrNote(fmt.Sprintf("run %s failed: %s", rec.ID, redact.Text(outcome.Error())))
+		}
+	}
+	t.addUnstored(ctx, rec, err, st, one && outcome == nil)
+}
+
+// addUnstored counts whether the store took rec. A run kept in the spool
+// is said in a line on stderr as it happens (unless last: the command's
+// one run ends with that line); one nothing could keep is printed whole
+// on stdout first. After a run the store took, what this command kept
+// in the spool is delivered: the store is back.
+func (t *runTally) addUnstored(ctx context.Context, rec *results.Run, err error, st *spooledStore, last bool) {
+	kept, lost, notStored := unstored(err)
+	switch {
+	case kept != nil:
+		t.kept = append(t.kept, rec.ID)
+		if line := keptLine(kept, st.path); last {
+			t.single = errors.New(line)
+		} else {
+			stderrNote(line)
+		}
+	case lost != nil:
+		t.lost = append(t.lost, rec.ID)
+		printLost(os.Stdout, rec)
+		stderrNote(lostLine(lost))
+		if last {
+			t.single = &exitError{code: 1, err: errSaid}
+		}
+	case !notStored:
+		t.stored++
+		if len(t.kept) > 0 {
+			st.deliver(ctx, func(msg string) { setupNote(os.Stderr, "spool", "%s", msg) })
+		}
+	}
+}
+
+// errSaid ends a command whose error has been said already.
+var errSaid = errors.New("said above")
+
+// verdict is how a command of total runs ends: the runs that failed
+// first, then those nothing could keep, then those waiting in the spool.
+func (t *runTally) verdict(total int, st *spooledStore) error {
+	switch {
+	case t.single != nil:
+		return t.single
+	case len(t.failed) > 0:
+		return fmt.Errorf("%d of %d runs failed (see 'bootbench results show %s')", len(t.failed), total, t.failed[0])
+	}
+	return t.unstoredVerdict(total, st)
+}
+
+// unstoredVerdict is how a command ends whose runs the store did not all
+// take: exit status 1, as a run that could not be stored always ended
+// one, with what to do.
+func (t *runTally) unstoredVerdict(total int, st *spooledStore) error {
+	switch {
+	case len(t.lost) > 0:
+		return fmt.Errorf("%d of %d runs could not be stored or kept: their figures are printed above, copy them now", len(t.lost), total)
+	case len(t.kept) > 0:
+		return fmt.Errorf("%d of %d runs kept in the spool %s, not stored in %s: the next command that writes to it delivers them, or '%s'",
+			len(t.kept), total, st.spool.Dir, st.name, pushHint(st.path))
 	}
 	return nil
 }
@@ -471,10 +552,12 @@ func interrupted(err error, dbPath string) error {
 	return err
 }
 
-func printRun(rec *results.Run, rep int) {
-	fmt.Printf("\n%s  %s  %s  rep %d  %s %s\n", rec.ID, rec.Board, rec.ClockMHz, rep, rec.Tool, rec.ToolVersion)
+func printRun(rec *results.Run, rep int) { printRunTo(os.Stdout, rec, rep) }
+
+func printRunTo(w io.Writer, rec *results.Run, rep int) {
+	fmt.Fprintf(w, "\n%s  %s  %s  rep %d  %s %s\n", rec.ID, rec.Board, rec.ClockMHz, rep, rec.Tool, rec.ToolVersion)
 	if rec.Throttle != nil {
-		fmt.Printf("throttled: %s\n", rec.Throttle)
+		fmt.Fprintf(w, "throttled: %s\n", rec.Throttle)
 	}
-	export.WriteMetrics(os.Stdout, rec)
+	export.WriteMetrics(w, rec)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/spool"
 	"github.com/bootbench/bootbench/results/store"
 )
 
@@ -53,7 +54,8 @@ func TestRunPlanStopsAtSetupFailure(t *testing.T) {
 		BuildImage: func(context.Context, initramfs.Spec, string) (*initramfs.Image, error) {
 			return &initramfs.Image{Path: image, Size: 5, Digest: "00", Cached: true}, nil
 		}}}
-	err = runSettings(context.Background(), job, rig, []boards.MHz{680, 800}, 2, "r.db")
+	st := &spooledStore{Store: store, name: "r.db", path: filepath.Join(dir, "r.db"), spool: spool.For(filepath.Join(dir, "r.db"))}
+	err = runSettings(context.Background(), job, rig, []boards.MHz{680, 800}, 2, st)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "setup: open /dev/ttyUSB0: no such file or directory; nothing was run or stored") {
 		t.Errorf("runSettings = %v; want exit 2 naming the console, nothing run or stored", err)

@@ -64,15 +64,15 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, dbPath, err := fs.writeStore()
+	show := newServeDisplay(os.Stdout, *logFormat, served)
+	defer show.close()
+	st, err := openSpooled(ctx, *fs.db, show.note)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-
-	show := newServeDisplay(os.Stdout, *logFormat, served)
-	defer show.close()
-	page, err := startPage(ctx, pageAddr, store, served, show)
+	defer st.Close()
+	dbPath := st.name
+	page, err := startPage(ctx, pageAddr, st.Store, served, show)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	var onceErr error
 	o := harness.ServeOptions{
 		Bench: bench, Boards: served,
-		Rig: harness.Rig{Builders: builders(src), Store: store, Events: func(e harness.Event) {
+		Rig: harness.Rig{Builders: builders(src), Store: st.saver(), Events: func(e harness.Event) {
 			show.event(e)
 			page.event(e)
 		}},
@@ -97,6 +97,9 @@ func cmdServe(ctx context.Context, args []string) error {
 		Done: func(rec *results.Run, err error) {
 			show.done(rec, err)
 			page.done(rec, err)
+			if said := st.sayUnstored(rec, err, show.note); said != nil {
+				err = said
+			}
 			if *once != "" {
 				onceErr = err
 				cancelStop()
@@ -108,7 +111,10 @@ func cmdServe(ctx context.Context, args []string) error {
 		},
 	}
 	show.note(fmt.Sprintf("serving %d board(s) by %s; results go to %s", len(served), bench, dbPath))
-	if err := harness.Serve(hard, stop, o); err != nil {
+	stopDelivery := st.deliverEvery(hard, spoolEvery, show.note)
+	err = harness.Serve(hard, stop, o)
+	stopDelivery()
+	if err != nil {
 		return err
 	}
 	return serveExit(hard.Err() != nil, *once, onceErr, dbPath)
@@ -310,6 +316,14 @@ func (d *serveDisplay) done(rec *results.Run, err error) {
 	last := fmt.Sprintf("%s %s, %d metrics", rec.ID, rec.Status, len(rec.Metrics))
 	if why := rec.Why(); why != "" {
 		last += ": " + why
+	}
+	if kept, lost, ok := unstored(err); ok {
+		switch {
+		case kept != nil:
+			last += " (not stored: kept in the spool)"
+		case lost != nil:
+			last += " (NOT STORED: figures printed above)"
+		}
 	}
 	if st := d.status[rec.Board]; st != nil {
 		st.stage, st.last, st.run = "waiting for a boot", last, ""

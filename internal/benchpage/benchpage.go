@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/internal/redact"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
 	"github.com/bootbench/bootbench/results/store"
@@ -186,6 +188,8 @@ func stageOf(e harness.Event) (stage string, ok bool) {
 		return "starting", true
 	case results.EventStored:
 		return "stored", true
+	case results.EventNotStored:
+		return "not stored", true
 	case results.EventDHCP, results.EventTFTP, results.EventHTTP:
 		return string(e.Stage), true
 	}
@@ -270,8 +274,8 @@ func (b *board) tail() []string {
 	return append(append([]string{}, b.console[b.next:]...), b.console[:b.next]...)
 }
 
-// Done is a stored run: the board's last result, and the board waits for
-// its next boot.
+// Done is a finished run, stored or (a *harness.NotStoredError) not: the
+// board's last result, and the board waits for its next boot.
 func (p *Page) Done(rec *results.Run, err error) {
 	if rec == nil {
 		return // nothing was stored
@@ -285,6 +289,10 @@ func (p *Page) Done(rec *results.Run, err error) {
 	b.Last = resultOf(rec)
 	b.Stage, b.Kind, b.Run, b.Since = Waiting, "", "", time.Time{}
 	b.Step = fmt.Sprintf("run %s stored: %s", rec.ID, rec.Status)
+	var ns *harness.NotStoredError
+	if errors.As(err, &ns) {
+		b.Step = fmt.Sprintf("run %s not stored: %s; %s", rec.ID, rec.Status, redact.Text(strings.SplitN(ns.Err.Error(), "\n", 2)[0]))
+	}
 	p.publishState(b)
 }
 

@@ -66,6 +66,7 @@ func TestStageOf(t *testing.T) {
 		{results.StageKernel.Event(), "kernel"},
 		{results.StageBench.Event(), "running openssl"},
 		{results.EventStored, "stored"},
+		{results.EventNotStored, "not stored"},
 		{results.EventPower, ""},
 		{results.EventClock, ""},
 		{results.EventConsole, ""},

@@ -308,6 +308,33 @@ func (c *Cluster) Stop() error {
 	return os.RemoveAll(c.Dir)
 }
 
+// StopServer stops the server as Stop does but keeps the cluster, as a
+// database host that went down would: clients get connection errors
+// until StartServer brings it back with everything it held.
+func (c *Cluster) StopServer() error {
+	if c.proc == nil {
+		return errors.New("pgtest: the server is not running")
+	}
+	c.proc.Signal(syscall.SIGINT)
+	select {
+	case <-c.exited:
+	case <-time.After(30 * time.Second):
+		c.proc.Kill()
+		<-c.exited
+	}
+	c.proc = nil
+	return nil
+}
+
+// StartServer starts the server of a cluster StopServer stopped.
+func (c *Cluster) StartServer(ctx context.Context) error {
+	if c.proc != nil {
+		return errors.New("pgtest: the server is running")
+	}
+	c.exited, c.err = make(chan struct{}), nil
+	return c.start(ctx)
+}
+
 // shared is the cluster every test of one test binary uses.
 var shared struct {
 	once sync.Once

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/bootbench/bootbench/internal/needs"
 )
 
 func TestMain(m *testing.M) {
@@ -42,3 +44,34 @@ func TestCluster(t *testing.T) {
 }
 
 func fileUID(fi os.FileInfo) uint32 { return fi.Sys().(*syscall.Stat_t).Uid }
+
+// TestStopStartServer: a server stopped and started again refuses
+// connections meanwhile and keeps what it held.
+func TestStopStartServer(t *testing.T) {
+	ctx := context.Background()
+	c, err := Start(ctx)
+	if err != nil {
+		needs.Unmet(t, "PostgreSQL: "+err.Error())
+	}
+	defer c.Stop()
+	url, err := c.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := DatabaseOf(url)
+	if err := c.Exec(ctx, db, `CREATE TABLE kept (x int)`, `INSERT INTO kept VALUES (42)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StopServer(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Query(ctx, db, `SELECT 1`); err == nil {
+		t.Error("a stopped server answered")
+	}
+	if err := c.StartServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Query(ctx, db, `SELECT x FROM kept`); err != nil || len(got) != 1 || got[0] != "42" {
+		t.Errorf("after the restart: %v, %v; want the row kept", got, err)
+	}
+}

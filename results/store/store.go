@@ -164,7 +164,7 @@ func parseTime(s string) (time.Time, error) {
 // a moment earlier.
 func (s *Store) SaveRun(ctx context.Context, r *results.Run) error {
 	if err := r.Validate(); err != nil {
-		return fmt.Errorf("results: %w", err)
+		return fmt.Errorf("results: %w", invalidRun{err})
 	}
 	err := s.saveRun(ctx, storable(r))
 	if err == nil {

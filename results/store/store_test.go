@@ -280,13 +280,13 @@ func TestSaveRunRejects(t *testing.T) {
 			is     error
 		}{
 			{"duplicate id", func(r *results.Run) {}, ErrExists},
-			{"no id", func(r *results.Run) { r.ID = "" }, nil},
-			{"no board", func(r *results.Run) { r.ID, r.Board = "y", "" }, nil},
-			{"bad status", func(r *results.Run) { r.ID, r.Status = "y", "great" }, nil},
-			{"bad hello", func(r *results.Run) { r.ID, r.Hello = "y", json.RawMessage("{") }, nil},
-			{"nan", func(r *results.Run) { r.ID, r.Metrics = "y", []results.Metric{{Name: "m", Unit: "B/s", Value: nan()}} }, nil},
-			{"throttled without why", func(r *results.Run) { r.ID, r.Status = "y", results.StatusThrottled }, nil},
-			{"why without throttled", func(r *results.Run) { r.ID, r.Throttle = "y", &results.Throttle{Heat: &results.Heat{Zone: "cpu"}} }, nil},
+			{"no id", func(r *results.Run) { r.ID = "" }, ErrInvalidRun},
+			{"no board", func(r *results.Run) { r.ID, r.Board = "y", "" }, ErrInvalidRun},
+			{"bad status", func(r *results.Run) { r.ID, r.Status = "y", "great" }, ErrInvalidRun},
+			{"bad hello", func(r *results.Run) { r.ID, r.Hello = "y", json.RawMessage("{") }, ErrInvalidRun},
+			{"nan", func(r *results.Run) { r.ID, r.Metrics = "y", []results.Metric{{Name: "m", Unit: "B/s", Value: nan()}} }, ErrInvalidRun},
+			{"throttled without why", func(r *results.Run) { r.ID, r.Status = "y", results.StatusThrottled }, ErrInvalidRun},
+			{"why without throttled", func(r *results.Run) { r.ID, r.Throttle = "y", &results.Throttle{Heat: &results.Heat{Zone: "cpu"}} }, ErrInvalidRun},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -297,8 +297,13 @@ func TestSaveRunRejects(t *testing.T) {
 				if err == nil {
 					t.Fatal("SaveRun succeeded")
 				}
-				if tt.is != nil && !errors.Is(err, tt.is) {
+				if !errors.Is(err, tt.is) {
 					t.Errorf("err = %v, want %v", err, tt.is)
+				}
+				// The store refuses the run itself: a spool in front of
+				// it would only have it refused again.
+				if !Refused(err) {
+					t.Errorf("Refused(%v) = false", err)
 				}
 			})
 		}
