@@ -74,7 +74,7 @@ FUZZTIME ?= 100000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDHCPRequest$$' -fuzztime $(FUZZTIME) ./netboot
 	$(GO) test -run '^$$' -fuzz '^FuzzTFTPName$$' -fuzztime $(FUZZTIME) ./netboot
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/frame
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./contract/frame
 
 clean:
 	rm -rf bin dist

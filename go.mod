@@ -8,7 +8,7 @@ require (
 	github.com/insomniacslk/dhcp v0.0.0-20260901064844-234b97448fae
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/mdlayher/packet v1.1.2
-	github.com/pin/tftp/v3 v3.1.0
+	github.com/pin/tftp/v3 v3.2.0
 	github.com/u-root/gobusybox/src v0.0.0-20250101170133-2e884e4509c7
 	github.com/u-root/mkuimage v0.0.0-20250905073043-9a40452f5d3b
 	github.com/u-root/uio v0.0.0-20240224005618-d2acac8f3701
@@ -59,4 +59,4 @@ tool (
 	golang.org/x/perf/cmd/benchstat
 )
 
-replace github.com/pin/tftp/v3 v3.1.0 => ./third_party/pin-tftp
+replace github.com/pin/tftp/v3 v3.2.0 => ./third_party/pin-tftp

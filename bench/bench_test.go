@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/needs"
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 )
 
 // scripts are the bench/ scripts with the arguments that make each as
@@ -68,6 +68,10 @@ var scripts = map[string]struct {
 			regexp.MustCompile(`(?m)^rep 1/1  512x8 +B dnsmasq +[0-9.]+ s$`),
 			regexp.MustCompile(`(?m)^512 +A bootbench tftp +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
 			regexp.MustCompile(`(?m)^1468 +B dnsmasq +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.00x$`),
+			regexp.MustCompile(`(?m)^rep 1/1  512busy +A bootbench tftp +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^512busy +A bootbench tftp +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
+			regexp.MustCompile(`(?m)^1468busy +B dnsmasq +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.00x$`),
+			regexp.MustCompile(`(?m)^1468busy +A bootbench tftp +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
 			regexp.MustCompile(`(?m)^512x8 +A bootbench tftp +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
 			regexp.MustCompile(`(?m)^1468x8 +C tftpd-hpa +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
 			regexp.MustCompile(`(?m)^512w16 +A bootbench tftp +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),

@@ -2,7 +2,7 @@
 # How fast does bootbench's own TFTP server send a file, against the servers
 # a bench would otherwise use? Each of
 #
-#   A  bootbench tftp        (pin/tftp v3.1.0 with bootbench's handler)
+#   A  bootbench tftp        (pin/tftp v3.2.0, patched, with bootbench's handler)
 #   B  dnsmasq               (its built-in TFTP server)
 #   C  tftpd-hpa             (in.tftpd)
 #
@@ -11,6 +11,11 @@
 #   512, 1468      curl fetches one file at blksize 512 (what RouterBOOT and
 #                  old PXE ROMs use; 512 asks for no option at all) and 1468
 #                  (the most an Ethernet frame holds, what iPXE and U-Boot ask for)
+#   512busy,       512 and 1468 on a busy host: two CPU-bound processes (a
+#   1468busy       shell loop each) run beside the servers and curl for the
+#                  whole case, started and stopped by this script, as on a
+#                  bench host that serves boards while it builds or runs other
+#                  work (on two cores, the servers get a share of them only)
 #   512x8, 1468x8  eight curls at once, an eighth each: eight boards fed at once
 #   512w16         bench/tftpget asks for windowsize 16 (RFC 7440, U-Boot's
 #                  tftpwindowsize) at blksize 512, which curl cannot; dnsmasq
@@ -42,7 +47,23 @@ tmp=$(mktemp -d)
 chmod 755 "$tmp" # dnsmasq and in.tftpd drop root before they open files
 ns=bb-tftp-$$
 pids=()
+hogs=()
+busy_on() { # two CPU-bound processes, a loop in a shell each, beside the servers
+	local i
+	for ((i = 0; i < 2; i++)); do
+		sh -c 'while :; do :; done' &
+		hogs+=($!)
+	done
+	sleep 0.5 # running before the first server's transfer starts, as for the others
+}
+busy_off() {
+	local p
+	for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${hogs[@]}"; do wait "$p" 2>/dev/null || true; done
+	hogs=()
+}
 teardown() {
+	busy_off
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 	ip netns del "$ns" 2>/dev/null || true
@@ -120,31 +141,34 @@ for v in A B C; do # each server up and serving
 	done
 done
 
-cases=(512 1468 512x8 1468x8 512w16 512w1)
+cases=(512 1468 512busy 1468busy 512x8 1468x8 512w16 512w1)
 declare -A servers=([512w1]=A) # the other cases: A B C
 declare -A times=()
 for ((rep = 1; rep <= reps; rep++)); do
 	for c in "${cases[@]}"; do
+		[[ $c != *busy ]] || busy_on
 		for v in ${servers[$c]:-A B C}; do
 			case $c in
+			*busy) fetch "$v" "${c%busy}" ;;
 			*x8) fetch8 "$v" "${c%x8}" ;;
 			*w*) fetchw "$v" "${c#*w}" ;;
 			*) fetch "$v" "$c" ;;
 			esac
 			times[$v$c]+="$secs "
-			printf 'rep %d/%d  %-6s  %-18s %7.3f s\n' "$rep" "$reps" "$c" "${label[$v]}" "$secs"
+			printf 'rep %d/%d  %-8s  %-18s %7.3f s\n' "$rep" "$reps" "$c" "${label[$v]}" "$secs"
 		done
+		busy_off
 	done
 done
 
-printf '\n%-7s %-18s %8s %8s %8s %8s %10s\n' case server median min max MiB/s "x dnsmasq"
+printf '\n%-9s %-18s %8s %8s %8s %8s %10s\n' case server median min max MiB/s "x dnsmasq"
 for c in "${cases[@]}"; do
 	base=-
 	[ -z "${times[B$c]:-}" ] || read -r base _ _ <<<"$(stats 3 ${times[B$c]})"
 	for v in ${servers[$c]:-A B C}; do
 		read -r med lo hi <<<"$(stats 3 ${times[$v$c]})"
 		awk -v c="$c" -v l="${label[$v]}" -v m="$med" -v lo="$lo" -v hi="$hi" -v b="$base" -v size="$size" \
-			'BEGIN { printf "%-7s %-18s %8.3f %8.3f %8.3f %8.1f %10s\n", c, l, m, lo, hi, size / 1048576 / m, b == "-" ? "-" : sprintf("%.2fx", b / m) }'
+			'BEGIN { printf "%-9s %-18s %8.3f %8.3f %8.3f %8.1f %10s\n", c, l, m, lo, hi, size / 1048576 / m, b == "-" ? "-" : sprintf("%.2fx", b / m) }'
 	done
 done
 read -r w16 _ _ <<<"$(stats 3 ${times[A512w16]})"
@@ -155,6 +179,7 @@ awk -v w16="$w16" -v w1="$w1" -v plain="$plain" 'BEGIN {
 cat <<EOF
 
 seconds to fetch $((size >> 20)) MiB over loopback in a namespace (x8: eight transfers of
-$((size >> 13)) KiB at once, until the last ends), $reps rep(s) each; x dnsmasq is dnsmasq's
-median over the server's in the same case, its throughput against dnsmasq's (above 1: faster).
+$((size >> 13)) KiB at once, until the last ends; busy: two CPU-bound processes ran beside
+the servers), $reps rep(s) each; x dnsmasq is dnsmasq's median over the server's in the same
+case, its throughput against dnsmasq's (above 1: faster).
 EOF

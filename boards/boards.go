@@ -12,7 +12,6 @@ import (
 	"net"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -47,8 +46,8 @@ type Profile struct {
 	ClockMethod ClockMethod `yaml:"clock_method"`
 	// Clocks are the settings the board offers. Empty with a method set
 	// means any clock the board accepts (cpufreq finds out and reports).
-	Clocks       []MHz `yaml:"clocks"`
-	DefaultClock MHz   `yaml:"default_clock"`
+	Clocks       Clocks `yaml:"clocks"`
+	DefaultClock MHz    `yaml:"default_clock"`
 	// FixedClock is the one clock of a model that has no clock setting
 	// (no ClockMethod), where the model has one clock (the RB450's
 	// AR7130 runs at 300 MHz): output imported for such a board is held
@@ -331,7 +330,7 @@ func Parse(b []byte) (Profile, error) {
 		return p, fmt.Errorf("profile %s: clock_method cmdline needs clock_cmdline with {mhz}", p.Name)
 	}
 	if p.DefaultClock != 0 && len(p.Clocks) > 0 && !slices.Contains(p.Clocks, p.DefaultClock) {
-		return p, fmt.Errorf("profile %s: default clock %d MHz is not among its clocks %v", p.Name, p.DefaultClock, p.Clocks)
+		return p, fmt.Errorf("profile %s: default clock %s is not among its clocks %v", p.Name, p.DefaultClock, p.Clocks)
 	}
 	if p.Virtual == nil && p.NotSupported == "" && len(p.Tested.Hardware) == 0 && len(p.Tested.Virtual) == 0 {
 		return p, fmt.Errorf("profile %s: say where it was tested (tested.hardware, or tested.virtual with the virtual boards that stand in for it)", p.Name)
@@ -460,19 +459,11 @@ func (p Profile) CheckClock(mhz MHz) error {
 	case p.ClockMethod == "":
 		return fmt.Errorf("board model %s runs at one clock; it has no clock settings", p.Name)
 	case len(p.Clocks) > 0 && !slices.Contains(p.Clocks, mhz):
-		return fmt.Errorf("board model %s has no clock setting %d MHz (settings: %s)", p.Name, mhz, joinMHz(p.Clocks))
+		return fmt.Errorf("board model %s has no clock setting %s (settings: %s)", p.Name, mhz, p.Clocks.Joined(", "))
 	case mhz < 0:
-		return fmt.Errorf("clock %d MHz is not a clock", mhz)
+		return fmt.Errorf("clock %s is not a clock", mhz)
 	}
 	return p.checkLimits(mhz)
-}
-
-func joinMHz(cs []MHz) string {
-	s := make([]string, len(cs))
-	for i, c := range cs {
-		s[i] = strconv.Itoa(int(c))
-	}
-	return strings.Join(s, ", ") + " MHz"
 }
 
 // IcountShift is the QEMU -icount shift that gives mhz on a virtual board:
@@ -483,5 +474,5 @@ func IcountShift(mhz MHz) (int, error) {
 			return s, nil
 		}
 	}
-	return 0, fmt.Errorf("%d MHz is not a virtual clock (1000, 500, 250, … MHz)", mhz)
+	return 0, fmt.Errorf("%s is not a virtual clock (1000, 500, 250, … MHz)", mhz.Figure())
 }

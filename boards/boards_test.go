@@ -1,6 +1,7 @@
 package boards
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -181,15 +182,16 @@ func TestCheckClock(t *testing.T) {
 	}
 }
 
+// TestParseMHz: a clock as a user types it, 0 being the board's default.
 func TestParseMHz(t *testing.T) {
-	for in, want := range map[string]MHz{"800": 800, " 680 ": 680, "800MHz": 800} {
+	for in, want := range map[string]MHz{"800": 800, " 680 ": 680, "800MHz": 800, "680mhz": 680, "0": 0} {
 		if got, err := ParseMHz(in); err != nil || got != want {
 			t.Errorf("ParseMHz(%q) = %v, %v", in, got, err)
 		}
 	}
-	for _, bad := range []string{"", "fast", "-5", "0"} {
-		if _, err := ParseMHz(bad); err == nil {
-			t.Errorf("ParseMHz(%q) accepted", bad)
+	for _, bad := range []string{"", "fast", "-5", "800 GHz"} {
+		if _, err := ParseMHz(bad); err == nil || err.Error() != fmt.Sprintf("%q is not a clock in MHz", bad) {
+			t.Errorf("ParseMHz(%q): %v", bad, err)
 		}
 	}
 }

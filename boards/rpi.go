@@ -50,7 +50,7 @@ func (l ClockLimits) check(name string, def MHz) error {
 	case l.Min <= 0 || l.Safe < l.Min || l.Max < l.Safe:
 		return fmt.Errorf("profile %s: clock_limits need 0 < min <= safe <= max (got %d, %d, %d)", name, l.Min, l.Safe, l.Max)
 	case def != 0 && (def < l.Min || def > l.Safe):
-		return fmt.Errorf("profile %s: default clock %d MHz is outside clock_limits min..safe (%d..%d)", name, def, l.Min, l.Safe)
+		return fmt.Errorf("profile %s: default clock %s is outside clock_limits min..safe (%d..%d)", name, def, l.Min, l.Safe)
 	case l.Max > l.Safe && l.OverVoltage <= 0:
 		return fmt.Errorf("profile %s: clock_limits: clocks above safe need over_voltage", name)
 	case l.Step < 0 || l.Step > 0 && (l.Min%l.Step != 0 || l.Safe%l.Step != 0 || l.Max%l.Step != 0 || def%l.Step != 0):
@@ -84,11 +84,11 @@ func (p Profile) checkLimits(mhz MHz) error {
 	case l == nil:
 		return nil
 	case mhz > l.Max:
-		return fmt.Errorf("board model %s: %d MHz is above %d MHz, the highest clock its firmware takes", p.Name, mhz, l.Max)
+		return fmt.Errorf("board model %s: %s is above %s, the highest clock its firmware takes", p.Name, mhz, l.Max.Figure())
 	case mhz < l.Min:
-		return fmt.Errorf("board model %s: %d MHz is below %d MHz, its lowest clock", p.Name, mhz, l.Min)
+		return fmt.Errorf("board model %s: %s is below %s, its lowest clock", p.Name, mhz, l.Min.Figure())
 	case l.Step > 0 && mhz%l.Step != 0:
-		return fmt.Errorf("board model %s: %d MHz is not a multiple of %d MHz, the steps its cpufreq reports clocks in (it would report %d, and the run could not be verified)", p.Name, mhz, l.Step, (mhz+l.Step-1)/l.Step*l.Step)
+		return fmt.Errorf("board model %s: %s is not a multiple of %s, the steps its cpufreq reports clocks in (it would report %d, and the run could not be verified)", p.Name, mhz, l.Step.Figure(), (mhz+l.Step-1)/l.Step*l.Step)
 	}
 	return nil
 }
@@ -97,7 +97,7 @@ func (p Profile) checkLimits(mhz MHz) error {
 // without a raised core voltage, unless the operator allowed it.
 func (p Profile) CheckOvervoltage(mhz MHz, allowed bool) error {
 	if l := p.ClockLimits; l != nil && mhz > l.Safe && !allowed {
-		return fmt.Errorf("board model %s: %d MHz is above %d MHz, the highest clock without over_voltage; --allow-overvoltage serves it with over_voltage=%d", p.Name, mhz, l.Safe, l.OverVoltage)
+		return fmt.Errorf("board model %s: %s is above %s, the highest clock without over_voltage; --allow-overvoltage serves it with over_voltage=%d", p.Name, mhz, l.Safe.Figure(), l.OverVoltage)
 	}
 	return nil
 }

@@ -12,8 +12,10 @@ import (
 // MHz is a CPU clock setting. 0 means "the board's default": no setting was
 // asked for (or, for a clock a board reports, none was reported).
 //
-// Its texts all come from format; they differ only in how the default is
-// said and how the unit is attached, as the place they appear in reads.
+// Every text of a clock, and of a list of clocks (Clocks), is made here,
+// and read back here (ParseMHz, ParseClocks): the methods differ only in
+// how the default is said and how the unit is attached, as the place the
+// text appears in reads. Nowhere else formats a clock as "%d MHz".
 type MHz int
 
 // String is the clock for progress and log lines: "680 MHz", "default clock".
@@ -34,6 +36,11 @@ func (m MHz) Digits() string { return m.format("-", "") }
 // Or is the clock with the default said as def, for the one place that
 // words it its own way: "680 MHz", def.
 func (m MHz) Or(def string) string { return m.format(def, " MHz") }
+
+// Figure is the clock as the number it is, the default too: "680 MHz",
+// "0 MHz". For messages that quote a figure as given, stored or set
+// (a firmware's banner, a profile's limits), where 0 is no default.
+func (m MHz) Figure() string { return m.format("0 MHz", " MHz") }
 
 func (m MHz) format(def, unit string) string {
 	if m == 0 {
@@ -61,14 +68,72 @@ func MHzFromBogoMIPS(bogomips string, perMHz float64) MHz {
 	return MHz(math.Round(v / perMHz))
 }
 
-// ParseMHz reads a clock setting as a user types it: "800" or "800MHz".
+// ParseMHz reads a clock as a user types it: "800" or "800MHz"; "0" is
+// the board's default (a clock setting to run at is never 0: ParseClocks).
 func ParseMHz(s string) (MHz, error) {
 	t := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(s), "MHz"), "mhz")
 	n, err := strconv.Atoi(strings.TrimSpace(t))
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q is not a clock in MHz", s)
+	if err != nil || n < 0 {
+		return 0, notAClock(s)
 	}
 	return MHz(n), nil
+}
+
+func notAClock(s string) error { return fmt.Errorf("%q is not a clock in MHz", s) }
+
+// Clocks is a list of clocks: the settings a board offers, or a command
+// line asks for, or the clocks a set of runs holds.
+type Clocks []MHz
+
+// ParseClocks reads clock settings as a user lists them: "680,800MHz".
+// Blank items are skipped; each names a clock, so "0" is refused.
+func ParseClocks(s string) (Clocks, error) {
+	var cs Clocks
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		m, err := ParseMHz(item)
+		if err == nil && m == 0 {
+			err = notAClock(item)
+		}
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, m)
+	}
+	return cs, nil
+}
+
+// Joined is the clocks as figures joined by sep under one unit: "680, 800
+// MHz" (sep ", "), "600 to 1500 MHz" (" to "), "800 vs 680 MHz" (" vs ");
+// the default as 0, as Figure says it.
+func (cs Clocks) Joined(sep string) string {
+	return cs.join(sep, func(m MHz) string { return strconv.Itoa(int(m)) }) + " MHz"
+}
+
+// Digits is the clocks under a column already headed MHz: "680,800", "-"
+// for none.
+func (cs Clocks) Digits() string {
+	if len(cs) == 0 {
+		return "-"
+	}
+	return cs.join(",", func(m MHz) string { return strconv.Itoa(int(m)) })
+}
+
+// Labels is each clock as Label says it, joined by ", ": "680 MHz, default".
+func (cs Clocks) Labels() string { return cs.join(", ", MHz.Label) }
+
+// Phrases is each clock as Phrase says it, joined by ", ": "680 MHz, the
+// default clock".
+func (cs Clocks) Phrases() string { return cs.join(", ", MHz.Phrase) }
+
+func (cs Clocks) join(sep string, text func(MHz) string) string {
+	s := make([]string, len(cs))
+	for i, m := range cs {
+		s[i] = text(m)
+	}
+	return strings.Join(s, sep)
 }
 
 // BootMethod is how a board's bootloader gets the kernel and image.

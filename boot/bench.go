@@ -12,7 +12,7 @@ import (
 
 // A Network is where a bench's boards netboot from: one interface of this
 // host and bootbench's address on it. A real bench's NIC is one
-// (internal/benchnic); the virtual bench's tap in its namespace is another
+// (adapters/benchnic); the virtual bench's tap in its namespace is another
 // (vbench).
 type Network interface {
 	Interface() string

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/bootbench/bootbench/boards"
-	"github.com/bootbench/bootbench/boot/boottest"
 	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/internal/testkit/boottest"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/results"
 	"github.com/insomniacslk/dhcp/iana"

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/bootbench/bootbench/boards"
-	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/contract/frame"
 	"github.com/bootbench/bootbench/results"
 )
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"io"
 
-	"github.com/bootbench/bootbench/internal/bootparam"
-	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/contract/bootparam"
+	"github.com/bootbench/bootbench/contract/frame"
 	"github.com/bootbench/bootbench/results"
 )
 

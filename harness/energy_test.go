@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/contract/frame"
 	"github.com/bootbench/bootbench/harness/power"
-	"github.com/bootbench/bootbench/internal/frame"
-	"github.com/bootbench/bootbench/internal/frame/frametest"
+	"github.com/bootbench/bootbench/internal/testkit/frametest"
 	"github.com/bootbench/bootbench/results/store"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/boot"
-	"github.com/bootbench/bootbench/boot/boottest"
 	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/internal/testkit/boottest"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/bootbench/bootbench/benchmark"
-	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/contract/frame"
 )
 
 // checkGoRuntime judges the board's sleep probe (hello's sleep_probe_us):

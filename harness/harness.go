@@ -25,7 +25,7 @@ import (
 	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/boot"
-	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/contract/frame"
 	"github.com/bootbench/bootbench/internal/redact"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"

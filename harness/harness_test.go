@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bootbench/bootbench/internal/frame"
-	"github.com/bootbench/bootbench/internal/frame/frametest"
+	"github.com/bootbench/bootbench/contract/frame"
+	"github.com/bootbench/bootbench/internal/testkit/frametest"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/store"
 )

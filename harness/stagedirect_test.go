@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
-	"github.com/bootbench/bootbench/boot/boottest"
 	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/internal/testkit/boottest"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 )

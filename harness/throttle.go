@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/bootbench/bootbench/boards"
-	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/contract/frame"
 	"github.com/bootbench/bootbench/results"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/bootbench/bootbench/boards"
-	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/contract/frame"
 	"github.com/bootbench/bootbench/results"
 )
 

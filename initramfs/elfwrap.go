@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/bootbench/bootbench/internal/elfcmdline"
+	"github.com/bootbench/bootbench/contract/elfcmdline"
 )
 
 // ErrNoBuiltinCmdline is returned by WrapELF when ELFOptions.EmbedCmdline is
@@ -41,7 +41,7 @@ const (
 	// MIPS KSEG0, the unmapped cached window a 32-bit kernel's low memory is
 	// seen through; an initramfs beyond it is not addressable that way.
 	kseg0End = 0xa0000000
-	// OpenWrt's CONFIG_IMAGE_CMDLINE_HACK area (see internal/elfcmdline).
+	// OpenWrt's CONFIG_IMAGE_CMDLINE_HACK area (see contract/elfcmdline).
 	imageCmdlineMarker = elfcmdline.Marker
 	imageCmdlineSize   = elfcmdline.Size
 )

@@ -32,7 +32,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/benchmark"
-	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/contract/bootparam"
 )
 
 // Module is the import path of the bootbench module.

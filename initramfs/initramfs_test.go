@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/benchmark"
-	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/contract/bootparam"
 	"github.com/u-root/mkuimage/cpio"
 )
 

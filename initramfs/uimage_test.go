@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 )
 
 // mkimageNames maps GOARCH to mkimage's -A name and dumpimage's description.

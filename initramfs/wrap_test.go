@@ -13,7 +13,7 @@ import (
 	"github.com/u-root/mkuimage/cpio"
 	"github.com/ulikunitz/xz"
 
-	"github.com/bootbench/bootbench/internal/needs"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
 )
 
 // requireTool returns the path of an external program the test needs, or

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/bootbench/bootbench/internal/needs"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
 )
 
 // requireNetns skips (or, with BOOTBENCH_E2E=1, fails) where network

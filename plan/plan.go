@@ -18,8 +18,8 @@ import (
 
 	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/contract/bootparam"
 	"github.com/bootbench/bootbench/initramfs"
-	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/results"
 )
 

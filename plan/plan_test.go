@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
-	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/contract/bootparam"
 )
 
 // TestNew: the plan of a job says the kernel, the image, its wrapping and

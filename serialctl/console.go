@@ -1,6 +1,6 @@
 // Package serialctl reads a board's serial console: it keeps the byte-exact
 // transcript and splits it into timestamped lines, among which the board's
-// result frames come (internal/frame collects them). A console
+// result frames come (contract/frame collects them). A console
 // opened with OpenPort is locked to this process and survives its adapter
 // being unplugged and plugged back in. Classify says which boot stage a
 // line marks (a bootloader banner, the kernel starting, a panic).

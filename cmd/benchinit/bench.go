@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/benchmark"
-	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/contract/bootparam"
 	"github.com/bootbench/bootbench/speed"
 	"golang.org/x/sys/unix"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/contract/frame"
 )
 
 // cpuTimes is /proc/stat's first line, every CPU's time in clock ticks,

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/contract/frame"
 )
 
 // TestParseCPUTimes: busy is everything but idle and iowait; guest time,

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/contract/bootparam"
 	"github.com/bootbench/bootbench/results/parse"
 )
 

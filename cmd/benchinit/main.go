@@ -29,9 +29,9 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/bootparam"
-	"github.com/bootbench/bootbench/internal/frame"
-	"github.com/bootbench/bootbench/internal/openwrtwiki"
+	"github.com/bootbench/bootbench/contract/bootparam"
+	"github.com/bootbench/bootbench/contract/frame"
+	"github.com/bootbench/bootbench/contract/openwrtwiki"
 	"golang.org/x/sys/unix"
 )
 

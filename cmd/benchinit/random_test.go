@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/bootbench/bootbench/internal/needs"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
 )
 
 // struct rand_pool_info: entropy_count (bits) and buf_size (bytes) as

@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/bootparam"
-	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/contract/bootparam"
+	"github.com/bootbench/bootbench/contract/frame"
 	"github.com/bootbench/bootbench/internal/nftnl"
 	"golang.org/x/sys/unix"
 )

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bootbench/bootbench/internal/bootparam"
-	"github.com/bootbench/bootbench/internal/needs"
+	"github.com/bootbench/bootbench/contract/bootparam"
 	"github.com/bootbench/bootbench/internal/nftnl"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
 	"golang.org/x/sys/unix"
 )
 

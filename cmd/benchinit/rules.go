@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/contract/bootparam"
 	"github.com/bootbench/bootbench/internal/nftnl"
 	"golang.org/x/sys/unix"
 )

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/bootparam"
-	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/contract/bootparam"
+	"github.com/bootbench/bootbench/contract/frame"
 )
 
 // fakeBoard lays out the files benchinit reads on a board: /proc, a

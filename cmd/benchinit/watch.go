@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/contract/frame"
 )
 
 // The throttling watch: while the benchmark runs, benchinit reads every

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/contract/frame"
 )
 
 // watchBoard copies testdata/watch-sys, a board with two cpufreq

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bootbench/bootbench/internal/bootparam"
+	"github.com/bootbench/bootbench/contract/bootparam"
 )
 
 // The wireguard configuration: the board terminates a WireGuard tunnel

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -86,15 +85,15 @@ func showBoard(w io.Writer, p boards.Profile) {
 		fmt.Fprintf(w, "clocks        one clock, no setting\n")
 	case len(p.Clocks) == 0 && p.ClockLimits != nil:
 		l := p.ClockLimits
-		fmt.Fprintf(w, "clocks        %d to %d MHz (default %d, applied by %s)", l.Min, l.Safe, p.DefaultClock, p.ClockMethod)
+		fmt.Fprintf(w, "clocks        %s (default %d, applied by %s)", boards.Clocks{l.Min, l.Safe}.Joined(" to "), p.DefaultClock, p.ClockMethod)
 		if l.Max > l.Safe {
-			fmt.Fprintf(w, "; up to %d MHz with --allow-overvoltage (over_voltage=%d)", l.Max, l.OverVoltage)
+			fmt.Fprintf(w, "; up to %s with --allow-overvoltage (over_voltage=%d)", l.Max.Figure(), l.OverVoltage)
 		}
 		fmt.Fprintln(w)
 	case len(p.Clocks) == 0:
 		fmt.Fprintf(w, "clocks        any setting, applied by %s\n", p.ClockMethod)
 	default:
-		fmt.Fprintf(w, "clocks        %s MHz (default %d, applied by %s)\n", clockList(p.Clocks), p.DefaultClock, p.ClockMethod)
+		fmt.Fprintf(w, "clocks        %s (default %d, applied by %s)\n", p.Clocks.Joined(","), p.DefaultClock, p.ClockMethod)
 	}
 	fmt.Fprintf(w, "timeouts      boot %s, run %s\n", p.BootTimeout, p.RunTimeout)
 	if rp := p.RaspberryPi; rp != nil {
@@ -256,16 +255,5 @@ func clocksShort(p boards.Profile) string {
 	case len(p.Clocks) == 0:
 		return "any"
 	}
-	return clockList(p.Clocks)
-}
-
-func clockList(cs []boards.MHz) string {
-	if len(cs) == 0 {
-		return "-"
-	}
-	s := make([]string, len(cs))
-	for i, c := range cs {
-		s[i] = strconv.Itoa(int(c))
-	}
-	return strings.Join(s, ",")
+	return p.Clocks.Digits()
 }

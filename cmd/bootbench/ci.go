@@ -16,6 +16,7 @@ import (
 	"github.com/bootbench/bootbench/results/export"
 	"github.com/bootbench/bootbench/results/gate"
 	"github.com/bootbench/bootbench/results/store"
+	"github.com/bootbench/bootbench/rig"
 )
 
 const ciSynopsis = "ci --board NAME --baseline REF --max-regression PCT [--reps N] [--metrics GLOB,...] [--junit FILE] [--summary FILE] [flags]\n\n" +
@@ -52,7 +53,7 @@ func cmdCI(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := openSpooled(ctx, *rf.db, func(msg string) { setupNote(os.Stderr, "spool", "%s", msg) })
+	st, err := openSpooled(ctx, *rf.db, func(msg string) { rig.SetupNote(os.Stderr, "spool", "%s", msg) })
 	if err != nil {
 		return err
 	}
@@ -108,7 +109,7 @@ func runCandidates(ctx context.Context, job *runJob, st *spooledStore) ([]result
 	if err != nil {
 		return nil, nil, err
 	}
-	defer rg.close()
+	defer rg.Close()
 	var cand []results.Run
 	tally := &runTally{}
 	err = runPlan(ctx, job.job(rg), rg.Rig, job.settings, *job.rf.reps, func(rec *results.Run, rep int, err error) error {
@@ -173,7 +174,7 @@ func loadBaseline(ctx context.Context, store *store.Store, ref, board string) ([
 	if err != nil {
 		return nil, err
 	}
-	runs, err := store.Runs(ctx, results.Filter{Board: sel.board, ClockMHz: boards.MHz(sel.clock), Status: results.StatusOK})
+	runs, err := store.Runs(ctx, results.Filter{Board: sel.board, ClockMHz: sel.clock, Status: results.StatusOK})
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +221,7 @@ func baselineFile(path, board string) ([]results.Run, error) {
 
 type selector struct {
 	board, bench string
-	clock        int
+	clock        boards.MHz
 	since        time.Time
 }
 
@@ -236,7 +237,7 @@ func parseSelector(ref string) (selector, error) {
 		case "board":
 			s.board = v
 		case "clock":
-			s.clock, err = strconv.Atoi(strings.TrimSuffix(v, "MHz"))
+			s.clock, err = boards.ParseMHz(v)
 		case "bench":
 			s.bench = v
 		case "since":

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bootbench/bootbench/internal/junitxsd"
+	"github.com/bootbench/bootbench/internal/testkit/junitxsd"
 )
 
 // TestCIBadBaseline: a baseline that cannot be used stops ci with exit 2
@@ -35,6 +35,8 @@ func TestCIBadBaseline(t *testing.T) {
 		{[]string{"--baseline", "board=qemu-x86_64", "--max-regression", "3%"}, "needs board=NAME and clock=MHZ"},
 		{[]string{"--baseline", "board=qemu-x86_64,clock=1000,colour=red", "--max-regression", "3%"}, "unknown key"},
 		{[]string{"--baseline", "board=qemu-x86_64,clock=1000", "--max-regression", "3%"}, "selects no ok runs in the store"},
+		{[]string{"--baseline", "board=qemu-x86_64,clock=1000MHz", "--max-regression", "3%"}, "selects no ok runs in the store"},
+		{[]string{"--baseline", "board=qemu-x86_64,clock=fast", "--max-regression", "3%"}, `clock: "fast" is not a clock in MHz`},
 		{[]string{"--baseline", empty}, "--max-regression is required"},
 		{[]string{"--baseline", empty, "--max-regression", "lots"}, `--max-regression "lots"`},
 		{[]string{"--baseline", empty, "--max-regression", "3%", "--clock", "1000,500"}, "one --clock at a time"},

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/bootparam"
-	"github.com/bootbench/bootbench/internal/needs"
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/contract/bootparam"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 	"github.com/bootbench/bootbench/results/parse"
 	"github.com/u-root/mkuimage/cpio"
 )

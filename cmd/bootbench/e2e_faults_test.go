@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 )
 
 // startIn starts bootbench in the bench host's namespace of s, as

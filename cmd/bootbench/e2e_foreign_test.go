@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bootbench/bootbench/boot/boottest"
-	"github.com/bootbench/bootbench/internal/needs"
+	"github.com/bootbench/bootbench/internal/testkit/boottest"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
 )
 
 // TestE2EForeignOpenSSL runs Debian's openssl for the board's own

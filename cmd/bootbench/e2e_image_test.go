@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/needs"
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 )
 
 // bootbenchIn runs a bootbench binary with env added to ours, in dir.

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/bootbench/bootbench/initramfs"
-	"github.com/bootbench/bootbench/internal/needs"
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 )
 
 // mipsHello is what these tests read of a MIPS board's hello.

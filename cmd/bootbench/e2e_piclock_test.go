@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bootbench/bootbench/internal/needs"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
 )
 
 // piFiles is what the Pi 4's ROM and firmware fetch from bootbench, in

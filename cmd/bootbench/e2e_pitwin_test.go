@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/adapters/vbench"
 	"github.com/bootbench/bootbench/boards"
-	"github.com/bootbench/bootbench/internal/dnsmasqtest"
-	"github.com/bootbench/bootbench/internal/frame"
-	"github.com/bootbench/bootbench/internal/needs"
-	"github.com/bootbench/bootbench/internal/userenv"
-	"github.com/bootbench/bootbench/vbench"
+	"github.com/bootbench/bootbench/contract/frame"
+	"github.com/bootbench/bootbench/internal/testkit/dnsmasqtest"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 )
 
 // TestE2EPiTwinDnsmasq boots the rpi4b-twin the way a Pi user netboots a

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bootbench/bootbench/internal/needs"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
 )
 
 // TestE2ERB450OpenSSL boots the twin of the seed's RB450 the way RouterBOOT

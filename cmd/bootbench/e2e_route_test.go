@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/needs"
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 
-	"github.com/bootbench/bootbench/internal/bootparam"
-	"github.com/bootbench/bootbench/internal/frame"
+	"github.com/bootbench/bootbench/contract/bootparam"
+	"github.com/bootbench/bootbench/contract/frame"
 )
 
 // requireRoute is requireBench plus what the route benchmark's host side

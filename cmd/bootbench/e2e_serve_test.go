@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 )
 
 // serveInventory writes an inventory of the given boards on s's bench,

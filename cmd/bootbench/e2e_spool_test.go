@@ -18,9 +18,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/bootbench/bootbench/internal/needs"
-	"github.com/bootbench/bootbench/internal/pgtest"
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
+	"github.com/bootbench/bootbench/internal/testkit/pgtest"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/spool"
 	"github.com/bootbench/bootbench/results/store"

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/needs"
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 
-	"github.com/bootbench/bootbench/internal/pgtest"
+	"github.com/bootbench/bootbench/internal/testkit/pgtest"
 )
 
 // The end-to-end tests run the bootbench binary the way a user does, against

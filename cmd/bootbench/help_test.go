@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/bootbench/bootbench/initramfs"
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 )
 
 // TestHelpEveryWay: every command and command group answers --help, -h

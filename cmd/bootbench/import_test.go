@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"

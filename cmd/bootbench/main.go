@@ -16,6 +16,7 @@ import (
 	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/cmd/bootbench/internal/nocache"
 	"github.com/bootbench/bootbench/internal/redact"
+	"github.com/bootbench/bootbench/rig"
 )
 
 var usage = `bootbench — netboot a board, run only the benchmark, keep the numbers
@@ -86,8 +87,12 @@ func main() {
 	}
 	code := 1
 	var ee *exitError
-	if errors.As(err, &ee) {
+	var se *rig.SetupError
+	switch {
+	case errors.As(err, &ee):
 		code = ee.code
+	case errors.As(err, &se):
+		code = 2 // a setup no run would get past: the user's to fix
 	}
 	if errors.Is(err, errSaid) {
 		// Said already, on its own lines.

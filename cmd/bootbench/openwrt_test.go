@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/frame"
-	"github.com/bootbench/bootbench/internal/openwrtwiki"
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/contract/frame"
+	"github.com/bootbench/bootbench/contract/openwrtwiki"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"
 )

@@ -12,16 +12,16 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/bootbench/bootbench/internal/frame"
-	"github.com/bootbench/bootbench/internal/pgtest"
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/contract/frame"
+	"github.com/bootbench/bootbench/internal/testkit/pgtest"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/store"
 )
 
 // These tests hold every command to working the same on a store in
 // PostgreSQL as on a SQLite file, against a real server the tests start
-// (internal/pgtest): none boots a board.
+// (internal/testkit/pgtest): none boots a board.
 
 // newPostgresStore is the URL of a fresh database in the test cluster.
 func newPostgresStore(t *testing.T) string {

@@ -279,8 +279,8 @@ func TestUsageIsREADMECommands(t *testing.T) {
 }
 
 // repoFileRE is a file of this repository README names by its path: Go
-// files, scripts, patches and YAML under a directory.
-var repoFileRE = regexp.MustCompile("`((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]+\\.(?:go|sh|patch|yaml))`")
+// files, scripts, patches, YAML and test data under a directory.
+var repoFileRE = regexp.MustCompile("`((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]+\\.(?:go|sh|patch|yaml|bin|md|txt|json))`")
 
 // TestREADMEFilesExist: the files README names by path are where it
 // says (harness/booter.go had moved to boot/booter.go).

@@ -14,17 +14,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/adapters/route"
 	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/contract/bootparam"
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/initramfs"
-	"github.com/bootbench/bootbench/internal/bootparam"
 	"github.com/bootbench/bootbench/internal/redact"
-	"github.com/bootbench/bootbench/internal/route"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/export"
 	"github.com/bootbench/bootbench/results/store"
+	"github.com/bootbench/bootbench/rig"
 )
 
 const runHelp = "Netboots the board with bootbench's own DHCP, TFTP and HTTP, runs the benchmark with\n" +
@@ -54,7 +55,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := openSpooled(ctx, *rf.db, func(msg string) { setupNote(os.Stderr, "spool", "%s", msg) })
+	st, err := openSpooled(ctx, *rf.db, func(msg string) { rig.SetupNote(os.Stderr, "spool", "%s", msg) })
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer rg.close()
+	defer rg.Close()
 	return runSettings(ctx, job.job(rg), rg.Rig, job.settings, *rf.reps, st)
 }
 
@@ -115,7 +116,7 @@ type runJob struct {
 	// probe is the bench segment's rival-DHCP probe, started by check so
 	// that it runs while the image is checked (nil for a virtual board,
 	// or with --proxy).
-	probe *dhcpProbe
+	probe *rig.Probe
 }
 
 // prepare checks the flags and finds the board, before anything is touched.
@@ -185,7 +186,7 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 		}
 		return nil, err
 	}
-	if err := checkProxy(b, *rf.proxy); err != nil {
+	if err := rig.CheckProxy(b, *rf.proxy); err != nil {
 		return nil, err
 	}
 	settings, err := clockSettings(b.Profile, *rf.clocks, *rf.allowOvervoltage)
@@ -254,7 +255,7 @@ func (j *runJob) check(ctx context.Context, cmd string) error {
 		return usageErr("%s: board %s: %v", cmd, j.board.Name, err)
 	}
 	if !j.board.Virtual() && !*j.rf.proxy && j.inv != nil && j.probe == nil {
-		j.probe = startProbe(ctx, j.inv.Bench.Interface, true, func(msg string) { setupNote(os.Stderr, "network", "%s", msg) })
+		j.probe = rig.StartProbe(ctx, cacheDir(), j.inv.Bench.Interface, true, func(msg string) { rig.SetupNote(os.Stderr, "network", "%s", msg) })
 	}
 	return checkBoard(ctx, job)
 }
@@ -270,7 +271,7 @@ func routeRefusal(b boards.Board, inv *boards.Inventory) error {
 	if b.Virtual() {
 		return nil
 	}
-	_, err := routeSpec(b, inv, route.Plan{})
+	_, err := rig.RouteSpec(b, inv, route.Plan{})
 	return err
 }
 
@@ -388,35 +389,35 @@ func parseRate(s string) (float64, error) {
 }
 
 // open readies the board's rig, its store and builders.
-func (j *runJob) open(ctx context.Context, saver results.Saver) (*rig, error) {
+func (j *runJob) open(ctx context.Context, saver results.Saver) (*rig.Rig, error) {
 	var routes *route.Plan
 	if *j.rf.bench == benchmark.Route {
 		routes = &j.routes
 	}
-	rg, err := openRig(ctx, j.board, j.inv, *j.rf.proxy, routes, j.probe, os.Stderr)
+	rg, err := rig.Open(ctx, j.board, j.inv, rig.Options{Cache: cacheDir(), Proxy: *j.rf.proxy, Routes: routes, Probe: j.probe, Progress: os.Stderr})
 	if err != nil {
 		return nil, err
 	}
 	rg.Store, rg.Builders = saver, builders(j.src)
-	if rg.router != nil && j.board.OwnFirmware {
-		fw, err := route.NewFirmware(rg.router)
+	if rg.Router != nil && j.board.OwnFirmware {
+		fw, err := route.NewFirmware(rg.Router)
 		if err != nil {
-			rg.close()
+			rg.Close()
 			return nil, err
 		}
 		rg.Firmware = fw
-	} else if rg.router != nil {
-		rg.Host = &route.Driver{Router: rg.router, Configs: j.configs}
+	} else if rg.Router != nil {
+		rg.Host = &route.Driver{Router: rg.Router, Configs: j.configs}
 	}
 	return rg, nil
 }
 
 // job is what the flags ask every run to measure, on the board as rg has
 // it; the clock and rep are each run's.
-func (j *runJob) job(rg *rig) plan.Job {
+func (j *runJob) job(rg *rig.Rig) plan.Job {
 	rf := j.rf
 	return plan.Job{
-		Board: rg.board, Benchmark: *rf.bench, Seconds: time.Duration(*rf.seconds * float64(time.Second)), Algs: splitList(*rf.algs),
+		Board: rg.Board, Benchmark: *rf.bench, Seconds: time.Duration(*rf.seconds * float64(time.Second)), Algs: splitList(*rf.algs),
 		Kernel: *rf.kernel, Source: j.src, Append: *rf.appendArgs, Transport: *rf.transport, AllowOvervoltage: *rf.allowOvervoltage,
 		BootTimeout: *rf.bootTimeout, RunTimeout: *rf.runTimeout, Retries: *rf.retries, Route: j.routeSettings(),
 	}
@@ -437,19 +438,17 @@ func clockSettings(p boards.Profile, flag string, allowOvervoltage bool) ([]boar
 	if flag == "" {
 		return []boards.MHz{p.DefaultClock}, nil
 	}
-	var settings []boards.MHz
-	for _, c := range splitList(flag) {
-		mhz, err := boards.ParseMHz(c)
-		if err != nil {
-			return nil, usageErr("run: --clock: %v", err)
-		}
+	settings, err := boards.ParseClocks(flag)
+	if err != nil {
+		return nil, usageErr("run: --clock: %v", err)
+	}
+	for _, mhz := range settings {
 		if err := p.CheckClock(mhz); err != nil {
 			return nil, usageErr("run: %v", err)
 		}
 		if err := p.CheckOvervoltage(mhz, allowOvervoltage); err != nil {
 			return nil, usageErr("run: %v", err)
 		}
-		settings = append(settings, mhz)
 	}
 	return settings, nil
 }
@@ -528,7 +527,7 @@ func (t *runTally) addUnstored(ctx context.Context, rec *results.Run, err error,
 	case !notStored:
 		t.stored++
 		if len(t.kept) > 0 {
-			st.deliver(ctx, func(msg string) { setupNote(os.Stderr, "spool", "%s", msg) })
+			st.deliver(ctx, func(msg string) { rig.SetupNote(os.Stderr, "spool", "%s", msg) })
 		}
 	}
 }

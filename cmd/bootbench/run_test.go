@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/spool"
 	"github.com/bootbench/bootbench/results/store"
+	"github.com/bootbench/bootbench/rig"
 )
 
 // unpluggedBoard is a board whose serial adapter is not there: its
@@ -70,18 +70,6 @@ func TestRunPlanStopsAtSetupFailure(t *testing.T) {
 	}
 }
 
-// TestOpenBenchNoInterface: an inventory whose bench NIC is not on this
-// host is a setup failure, exit 2, before anything is served.
-func TestOpenBenchNoInterface(t *testing.T) {
-	t.Setenv("BOOTBENCH_CACHE", t.TempDir())
-	inv := &boards.Inventory{Bench: boards.Bench{Interface: "bbnonic0", Address: netip.MustParsePrefix("198.18.5.1/24")}}
-	_, _, err := openBench(context.Background(), inv, false, nil, func(string) {})
-	var ee *exitError
-	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "bench interface bbnonic0: no such interface here") {
-		t.Errorf("openBench = %v; want exit 2 naming the missing interface", err)
-	}
-}
-
 // TestRouteJobKeepsSettings: a route run's job carries its settings to
 // the stored run (window, streams, UDP rate, test length); another
 // benchmark's carries none.
@@ -104,7 +92,7 @@ func TestRouteJobKeepsSettings(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", tt.args, err)
 		}
-		got := job.job(&rig{board: job.board}).Route
+		got := job.job(&rig.Rig{Board: job.board}).Route
 		if (got == nil) != (tt.want == nil) || got != nil && *got != *tt.want {
 			t.Errorf("%v: route settings %+v, want %+v", tt.args, got, tt.want)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/rig"
 )
 
 const serveSynopsis = "serve [--inventory FILE] [--db PATH] [--proxy] [--once BOARD] [--log text|json] [--http ADDR]\n\n" +
@@ -80,7 +81,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	hard, stop, cancelStop, endSignals := serveSignals(ctx, show)
 	defer endSignals()
 
-	bench, closeBench, err := openBench(ctx, inv, *proxy, nil, show.note)
+	bench, closeBench, err := rig.OpenBench(ctx, cacheDir(), inv, *proxy, nil, show.note)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/bootbench/bootbench/adapters/benchpage"
 	"github.com/bootbench/bootbench/harness"
-	"github.com/bootbench/bootbench/internal/benchpage"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/store"
 	"github.com/bootbench/bootbench/serialctl"

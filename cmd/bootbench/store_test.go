@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/bootbench/bootbench/internal/needs"
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 
 	_ "modernc.org/sqlite" // to make other applications' databases
 )

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 	"github.com/bootbench/bootbench/results"
 	"golang.org/x/sys/unix"
 )

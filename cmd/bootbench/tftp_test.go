@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 
 	"github.com/pin/tftp/v3"
 )

@@ -14,9 +14,9 @@ import (
 
 	"github.com/bootbench/bootbench/benchmark"
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/contract/frame"
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/initramfs"
-	"github.com/bootbench/bootbench/internal/frame"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/store"

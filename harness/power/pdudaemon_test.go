@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
-	"github.com/bootbench/bootbench/internal/needs"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
 )
 
 // pdudaemonBin finds Debian's pdudaemon (in /usr/sbin, which a user's PATH

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/initramfs"
-	"github.com/bootbench/bootbench/internal/needs"
-	"github.com/bootbench/bootbench/internal/userenv"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
+	"github.com/bootbench/bootbench/internal/testkit/userenv"
 	"github.com/u-root/mkuimage/cpio"
 )
 

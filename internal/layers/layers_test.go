@@ -73,8 +73,9 @@ func TestImportsPointDown(t *testing.T) {
 }
 
 // TestHarnessKnowsNoBench keeps the harness free of the concrete benches
-// and the route benchmark's host side: a real bench's boards must be
-// runnable with the same code, and a benchmark is a plug-in.
+// and the benchmarks' host sides (adapters/) and of the rig that wires
+// them: a real bench's boards must be runnable with the same code, and a
+// benchmark is a plug-in.
 func TestHarnessKnowsNoBench(t *testing.T) {
 	for _, p := range list(t) {
 		path, _ := inModule(p.ImportPath)
@@ -87,7 +88,7 @@ func TestHarnessKnowsNoBench(t *testing.T) {
 				continue
 			}
 			for _, banned := range forbiddenForHarness {
-				if d == banned || strings.HasSuffix(d, "/"+banned) {
+				if d == banned || strings.HasPrefix(d, banned+"/") {
 					t.Errorf("%s depends on %s", path, d)
 				}
 			}
@@ -95,8 +96,26 @@ func TestHarnessKnowsNoBench(t *testing.T) {
 	}
 }
 
-// forbiddenForHarness are what the harness must not depend on.
-var forbiddenForHarness = []string{"vbench", "benchnic", "internal/route"}
+// forbiddenForHarness are the folders the harness must not depend on.
+var forbiddenForHarness = []string{"adapters", "rig"}
+
+// TestTestkitOnlyForTests: no package but a test (or another of the kit)
+// imports internal/testkit, so the kit's folder holds only what tests
+// share and the program links none of it.
+func TestTestkitOnlyForTests(t *testing.T) {
+	const kit = "internal/testkit"
+	for _, p := range list(t) {
+		path, _ := inModule(p.ImportPath)
+		if strings.HasPrefix(path, kit+"/") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if ipath, ok := inModule(imp); ok && strings.HasPrefix(ipath, kit+"/") {
+				t.Errorf("%s imports %s: test scaffolding is for tests only", path, ipath)
+			}
+		}
+	}
+}
 
 // TestBootAndHarnessLinkNoDatabase keeps the run's record apart from its
 // store: the harness saves a run through results.Saver, so neither boot
@@ -137,8 +156,9 @@ func isDatabase(path string) bool {
 // TestOf places packages by the longest entry above them.
 func TestOf(t *testing.T) {
 	for path, want := range map[string]Layer{
-		"results/gate": Actions, "results/parse": Contracts, "vbench": Adapters,
-		"cmd/bootbench/internal/nocache": Commands, "internal/frame/frametest": Contracts,
+		"results/gate": Actions, "results/parse": Contracts, "adapters/vbench": Adapters, "rig": Rig,
+		"cmd/bootbench/internal/nocache": Commands, "contract/frame": Contracts,
+		"internal/testkit/frametest": Actions, "internal/redact": Contracts, "internal/kernels": Actions,
 	} {
 		if got, ok := Of(path); !ok || got != want {
 			t.Errorf("Of(%s) = %v, %v; want %v", path, got, ok, want)

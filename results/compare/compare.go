@@ -98,18 +98,16 @@ type Pick struct {
 // "rb450g@680", or, where the board is known, "@680" or "680".
 func ParsePick(s string) (Pick, error) {
 	board, clock, hasClock := strings.Cut(strings.TrimSpace(s), "@")
-	if !hasClock {
-		if n, err := strconv.Atoi(board); err == nil {
-			board, clock, hasClock = "", strconv.Itoa(n), true
-		}
+	if _, err := boards.ParseMHz(board); err == nil && !hasClock {
+		board, clock, hasClock = "", board, true
 	}
 	p := Pick{Board: board, HasClock: hasClock}
 	if hasClock {
-		n, err := strconv.Atoi(clock)
-		if err != nil || n < 0 {
+		mhz, err := boards.ParseMHz(clock)
+		if err != nil {
 			return Pick{}, fmt.Errorf("setting %q: the clock after @ is MHz, e.g. rb450g@680", s)
 		}
-		p.ClockMHz = boards.MHz(n)
+		p.ClockMHz = mhz
 	}
 	if p.Board == "" && !p.HasClock {
 		return Pick{}, fmt.Errorf("setting %q names no board or clock: say BOARD or BOARD@MHZ", s)
@@ -349,7 +347,7 @@ func compareClocks(o Options, runs []results.Run) (*Comparison, error) {
 		if o.Baseline != nil {
 			base = o.Baseline.ClockMHz
 			if _, ok := byClock[base]; !ok {
-				c.Skipped = append(c.Skipped, fmt.Sprintf("%s: no runs at the baseline %s (only %s)", k, base.Phrase(), clocksText(clocks)))
+				c.Skipped = append(c.Skipped, fmt.Sprintf("%s: no runs at the baseline %s (only %s)", k, base.Phrase(), clocks.Phrases()))
 				continue
 			}
 		}
@@ -367,7 +365,7 @@ func compareClocks(o Options, runs []results.Run) (*Comparison, error) {
 			}
 			cand, err := compareSides(byClock[base], byClock[clk], float64(clk)/float64(base), cr != nil)
 			if err != nil {
-				return nil, fmt.Errorf("results: compare %s at %d MHz with %d MHz: %w", board, clk, base, err)
+				return nil, fmt.Errorf("results: compare %s at %s with %s: %w", board, clk.Figure(), base.Figure(), err)
 			}
 			cand.Baseline, cand.Candidate, cand.ClockRatio = pool("", base, byClock[base]), pool("", clk, byClock[clk]), cr
 			cand.Summary = summarize(board, ByClock, cand)
@@ -381,8 +379,8 @@ func compareClocks(o Options, runs []results.Run) (*Comparison, error) {
 	return c, nil
 }
 
-func sortedClocks(byClock map[boards.MHz][]results.Run) []boards.MHz {
-	clocks := make([]boards.MHz, 0, len(byClock))
+func sortedClocks(byClock map[boards.MHz][]results.Run) boards.Clocks {
+	clocks := make(boards.Clocks, 0, len(byClock))
 	for c := range byClock {
 		clocks = append(clocks, c)
 	}
@@ -394,14 +392,6 @@ func sortedClocks(byClock map[boards.MHz][]results.Run) []boards.MHz {
 		return a < b
 	})
 	return clocks
-}
-
-func clocksText(clocks []boards.MHz) string {
-	var s []string
-	for _, c := range clocks {
-		s = append(s, c.Phrase())
-	}
-	return strings.Join(s, ", ")
 }
 
 // heldText says what the store holds when nothing could be compared.
@@ -572,11 +562,8 @@ func settle(p Pick, clock boards.MHz, runs []results.Run) (side, error) {
 			want, at = c, rs
 		}
 	case len(clocks) > 1:
-		var s []string
-		for _, c := range sortedClocks(clocks) {
-			s = append(s, strconv.Itoa(int(c)))
-		}
-		return side{}, fmt.Errorf("results: compare by board: %s has runs at %s MHz; %w, e.g. %s@%s", p.Board, strings.Join(s, ", "), ErrPickClock, p.Board, s[0])
+		cs := sortedClocks(clocks)
+		return side{}, fmt.Errorf("results: compare by board: %s has runs at %s; %w, e.g. %s@%d", p.Board, cs.Joined(", "), ErrPickClock, p.Board, cs[0])
 	}
 	if len(at) == 0 {
 		where := "at any clock"

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/internal/testkit/storetest"
 	"github.com/bootbench/bootbench/results"
-	"github.com/bootbench/bootbench/results/storetest"
 )
 
 // series makes one ok run per value set: values[i] holds run i's figure
@@ -647,6 +647,7 @@ func TestParsePick(t *testing.T) {
 		{"rb450g", Pick{Board: "rb450g"}, ""},
 		{"rb450g@680", Pick{Board: "rb450g", ClockMHz: 680, HasClock: true}, ""},
 		{"rb450g@0", Pick{Board: "rb450g", HasClock: true}, ""},
+		{"rb450g@680MHz", Pick{Board: "rb450g", ClockMHz: 680, HasClock: true}, ""},
 		{"@800", Pick{ClockMHz: 800, HasClock: true}, ""},
 		{"800", Pick{ClockMHz: 800, HasClock: true}, ""},
 		{"rb450g@fast", Pick{}, `setting "rb450g@fast": the clock after @ is MHz`},

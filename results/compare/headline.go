@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/aclements/go-moremath/stats"
+
+	"github.com/bootbench/bootbench/boards"
 )
 
 // scalesWithin is how far a median scaling efficiency may be from 1.0 for
@@ -94,7 +96,7 @@ func settingsText(board, by string, cand *Candidate) string {
 	b, k := cand.Baseline, cand.Candidate
 	if by == ByClock {
 		if b.ClockMHz != 0 && k.ClockMHz != 0 {
-			return fmt.Sprintf("%s %d vs %d MHz", board, k.ClockMHz, b.ClockMHz)
+			return fmt.Sprintf("%s %s", board, boards.Clocks{k.ClockMHz, b.ClockMHz}.Joined(" vs "))
 		}
 		return fmt.Sprintf("%s %s vs %s", board, k.ClockMHz, b.ClockMHz)
 	}

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/bootbench/bootbench/results/storetest"
+	"github.com/bootbench/bootbench/internal/testkit/storetest"
 )
 
 func TestMain(m *testing.M) {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/testkit/storetest"
 	"github.com/bootbench/bootbench/results"
-	"github.com/bootbench/bootbench/results/storetest"
 )
 
 func csvRuns() []results.Run {

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/testkit/storetest"
 	"github.com/bootbench/bootbench/results"
-	"github.com/bootbench/bootbench/results/storetest"
 )
 
 func exportRuns() []results.Run {

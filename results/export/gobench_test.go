@@ -15,8 +15,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/internal/testkit/storetest"
 	"github.com/bootbench/bootbench/results"
-	"github.com/bootbench/bootbench/results/storetest"
 )
 
 func TestGobenchNames(t *testing.T) {

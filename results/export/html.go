@@ -289,11 +289,11 @@ func buildHTMLBoard(name string, runs []*results.Run, stageColors map[results.St
 	settings, okRuns := htmlSettings(name, runs)
 	b.Summary = fmt.Sprintf("%s, %d ok", htmlPlural(len(runs), "run"), okRuns)
 	if len(settings) > 0 {
-		var clockNames []string
+		var clocks boards.Clocks
 		for _, s := range settings {
-			clockNames = append(clockNames, s.clock.Label())
+			clocks = append(clocks, s.clock)
 		}
-		b.Summary += "; clock settings with results: " + strings.Join(clockNames, ", ")
+		b.Summary += "; clock settings with results: " + clocks.Labels()
 	}
 	b.Summary += "."
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/internal/testkit/storetest"
 	"github.com/bootbench/bootbench/results"
-	"github.com/bootbench/bootbench/results/storetest"
 )
 
 // htmlFixtureRuns is a small bench history: an RB450G at two clocks with

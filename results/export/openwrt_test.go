@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/internal/testkit/storetest"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/parse"
-	"github.com/bootbench/bootbench/results/storetest"
 )
 
 const openwrtHeader = "| board | clock MHz | openssl | md5 | sha1 | sha256 | sha512 | des | 3des | aes-128 | aes-192 | aes-256 | rsa2048 sign/s | rsa2048 verify/s | dsa2048 sign/s | dsa2048 verify/s |"

@@ -234,7 +234,7 @@ func oneBench(runs []results.Run, what string) error {
 		case r.Board != first.Board:
 			return fmt.Errorf("the %s holds boards %s and %s: name one (board=NAME)", what, first.Board, r.Board)
 		case r.ClockMHz != first.ClockMHz:
-			return fmt.Errorf("the %s holds clocks %d and %d MHz: name one (clock=MHZ)", what, first.ClockMHz, r.ClockMHz)
+			return fmt.Errorf("the %s holds clocks %s: name one (clock=MHZ)", what, boards.Clocks{first.ClockMHz, r.ClockMHz}.Joined(" and "))
 		case r.Bench != first.Bench || r.Tool != first.Tool || r.ToolVersion != first.ToolVersion:
 			return fmt.Errorf("the %s holds %s (%s %s) and %s (%s %s) runs: name one (bench=NAME)", what, first.Bench, first.Tool, first.ToolVersion, r.Bench, r.Tool, r.ToolVersion)
 		}

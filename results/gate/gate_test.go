@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/bootbench/bootbench/boards"
-	"github.com/bootbench/bootbench/internal/junitxsd"
+	"github.com/bootbench/bootbench/internal/testkit/junitxsd"
 	"github.com/bootbench/bootbench/results"
 )
 

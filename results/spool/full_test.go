@@ -12,9 +12,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/bootbench/bootbench/internal/needs"
+	"github.com/bootbench/bootbench/internal/testkit/needs"
+	"github.com/bootbench/bootbench/internal/testkit/storetest"
 	"github.com/bootbench/bootbench/results/store"
-	"github.com/bootbench/bootbench/results/storetest"
 )
 
 // smallDisk mounts a tmpfs of size bytes for the test and returns its

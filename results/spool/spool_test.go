@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootbench/bootbench/internal/testkit/storetest"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/store"
-	"github.com/bootbench/bootbench/results/storetest"
 )
 
 func TestMain(m *testing.M) {

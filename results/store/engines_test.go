@@ -6,13 +6,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bootbench/bootbench/internal/pgtest"
+	"github.com/bootbench/bootbench/internal/testkit/pgtest"
 )
 
 // The store suite runs against every engine a store can live in: each
 // test that stores runs does so in a subtest per engine, from a fresh
 // store. PostgreSQL is a real server the tests start themselves
-// (internal/pgtest); with BOOTBENCH_E2E=1 a machine without one fails the
+// (internal/testkit/pgtest); with BOOTBENCH_E2E=1 a machine without one fails the
 // PostgreSQL subtests rather than skipping them.
 
 func TestMain(m *testing.M) {

@@ -16,7 +16,7 @@ func (s *Store) NextRep(ctx context.Context, board string, clockMHz boards.MHz) 
 		s.eng.bind(`SELECT COALESCE(MAX(rep) + 1, 1) FROM runs WHERE board = ? AND clock_mhz = ?`),
 		board, clockMHz).Scan(&n)
 	if err != nil {
-		return 0, fmt.Errorf("results: next repetition of %s at %d MHz: %w", board, clockMHz, err)
+		return 0, fmt.Errorf("results: next repetition of %s at %s: %w", board, clockMHz.Figure(), err)
 	}
 	return n, nil
 }

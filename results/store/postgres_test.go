@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bootbench/bootbench/internal/pgtest"
+	"github.com/bootbench/bootbench/internal/testkit/pgtest"
 
 	"github.com/bootbench/bootbench/results"
 )

@@ -52,12 +52,12 @@ func (w *walker) checkLoader(n int, loader string) {
 
 // offered are the clocks the profile says its boards run at: its
 // settings, or its one default clock.
-func offered(p *boards.Profile) []boards.MHz {
+func offered(p *boards.Profile) boards.Clocks {
 	if len(p.Clocks) > 0 {
 		return p.Clocks
 	}
 	if p.DefaultClock > 0 {
-		return []boards.MHz{p.DefaultClock}
+		return boards.Clocks{p.DefaultClock}
 	}
 	return nil
 }
@@ -104,15 +104,7 @@ func (w *walker) checkBogoMIPS(n int, bm string, announced boards.MHz) (string, 
 				return text + fmt.Sprintf(", %s's %s setting", p.Name, c), implied
 			}
 		}
-		w.problem(n, ProblemBogoMIPS, "%s BogoMIPS say %s at %s's %g per MHz, not a clock board model %s runs at (%s)", bm, implied, p.Name, p.BogoMIPSPerMHz, p.Name, joinMHz(cs))
+		w.problem(n, ProblemBogoMIPS, "%s BogoMIPS say %s at %s's %g per MHz, not a clock board model %s runs at (%s)", bm, implied, p.Name, p.BogoMIPSPerMHz, p.Name, cs.Joined(", "))
 	}
 	return text, implied
-}
-
-func joinMHz(cs []boards.MHz) string {
-	s := make([]string, len(cs))
-	for i, c := range cs {
-		s[i] = strconv.Itoa(int(c))
-	}
-	return strings.Join(s, ", ") + " MHz"
 }

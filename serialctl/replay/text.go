@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/bootbench/bootbench/boards"
 )
 
 // WriteText writes the report for people: where the log came from and
@@ -58,9 +60,9 @@ func (r *Report) heldTo() string {
 	what := []string{"boots by " + string(p.Boot)}
 	switch l := p.ClockLimits; {
 	case len(p.Clocks) > 0:
-		what = append(what, "clocks "+joinMHz(p.Clocks))
+		what = append(what, "clocks "+p.Clocks.Joined(", "))
 	case l != nil:
-		what = append(what, fmt.Sprintf("clocks %d to %d MHz", l.Min, l.Max))
+		what = append(what, "clocks "+boards.Clocks{l.Min, l.Max}.Joined(" to "))
 	case p.DefaultClock > 0:
 		what = append(what, "clock "+p.DefaultClock.String())
 	}

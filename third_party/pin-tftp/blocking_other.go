@@ -4,10 +4,10 @@ package tftp
 
 import "net"
 
-// newTransferConnection is the connection a server's transfer sends and
-// reads on: elsewhere than Linux, Go's own socket (bootbench patch: see
-// blocking_linux.go).
-func newTransferConnection(laddr *net.UDPAddr) (connection, error) {
+// newTransferConnection is the connection a server's transfer with peer
+// sends and reads on, from laddr: elsewhere than Linux, Go's own socket
+// (see blocking_linux.go).
+func newTransferConnection(laddr, peer *net.UDPAddr) (connection, error) {
 	conn, err := net.ListenUDP("udp", laddr)
 	if err != nil {
 		return nil, err
@@ -15,8 +15,12 @@ func newTransferConnection(laddr *net.UDPAddr) (connection, error) {
 	return &connConnection{conn: conn}, nil
 }
 
-// newClientConnection is the connection a client's transfer sends and
-// reads on.
-func newClientConnection(raddr *net.UDPAddr) (connection, error) {
-	return newTransferConnection(&net.UDPAddr{})
+// newClientConnection is the connection a client's transfer with raddr
+// sends and reads on, from laddr.
+func newClientConnection(laddr, raddr *net.UDPAddr) (connection, error) {
+	conn, err := net.ListenUDP("udp", laddr)
+	if err != nil {
+		return nil, err
+	}
+	return &connConnection{conn: conn}, nil
 }

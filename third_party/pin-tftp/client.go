@@ -15,10 +15,27 @@ func NewClient(addr string) (*Client, error) {
 		return nil, fmt.Errorf("resolving address %s: %v", addr, err)
 	}
 	return &Client{
-		addr:    a,
-		timeout: defaultTimeout,
-		retries: defaultRetries,
+		addr:      a,
+		timeout:   defaultTimeout,
+		retries:   defaultRetries,
+		localAddr: &net.UDPAddr{},
 	}, nil
+}
+
+// SetLocalAddr sets the local IP address to use while reaching to remote TFTP endpoint
+// Default is kernel choose IP address on it's own
+func (c *Client) SetLocalAddr(localaddr string) error {
+	if localaddr == "" {
+		return fmt.Errorf("localaddr is empty")
+	}
+	if net.ParseIP(localaddr) == nil {
+		return fmt.Errorf("provided localaddr: %s is not valid ip addr", localaddr)
+	}
+	c.localAddr = &net.UDPAddr{
+		IP:   net.ParseIP(localaddr),
+		Port: 0,
+	}
+	return nil
 }
 
 // SetTimeout sets maximum time client waits for single network round-trip to succeed.
@@ -57,21 +74,28 @@ func (c *Client) RequestTSize(s bool) {
 
 // Client stores data about a single TFTP client
 type Client struct {
-	addr       *net.UDPAddr
-	timeout    time.Duration
-	retries    int
-	backoff    backoffFunc
-	blksize    int
-	tsize      bool
-	windowsize int // RFC 7440, asked for on reads (bootbench patch)
+	addr      *net.UDPAddr
+	timeout   time.Duration
+	retries   int
+	backoff   backoffFunc
+	blksize   int
+	tsize     bool
+	localAddr *net.UDPAddr
+	window    int // RFC 7440 windowsize asked for on reads; 0: not asked
 }
 
 // Send starts outgoing file transmission. It returns io.ReaderFrom or error.
 func (c Client) Send(filename string, mode string) (io.ReaderFrom, error) {
-	conn, err := newClientConnection(c.addr) // bootbench patch: blocking reads
+	conn, err := newClientConnection(c.localAddr, c.addr)
 	if err != nil {
 		return nil, err
 	}
+	keepConn := false
+	defer func() {
+		if !keepConn {
+			conn.close()
+		}
+	}()
 	s := &sender{
 		send:    make([]byte, datagramLength),
 		receive: make([]byte, datagramLength),
@@ -93,15 +117,22 @@ func (c Client) Send(filename string, mode string) (io.ReaderFrom, error) {
 	}
 	s.addr = addr
 	s.opts = nil
+	keepConn = true
 	return s, nil
 }
 
 // Receive starts incoming file transmission. It returns io.WriterTo or error.
 func (c Client) Receive(filename string, mode string) (io.WriterTo, error) {
-	conn, err := newClientConnection(c.addr) // bootbench patch: blocking reads
+	conn, err := newClientConnection(c.localAddr, c.addr)
 	if err != nil {
 		return nil, err
 	}
+	keepConn := false
+	defer func() {
+		if !keepConn {
+			conn.close()
+		}
+	}()
 	if c.timeout == 0 {
 		c.timeout = defaultTimeout
 	}
@@ -117,12 +148,12 @@ func (c Client) Receive(filename string, mode string) (io.WriterTo, error) {
 		block:    1,
 		mode:     mode,
 	}
-	if c.blksize != 0 || c.tsize || c.windowsize != 0 {
+	if c.blksize != 0 || c.tsize || c.window != 0 {
 		r.opts = make(options)
 	}
-	if c.windowsize != 0 {
-		r.opts["windowsize"] = strconv.Itoa(c.windowsize)
-		r.askedWindow = c.windowsize
+	if c.window != 0 {
+		r.opts["windowsize"] = strconv.Itoa(c.window)
+		r.askedWindow = c.window
 	}
 	if c.blksize != 0 {
 		r.opts["blksize"] = strconv.Itoa(c.blksize)
@@ -139,5 +170,6 @@ func (c Client) Receive(filename string, mode string) (io.WriterTo, error) {
 	}
 	r.l = l
 	r.addr = addr
+	keepConn = true
 	return r, nil
 }

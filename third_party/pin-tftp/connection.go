@@ -34,8 +34,7 @@ type connection interface {
 type connConnection struct {
 	conn *net.UDPConn
 	// want is when the read in progress times out; set is the deadline
-	// the socket holds, which may come sooner (bootbench patch: see
-	// setDeadline).
+	// the socket holds, which may come sooner (see setDeadline).
 	want, set time.Time
 }
 
@@ -44,13 +43,12 @@ type chanConnection struct {
 	channel       chan []byte
 	srcAddr, addr *net.UDPAddr
 	timeout       time.Duration
-	complete      chan string
 }
 
 func (c *chanConnection) sendTo(data []byte, addr *net.UDPAddr) error {
 	var err error
-	c.server.Lock()
-	defer c.server.Unlock()
+	c.server.mu.Lock()
+	defer c.server.mu.Unlock()
 	if conn, ok := c.server.conn.(*net.UDPConn); ok {
 		srcAddr := c.srcAddr.IP.To4()
 		var cmm []byte
@@ -71,9 +69,7 @@ func (c *chanConnection) sendTo(data []byte, addr *net.UDPAddr) error {
 func (c *chanConnection) readFrom(buffer []byte) (int, *net.UDPAddr, error) {
 	select {
 	case data := <-c.channel:
-		for i := range data {
-			buffer[i] = data[i]
-		}
+		copy(buffer, data)
 		return len(data), c.addr, nil
 	case <-time.After(c.timeout):
 		return 0, nil, makeError(c.addr.String())
@@ -86,8 +82,8 @@ func (c *chanConnection) setDeadline(deadline time.Duration) error {
 }
 
 func (c *chanConnection) close() {
-	c.server.Lock()
-	defer c.server.Unlock()
+	c.server.mu.Lock()
+	defer c.server.mu.Unlock()
 	close(c.channel)
 	delete(c.server.handlers, c.addr.String())
 }
@@ -102,7 +98,7 @@ func makeError(addr string) net.Error {
 		timeout:   true,
 		temporary: true,
 	}
-	error.error = fmt.Errorf("Channel timeout: %v", addr)
+	error.error = fmt.Errorf("channel timeout: %v", addr)
 	return &error
 }
 
@@ -125,8 +121,8 @@ func (c *connConnection) readFrom(buffer []byte) (int, *net.UDPAddr, error) {
 // for every block, and moving the socket's deadline each time costs a
 // runtime timer update per block: the socket keeps the deadline it has
 // while that one is still ahead and not later than the new one, and
-// readFrom moves it on only if it comes before the read is done
-// (bootbench patch). Reads time out exactly when they did.
+// readFrom moves it on only if it comes before the read is done. Reads
+// time out exactly when they did.
 func (c *connConnection) setDeadline(d time.Duration) error {
 	now := time.Now()
 	c.want = now.Add(d)

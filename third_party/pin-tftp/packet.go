@@ -158,6 +158,15 @@ func (p pACK) block() uint16 {
 	return binary.BigEndian.Uint16(p[2:])
 }
 
+// ackBlock is the block number an ACK packet acknowledges; ok is false
+// for any other packet.
+func ackBlock(p []byte) (block uint16, ok bool) {
+	if len(p) < 4 || binary.BigEndian.Uint16(p) != opACK {
+		return 0, false
+	}
+	return binary.BigEndian.Uint16(p[2:]), true
+}
+
 func parsePacket(p []byte) (interface{}, error) {
 	l := len(p)
 	if l < 2 {

@@ -60,7 +60,7 @@ type receiver struct {
 	singlePort     bool
 	maxBlockLen    int
 	hook           Hook
-	askedWindow    int // windowsize a client read asked for (bootbench patch)
+	askedWindow    int // windowsize a client's read asked for
 	window         int // windowsize the server granted
 	startTime      time.Time
 	datagramsSent  int
@@ -267,6 +267,12 @@ func (r *receiver) abort(err error) error {
 	if r.conn == nil {
 		return nil
 	}
+
+	defer func() {
+		r.conn.close()
+		r.conn = nil
+	}()
+
 	if r.hook != nil {
 		r.hook.OnFailure(r.buildTransferStats(), err)
 	}
@@ -275,7 +281,5 @@ func (r *receiver) abort(err error) error {
 	if err != nil {
 		return err
 	}
-	r.conn.close()
-	r.conn = nil
 	return nil
 }

@@ -7,10 +7,10 @@ import (
 	"strconv"
 )
 
-// RFC 7440 windowsize, receiving side of a client's read (bootbench
-// patch): ACK every window-th block, and once a block is missing ACK the
-// last one received in order, once per gap, so the server resends from
-// there; on a timeout ACK it again.
+// RFC 7440 windowsize, receiving side of a client's read: ACK every
+// window-th block, and once a block is missing ACK the last one received
+// in order, once per gap, so the server resends from there; on a timeout
+// ACK it again.
 
 // SetWindowSize asks the server for windowsize n (RFC 7440) on reads; a
 // server that does not serve it sends a block at a time.
@@ -18,7 +18,7 @@ func (c *Client) SetWindowSize(n int) {
 	if n < 1 || n > 65535 {
 		n = 0
 	}
-	c.windowsize = n
+	c.window = n
 }
 
 // acceptWindow takes the server's answer to the windowsize asked for.

@@ -33,30 +33,25 @@ type OutgoingTransfer interface {
 }
 
 type sender struct {
-	conn        connection
-	addr        *net.UDPAddr
-	filename    string
-	localIP     net.IP
-	tid         int
-	send        []byte
-	sendA       senderAnticipate
-	receive     []byte
-	retry       *backoff
-	timeout     time.Duration
-	retries     int
-	block       uint16
-	maxBlockLen int
-	mode        string
-	opts        options
-	sizeKnown   bool // tsize holds the real size, 0 included (bootbench patch)
-	// maxWindow is the most RFC 7440 windowsize the server grants (0: the
-	// option is not served); window is what was negotiated (bootbench patch).
-	maxWindow int
-	window    int
-	// stop is done once the server shuts down: a transfer whose client
-	// went silent gives up at its next retry instead of after all of them
-	// (bootbench patch).
-	stop           context.Context
+	conn           connection
+	addr           *net.UDPAddr
+	filename       string
+	localIP        net.IP
+	tid            int
+	send           []byte
+	sendA          senderAnticipate
+	receive        []byte
+	retry          *backoff
+	timeout        time.Duration
+	retries        int
+	block          uint16
+	maxBlockLen    int
+	mode           string
+	opts           options
+	sizeKnown      bool            // tsize holds the real size, 0 included
+	stop           context.Context // done once the server shuts down
+	maxWindow      int             // the most windowsize (RFC 7440) granted; 0: not served
+	window         int             // the windowsize negotiated
 	hook           Hook
 	startTime      time.Time
 	datagramsSent  int
@@ -68,7 +63,7 @@ func (s *sender) LocalIP() net.IP         { return s.localIP }
 func (s *sender) Mode() string            { return s.mode }
 
 // Options are the options the transfer's option answer carried, once
-// ReadFrom has sent it: what was negotiated (bootbench patch).
+// ReadFrom has sent it: what was negotiated.
 func (s *sender) Options() map[string]string {
 	opts := make(map[string]string, len(s.opts))
 	for name, value := range s.opts {
@@ -179,7 +174,7 @@ func (s *sender) sendOptions() error {
 			}
 		} else if name == "tsize" {
 			// "0" is the client's placeholder unless it is the real size
-			// of an empty file (bootbench patch: v3.1.0 dropped it).
+			// of an empty file.
 			if value != "0" || s.sizeKnown {
 				s.opts["tsize"] = value
 			} else {
@@ -226,13 +221,15 @@ func (s *sender) setBlockSize(blksize string) error {
 }
 
 // ErrServerShutdown ends a transfer that was waiting for its client when
-// the server shut down (bootbench patch).
+// the server shut down.
 var ErrServerShutdown = errors.New("server shutting down")
 
 func (s *sender) sendWithRetry(l int) (*net.UDPAddr, error) {
 	s.retry.reset()
 	for {
 		addr, err := s.sendDatagram(l)
+		// A client gone silent when the server shuts down is not
+		// waited for through all the retries.
 		if _, ok := err.(net.Error); ok && s.stop != nil && s.stop.Err() != nil {
 			return addr, ErrServerShutdown
 		}
@@ -263,17 +260,22 @@ func (s *sender) sendDatagram(l int) (*net.UDPAddr, error) {
 		if !addr.IP.Equal(s.addr.IP) || (s.tid != 0 && addr.Port != s.tid) {
 			continue
 		}
+		// An ACK, one a block, is read without parsePacket, whose
+		// interface value costs an allocation.
+		if block, ok := ackBlock(s.receive[:n]); ok {
+			s.tid = addr.Port
+			if block == s.block {
+				s.datagramsAcked++
+				return addr, nil
+			}
+			continue
+		}
 		p, err := parsePacket(s.receive[:n])
 		if err != nil {
 			continue
 		}
 		s.tid = addr.Port
 		switch p := p.(type) {
-		case pACK:
-			if p.block() == s.block {
-				s.datagramsAcked++
-				return addr, nil
-			}
 		case pOACK:
 			opts, err := unpackOACK(p)
 			if s.block != 0 {
@@ -317,6 +319,12 @@ func (s *sender) abort(err error) error {
 	if s.conn == nil {
 		return nil
 	}
+
+	defer func() {
+		s.conn.close()
+		s.conn = nil
+	}()
+
 	if s.hook != nil {
 		s.hook.OnFailure(s.buildTransferStats(), err)
 	}
@@ -325,7 +333,5 @@ func (s *sender) abort(err error) error {
 	if err != nil {
 		return err
 	}
-	s.conn.close()
-	s.conn = nil
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// RFC 7440 windowsize, sending side (bootbench patch). The server sends a
+// RFC 7440 windowsize, sending side. The server sends a
 // window of up to windowsize blocks, then waits for an ACK. The client ACKs
 // the window's last block, or, once a block is missing, the last one it got
 // in order: the next window starts after the block it ACKed (rollback).

@@ -1,7 +1,9 @@
 package tftp
 
 import (
+	"net"
 	"testing"
+	"time"
 )
 
 func TestZeroLengthSinglePort(t *testing.T) {
@@ -35,4 +37,33 @@ func TestServerSendTimeoutSinglePort(t *testing.T) {
 func TestServerReceiveTimeoutSinglePort(t *testing.T) {
 	s, c := makeTestServer(true)
 	serverReceiveTimeoutTest(s, c, t)
+}
+
+func TestSinglePortShutdownReturns(t *testing.T) {
+	s := NewServer(nil, nil)
+	s.EnableSinglePort()
+
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4zero, Port: 0})
+	if err != nil {
+		t.Fatalf("listen udp: %v", err)
+	}
+
+	errCh := make(chan error, 1)
+	go func() {
+		errCh <- s.Serve(conn)
+	}()
+
+	// Give Serve time to enter the read loop so it blocks on ReadFrom.
+	time.Sleep(100 * time.Millisecond)
+	s.Shutdown()
+
+	select {
+	case err := <-errCh:
+		if err != nil {
+			t.Fatalf("Serve returned error: %v", err)
+		}
+	case <-time.After(1500 * time.Millisecond):
+		conn.Close()
+		t.Fatalf("Serve did not return after Shutdown in single-port mode")
+	}
 }

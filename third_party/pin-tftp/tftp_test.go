@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/ioutil"
 	"math/rand"
 	"net"
 	"os"
@@ -289,7 +288,7 @@ func TestByOneByte(t *testing.T) {
 	if n != length {
 		t.Errorf("%s read length mismatch: %d != %d", filename, n, length)
 	}
-	bs, _ := ioutil.ReadAll(io.LimitReader(
+	bs, _ := io.ReadAll(io.LimitReader(
 		newRandReader(rand.NewSource(42)), length))
 	if !bytes.Equal(bs, buf.Bytes()) {
 		t.Errorf("\nsent: %x\nrcvd: %x", bs, buf)
@@ -311,7 +310,7 @@ func TestDuplicate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("send error: %v", err)
 	}
-	sender, err = c.Send(filename, mode)
+	_, err = c.Send(filename, mode)
 	if err == nil {
 		t.Fatalf("file already exists")
 	}
@@ -365,7 +364,7 @@ func testSendReceive(t *testing.T, client *Client, length int64) {
 	if n != length {
 		t.Errorf("%s read length mismatch: %d != %d", filename, n, length)
 	}
-	bs, _ := ioutil.ReadAll(io.LimitReader(
+	bs, _ := io.ReadAll(io.LimitReader(
 		newRandReader(rand.NewSource(42)), length))
 	if !bytes.Equal(bs, buf.Bytes()) {
 		t.Errorf("\nsent: %x\nrcvd: %x", bs, buf)
@@ -410,7 +409,7 @@ func TestSendTsizeFromSeek(t *testing.T) {
 		t.Errorf("size expected: 100, got %d", size)
 	}
 
-	r.WriteTo(ioutil.Discard)
+	r.WriteTo(io.Discard)
 
 	c.RequestTSize(false)
 	r, _ = c.Receive("f", "octet")
@@ -421,7 +420,7 @@ func TestSendTsizeFromSeek(t *testing.T) {
 		}
 	}
 
-	r.WriteTo(ioutil.Discard)
+	r.WriteTo(io.Discard)
 }
 
 type testBackend struct {
@@ -557,14 +556,14 @@ func serverTimeoutSendTest(s *Server, c *Client, t *testing.T) {
 	s.SetTimeout(time.Second)
 	s.SetRetries(2)
 	sec := make(chan error, 1)
-	s.Lock()
+	s.mu.Lock()
 	s.readHandler = func(filename string, rf io.ReaderFrom) error {
 		r := io.LimitReader(newRandReader(rand.NewSource(42)), 80000)
 		_, err := rf.ReadFrom(r)
 		sec <- err
 		return err
 	}
-	s.Unlock()
+	s.mu.Unlock()
 	defer s.Shutdown()
 	filename := "test-server-send-timeout"
 	mode := "octet"
@@ -597,14 +596,14 @@ func serverReceiveTimeoutTest(s *Server, c *Client, t *testing.T) {
 	s.SetTimeout(time.Second)
 	s.SetRetries(2)
 	sec := make(chan error, 1)
-	s.Lock()
+	s.mu.Lock()
 	s.writeHandler = func(filename string, wt io.WriterTo) error {
 		buf := &bytes.Buffer{}
 		_, err := wt.WriteTo(buf)
 		sec <- err
 		return err
 	}
-	s.Unlock()
+	s.mu.Unlock()
 	defer s.Shutdown()
 	filename := "test-server-receive-timeout"
 	mode := "octet"
@@ -637,7 +636,7 @@ func TestClientReceiveTimeout(t *testing.T) {
 	s, c := makeTestServer(false)
 	c.SetTimeout(time.Second)
 	c.SetRetries(2)
-	s.Lock()
+	s.mu.Lock()
 	s.readHandler = func(filename string, rf io.ReaderFrom) error {
 		r := &slowReader{
 			r:     io.LimitReader(newRandReader(rand.NewSource(42)), 80000),
@@ -647,7 +646,7 @@ func TestClientReceiveTimeout(t *testing.T) {
 		_, err := rf.ReadFrom(r)
 		return err
 	}
-	s.Unlock()
+	s.mu.Unlock()
 	defer s.Shutdown()
 	filename := "test-client-receive-timeout"
 	mode := "octet"
@@ -670,7 +669,7 @@ func TestClientSendTimeout(t *testing.T) {
 	s, c := makeTestServer(false)
 	c.SetTimeout(time.Second)
 	c.SetRetries(2)
-	s.Lock()
+	s.mu.Lock()
 	s.writeHandler = func(filename string, wt io.WriterTo) error {
 		w := &slowWriter{
 			n:     3,
@@ -679,7 +678,7 @@ func TestClientSendTimeout(t *testing.T) {
 		_, err := wt.WriteTo(w)
 		return err
 	}
-	s.Unlock()
+	s.mu.Unlock()
 	defer s.Shutdown()
 	filename := "test-client-send-timeout"
 	mode := "octet"
@@ -714,7 +713,6 @@ func (r *slowReader) Read(p []byte) (n int, err error) {
 }
 
 type slowWriter struct {
-	r     io.Reader
 	n     int64
 	delay time.Duration
 }
@@ -767,7 +765,7 @@ func TestRequestPacketInfo(t *testing.T) {
 				localIP = net.IP{}
 			}
 			localIPMu.Unlock()
-			_, err := wt.WriteTo(ioutil.Discard)
+			_, err := wt.WriteTo(io.Discard)
 			if err != nil {
 				t.Logf("receiving from client: %v", err)
 			}
@@ -786,13 +784,21 @@ func TestRequestPacketInfo(t *testing.T) {
 	}
 
 	// Start server
+	errChan := make(chan error, 1)
 	go func() {
 		err := s.Serve(conn)
 		if err != nil {
-			t.Fatalf("serve: %v", err)
+			errChan <- fmt.Errorf("serve: %w", err)
 		}
 	}()
-	defer s.Shutdown()
+	defer func() {
+		s.Shutdown()
+		select {
+		case err := <-errChan:
+			t.Errorf("server error: %v", err)
+		default:
+		}
+	}()
 
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
@@ -842,7 +848,7 @@ func TestRequestPacketInfo(t *testing.T) {
 			t.Logf("start receiving from %v: %v", ip, err)
 			continue
 		}
-		_, err = it.WriteTo(ioutil.Discard)
+		_, err = it.WriteTo(io.Discard)
 		if err != nil {
 			t.Logf("receiving from %v: %v", ip, err)
 			continue
@@ -907,13 +913,21 @@ func TestReadWriteErrors(t *testing.T) {
 	}
 
 	// Start server
+	errChan := make(chan error, 1)
 	go func() {
 		err := s.Serve(conn)
 		if err != nil {
-			t.Fatalf("running serve: %v", err)
+			errChan <- fmt.Errorf("running serve: %w", err)
 		}
 	}()
-	defer s.Shutdown()
+	defer func() {
+		s.Shutdown()
+		select {
+		case err := <-errChan:
+			t.Errorf("server error: %v", err)
+		default:
+		}
+	}()
 
 	// Create client
 	c, err := NewClient(net.JoinHostPort(localhost, port))
@@ -952,4 +966,189 @@ var errWrite = errors.New("write error")
 
 func (r *failingWriter) Write(_ []byte) (int, error) {
 	return 0, errWrite
+}
+
+// countingWriter signals through a channel when a certain number of bytes have been written
+type countingWriter struct {
+	w         io.Writer
+	total     int64
+	threshold int64
+	signal    chan struct{}
+	signaled  bool
+}
+
+func (w *countingWriter) Write(p []byte) (n int, err error) {
+	n, err = w.w.Write(p)
+	w.total += int64(n)
+	if !w.signaled && w.total >= w.threshold {
+		w.signal <- struct{}{}
+		w.signaled = true
+	}
+	return n, err
+}
+
+// TestShutdownDuringTransfer starts a transfer, then shuts down the server mid-transfer.
+// Checks that neither server nor client hang and server shuts down cleanly.
+func TestShutdownDuringTransfer(t *testing.T) {
+	for _, singlePort := range []bool{false, true} {
+		name := "regular"
+		if singlePort {
+			name = "single_port"
+		}
+		t.Run(name, func(t *testing.T) {
+			testShutdownDuringTransfer(t, singlePort)
+		})
+	}
+}
+
+func testShutdownDuringTransfer(t *testing.T, singlePort bool) {
+	s := NewServer(func(_ string, rf io.ReaderFrom) error {
+		// Simulate a slow reader: send 1MB, but slowly
+		_, err := rf.ReadFrom(&slowReader{r: bytes.NewReader(make([]byte, 1<<23)), n: 1 << 20, delay: 10 * time.Millisecond})
+		return err
+	}, nil)
+
+	if singlePort {
+		s.EnableSinglePort()
+	}
+
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Start a goroutine to monitor server errors
+	errChan := make(chan error, 1)
+	go func() {
+		errChan <- s.Serve(conn)
+	}()
+
+	c, err := NewClient(localSystem(conn))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dl := make(chan error, 1)
+	received := make(chan struct{}, 1)
+	go func() {
+		wt, err := c.Receive("file", "octet")
+		if err != nil {
+			dl <- err
+			return
+		}
+		// Use custom writer to signal when 100KB is received
+		counter := &countingWriter{
+			w:         io.Discard,
+			threshold: 100 * 1024, // 100KB
+			signal:    received,
+		}
+		_, err = wt.WriteTo(counter)
+		dl <- err
+	}()
+
+	// Wait for either 100KB to be received or timeout
+	select {
+	case <-received:
+		// Received enough data, proceed with shutdown
+	case <-time.After(5 * time.Second):
+		t.Fatal("timeout waiting for data transfer to start")
+	}
+	s.Shutdown()
+
+	// Server should shut down cleanly
+	select {
+	case err := <-errChan:
+		if err != nil {
+			t.Errorf("server error: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("server did not shut down in time")
+	}
+
+	// Client should shutdown cleanly too because server waits for transfers to finish
+	select {
+	case err := <-dl:
+		if err != nil {
+			t.Errorf("client transfer error: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("client did not finish in time")
+	}
+}
+
+func TestSetLocalAddr(t *testing.T) {
+	interfaces, err := net.Interfaces()
+	if err != nil {
+		t.Fatalf("failed to get network interfaces: %v", err)
+	}
+
+	var addrs []net.IP
+	for _, i := range interfaces {
+		interfaceAddrs, err := i.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, addr := range interfaceAddrs {
+			var ip net.IP
+			switch v := addr.(type) {
+			case *net.IPNet:
+				ip = v.IP
+			case *net.IPAddr:
+				ip = v.IP
+			}
+			if ip == nil || ip.IsLoopback() || ip.IsLinkLocalUnicast() {
+				continue
+			}
+			addrs = append(addrs, ip)
+		}
+	}
+
+	for _, addrA := range addrs {
+		for _, addrB := range addrs {
+			t.Run(fmt.Sprintf("%s receives from %s", addrA.String(), addrB.String()), func(t *testing.T) {
+				var mu sync.Mutex
+				var remoteAddr net.UDPAddr
+				s := NewServer(nil, func(filename string, wt io.WriterTo) error {
+					_, err := wt.WriteTo(io.Discard)
+					if err != nil {
+						return err
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					remoteAddr = wt.(IncomingTransfer).RemoteAddr()
+					return nil
+				})
+				s.SetTimeout(2 * time.Second)
+
+				conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: addrA, Port: 0})
+				if err != nil {
+					panic(err)
+				}
+
+				go s.Serve(conn)
+				defer s.Shutdown()
+
+				c, err := NewClient(conn.LocalAddr().String())
+				if err != nil {
+					t.Fatalf("creating client: %v", err)
+				}
+				c.SetLocalAddr(addrB.String())
+
+				wt, err := c.Send("testfile", "octet")
+				if err != nil {
+					return
+				}
+				_, _ = wt.ReadFrom(bytes.NewReader([]byte("test data for cross-interface")))
+
+				// Compare addrB to remoteAddr in thread-safe manner
+				mu.Lock()
+				defer mu.Unlock()
+				if remoteAddr.IP == nil {
+					t.Error("remote address was not captured from server")
+				} else if !remoteAddr.IP.Equal(addrB) {
+					t.Errorf("remote address mismatch: expected %s, got %s", addrB.String(), remoteAddr.IP.String())
+				}
+			})
+		}
+	}
 }

@@ -10,7 +10,7 @@ import (
 
 // TestTSizeOfEmptyFile: an empty file's tsize is 0, and the option answer
 // says so whether the handler set it (SetSize) or the library found it by
-// seeking; v3.1.0 took the 0 for the client's placeholder and left tsize
+// seeking; before, the server took the 0 for the client's placeholder and left tsize
 // out (with no other option, it sent no option answer at all).
 func TestTSizeOfEmptyFile(t *testing.T) {
 	for _, tc := range []struct {

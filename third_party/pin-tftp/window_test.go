@@ -60,6 +60,11 @@ func (p *rawPeer) rrq(server *net.UDPAddr, opts ...string) {
 	p.conn.WriteToUDP(b, server)
 }
 
+// abort ends the transfer with an ERROR, so the server need not time it out.
+func (p *rawPeer) abort() {
+	p.conn.WriteToUDP([]byte("\x00\x05\x00\x00done\x00"), p.peer)
+}
+
 func (p *rawPeer) ack(block uint16) {
 	p.conn.WriteToUDP([]byte{0, byte(opACK), byte(block >> 8), byte(block)}, p.peer)
 }
@@ -106,6 +111,7 @@ func TestWindowSizeNegotiatedOnlyWhenAsked(t *testing.T) {
 			if got := sortPairs(text); got != tc.want {
 				t.Errorf("option answer %q, want %q", got, tc.want)
 			}
+			p.abort()
 		})
 	}
 }
