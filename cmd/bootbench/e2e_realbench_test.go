@@ -344,8 +344,8 @@ func TestE2ESimulatedBench(t *testing.T) {
 		r := bootbench(t, db, "console", "pc1", "--inventory", inv)
 		took := time.Since(start)
 		want := fmt.Sprintf("is in use by pid %d (bootbench run --inventory %s --board pc1", cmd.Process.Pid, inv)
-		if r.code != 1 || !strings.Contains(r.stderr, want) || took > 3*time.Second {
-			t.Errorf("second console: exit %d after %v, stderr %q; want exit 1 at once naming %q", r.code, took, r.stderr, want)
+		if r.code != 2 || !strings.Contains(r.stderr, want) || took > 3*time.Second {
+			t.Errorf("second console: exit %d after %v, stderr %q; want exit 2 at once naming %q", r.code, took, r.stderr, want)
 		}
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("the run: %v\n%s", err, progress.String())
