@@ -326,6 +326,12 @@ func Parse(b []byte) (Profile, error) {
 	if p.FixedClock != 0 && p.ClockMethod != "" {
 		return p, fmt.Errorf("profile %s: fixed_clock is for a model with one clock; clock_method %s sets clocks", p.Name, p.ClockMethod)
 	}
+	if want, ok := firmwareClockBoot[p.ClockMethod]; ok && p.Boot != want {
+		return p, fmt.Errorf("profile %s: clock_method %s is typed into %s's firmware; it needs boot %s", p.Name, p.ClockMethod, want, want)
+	}
+	if p.ClockMethod.SetInFirmware() && len(p.Clocks) == 0 {
+		return p, fmt.Errorf("profile %s: clock_method %s needs the clocks its firmware offers (clocks: [...])", p.Name, p.ClockMethod)
+	}
 	if p.ClockMethod == ClockCmdline && !strings.Contains(p.ClockCmdline, "{mhz}") {
 		return p, fmt.Errorf("profile %s: clock_method cmdline needs clock_cmdline with {mhz}", p.Name)
 	}
@@ -445,6 +451,13 @@ func firmwareBenchmarks(f *FirmwareUse) []string {
 		}
 	}
 	return names
+}
+
+// firmwareClockBoot is the boot method whose firmware a clock method
+// talks to.
+var firmwareClockBoot = map[ClockMethod]BootMethod{
+	ClockRouterBOOTMenu: BootRouterBOOT,
+	ClockCFENVRAM:       BootCFE,
 }
 
 // CheckClock says whether the board can be run at mhz: one of its clocks,

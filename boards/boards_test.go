@@ -21,8 +21,8 @@ func TestShippedProfilesParse(t *testing.T) {
 	}
 	for _, p := range ps {
 		// A virtual board's clocks are QEMU's instruction clocks, whether
-		// set on QEMU or named in the config.txt its ROM reads.
-		if p.ClockMethod == ClockQEMUIcount || p.ClockMethod == ClockConfigTxt && p.Virtual != nil {
+		// set on QEMU or told its ROM (config.txt, a menu, NVRAM).
+		if p.ClockMethod == ClockQEMUIcount || p.Virtual != nil && (p.ClockMethod == ClockConfigTxt || p.ClockMethod.SetInFirmware()) {
 			for _, c := range p.Clocks {
 				if _, err := IcountShift(c); err != nil {
 					t.Errorf("%s: %v", p.Name, err)
@@ -43,11 +43,11 @@ func TestSeedProfiles(t *testing.T) {
 		clocks             []MHz
 		unsupported        bool
 	}{
-		{"rb450", "mips", "softfloat", 32, BootRouterBOOT, FormatELF, nil, false},
+		{"rb450", "mips", "softfloat", 32, BootRouterBOOT, FormatELF, []MHz{300}, false},
 		{"rb450g", "mips", "softfloat", 256, BootRouterBOOT, FormatELF, []MHz{680, 800}, false},
-		{"rb750", "mips", "softfloat", 32, BootRouterBOOT, FormatELF, nil, false},
-		{"rb750g", "mips", "softfloat", 64, BootRouterBOOT, FormatELF, nil, false},
-		{"wrt54g-v3", "mipsle", "softfloat", 16, BootCFE, FormatELF, nil, false},
+		{"rb750", "mips", "softfloat", 32, BootRouterBOOT, FormatELF, []MHz{400}, false},
+		{"rb750g", "mips", "softfloat", 64, BootRouterBOOT, FormatELF, []MHz{680}, false},
+		{"wrt54g-v3", "mipsle", "softfloat", 16, BootCFE, FormatELF, []MHz{192, 200, 216, 228, 240, 252, 264, 272, 280, 300}, false},
 		{"tl-mr3420", "mips", "softfloat", 32, BootUBootSerial, FormatUImage, nil, true},
 		{"rb1100", "ppc", "", 512, BootRouterBOOT, FormatELF, nil, true},
 		{"pc-x86_64", "amd64", "", 512, BootIPXE, FormatCPIO, nil, false},

@@ -177,9 +177,22 @@ const (
 	ClockQEMUIcount ClockMethod = "qemu-icount" // QEMU's virtual instruction clock
 	ClockManual     ClockMethod = "manual"      // set by the operator (e.g. RouterBOOT's menu)
 	ClockConfigTxt  ClockMethod = "config-txt"  // arm_freq= in the config.txt bootbench serves a Raspberry Pi
+	// ClockRouterBOOTMenu: chosen in RouterBOOT's setup menu over the
+	// console at every boot, with a one-time Ethernet boot beside it.
+	ClockRouterBOOTMenu ClockMethod = "routerboot-menu"
+	// ClockCFENVRAM: CFE's NVRAM clkfreq, set at its prompt and
+	// committed, then a reboot that starts at that clock.
+	ClockCFENVRAM ClockMethod = "cfe-nvram"
 )
 
-var clockMethods = []ClockMethod{ClockCPUFreq, ClockCmdline, ClockBootloader, ClockQEMUIcount, ClockManual, ClockConfigTxt}
+var clockMethods = []ClockMethod{ClockCPUFreq, ClockCmdline, ClockBootloader, ClockQEMUIcount, ClockManual, ClockConfigTxt, ClockRouterBOOTMenu, ClockCFENVRAM}
+
+// SetInFirmware reports whether the clock is set through the board's own
+// firmware over its console after power-on (its setup menu, its NVRAM),
+// so the firmware announces it and the kernel's BogoMIPS must agree.
+func (c ClockMethod) SetInFirmware() bool {
+	return c == ClockRouterBOOTMenu || c == ClockCFENVRAM
+}
 
 // UnmarshalYAML refuses a clock method bootbench does not know.
 func (c *ClockMethod) UnmarshalYAML(n *yaml.Node) error {

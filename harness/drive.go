@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/serialctl"
@@ -14,8 +15,19 @@ import (
 // transcript (the power-on). An expect that times out fails the boot: the
 // bootloader never got where the steps need it.
 func (r *run) drive(ctx context.Context, con *serialctl.Console, from int) error {
+	if r.o.Board.Profile.ClockMethod.SetInFirmware() {
+		var err error
+		if from, err = r.setFirmwareClock(ctx, con, from); err != nil {
+			return err
+		}
+	}
 	_, err := r.steps(ctx, con, from, r.o.Board.Profile.ConsoleSteps, "", true)
 	return err
+}
+
+// drivenOverConsole: the board is worked over its console from power-on.
+func drivenOverConsole(p boards.Profile) bool {
+	return len(p.ConsoleSteps) > 0 || p.ClockMethod.SetInFirmware()
 }
 
 // stepVars are what a send step can name: {server}, {ip}, {board}, {file}.

@@ -237,6 +237,11 @@ func runOnce(ctx context.Context, o config) (*results.Run, error) {
 		// the board did is not a run. No record; the caller stops.
 		return nil, refusedMidRun(refused)
 	}
+	if errors.Is(err, ErrFirmwareRefused) {
+		// The firmware was not what the profile knows: whatever the
+		// board did next is no run of the profile's. No record.
+		return nil, err
+	}
 	if Kind(err) == FailSetup && !r.poweredOn {
 		// The board was never switched on: nothing ran, and every run
 		// after would fail the same way. No record; the caller stops.
@@ -340,7 +345,7 @@ func (r *run) boot(ctx context.Context) error {
 	}
 	r.poweredOn = true
 	defer r.sampleEnergy(ctx)() // stops before the power goes off
-	if len(o.Board.Profile.ConsoleSteps) > 0 {
+	if drivenOverConsole(o.Board.Profile) {
 		dctx, stop := context.WithCancel(ctx)
 		driven := make(chan error, 1)
 		go func() { driven <- r.drive(dctx, con, from) }()

@@ -45,6 +45,9 @@ type watcher struct {
 	lastAt   time.Time
 	panicked string // the panic line, once the kernel panicked
 	oops     string // an Oops or BUG the kernel reported on the way
+	// firmwareClock is the clock the firmware announced last before the
+	// kernel (0: none).
+	firmwareClock boards.MHz
 	// firmwareErr is the first error a boot ROM printed (PXE-E53: no boot
 	// filename): the likely reason when no kernel ever comes.
 	firmwareErr string
@@ -134,6 +137,7 @@ func (w *watcher) line(l serialctl.Line) (err error, done bool) {
 	if err := w.mark(text); err != nil {
 		return err, true
 	}
+	w.announcedClock(text)
 	if p := serialctl.Printable(text); p != "" {
 		w.last, w.lastAt = p, time.Now()
 	}
@@ -237,6 +241,10 @@ func (w *watcher) helloArrived() (error, bool) {
 	r.say("bench", "board up: %s, kernel %s, cpu %q, BogoMIPS %s%s; running %s", h.Arch, h.Kernel, h.CPU, h.BogoMIPS, timersPhrase(h), h.Bench)
 	reported, check, err := checkClock(r.o.Board.Profile, r.o.Clock, h)
 	r.rec.ClockReportedMHz, r.rec.ClockCheck = reported, check
+	if ferr := firmwareClockCheck(r.o.Board.Profile, r.o.Clock, w.firmwareClock); ferr != nil {
+		r.rec.ClockCheck = results.ClockMismatch
+		return failf(FailClockMismatch, false, "%v; the kernel's BogoMIPS %s say about %s", ferr, h.BogoMIPS, reported), true
+	}
 	if err != nil {
 		return failf(FailClockMismatch, false, "%v", err), true
 	}

@@ -128,6 +128,7 @@ func openVirtual(ctx context.Context, b boards.Board, o Options) (*Rig, error) {
 	vb := vbench.NewBoard(n, m, cache)
 	vb.ROM, vb.Name, vb.Serial = p.Virtual.ROM, b.Name, p.Virtual.Serial
 	vb.KernelReadsCmdline = !p.Virtual.AddCmdlineArea
+	vb.Flash, vb.FirmwareClock = filepath.Join(cache, "flash", b.Name), p.ClockMethod.SetInFirmware()
 	r.Target = vb
 	r.Bench = &boot.NetBench{Net: n}
 	return r, nil

@@ -37,6 +37,12 @@ type Board struct {
 	// added to the ELF for the ROM, which appends what it holds, as such
 	// a kernel would itself.
 	KernelReadsCmdline bool
+	// Flash is the directory that holds what the ROM keeps across power
+	// cycles (RouterBOOT's settings, CFE's NVRAM); "" keeps nothing.
+	Flash string
+	// FirmwareClock: the clock is the one the ROM was told in its own
+	// firmware (RouterBOOT's menu, CFE's NVRAM), not one set on QEMU.
+	FirmwareClock bool
 
 	mu  sync.Mutex // guards q, which a ROM's goroutine sets
 	q   *QEMU
@@ -215,17 +221,23 @@ func (b *Board) newROM() (bootROM, error) {
 		if b.Machine.Icount >= 0 {
 			mhz = 1000 >> b.Machine.Icount
 		}
-		return &routerBOOTROM{net: b.Net, mac: b.Machine.MAC, console: b.line.slave, ramMB: b.Machine.Memory, mhz: mhz, board: b.Name, kernelReadsArea: b.KernelReadsCmdline}, nil
+		return &routerBOOTROM{net: b.Net, mac: b.Machine.MAC, con: b.line.slave, ramMB: b.Machine.Memory, mhz: mhz, board: b.Name, kernelReadsArea: b.KernelReadsCmdline,
+			flash: b.Flash, ownClock: b.FirmwareClock, factoryMHz: twinFactoryMHz}, nil
 	case "cfe":
 		return &cfeROM{
 			con: b.line.slave, net: &tapNet{n: b.Net, mac: b.Machine.MAC}, mac: b.Machine.MAC,
 			ramMB: b.Machine.Memory, autoboot: cfeAutoboot, kernelReadsArea: b.KernelReadsCmdline,
+			flash: b.Flash, ownClock: b.FirmwareClock,
 		}, nil
 	case "raspberrypi":
 		return newPiROM(b.line.slave, &tapNet{n: b.Net, mac: b.Machine.MAC}, b.Serial, b.Machine.Memory)
 	}
 	return nil, fmt.Errorf("virtual board %s: unknown boot ROM %q (routerboot, cfe, raspberrypi)", b.Name, b.ROM)
 }
+
+// twinFactoryMHz is the clock a twin whose firmware sets it leaves the
+// factory with: the fastest QEMU makes exact.
+const twinFactoryMHz = 1000
 
 // cfeAutoboot is how long the virtual CFE waits for Ctrl-C before its
 // startup command: about as long as a WRT54G's CFE takes from its banner

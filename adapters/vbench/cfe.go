@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/contract/elfcmdline"
 )
 
@@ -37,7 +38,7 @@ import (
 
 // cfeROM is one power-on of the ROM.
 type cfeROM struct {
-	con   cfeConsole
+	con   romConsole
 	net   cfeNet
 	mac   net.HardwareAddr
 	ramMB int
@@ -48,11 +49,18 @@ type cfeROM struct {
 	// kernelReadsArea: the kernel appends its own command line area;
 	// CFE passes it nothing.
 	kernelReadsArea bool
+
+	// flash is the directory of the board's flash, where NVRAM is
+	// committed; nvram is the working copy, read at each start.
+	flash string
+	nvram map[string]string
+	// ownClock: the kernel runs at the clock NVRAM's clkfreq names.
+	ownClock bool
 }
 
-// cfeConsole is the board's end of its serial line: the ROM types on it and
+// romConsole is the board's end of its serial line: a ROM types on it and
 // reads keys off it, with a deadline so that power-off is heard.
-type cfeConsole interface {
+type romConsole interface {
 	io.ReadWriter
 	SetReadDeadline(time.Time) error
 }
@@ -83,16 +91,31 @@ const (
 )
 
 // cfeCommands are the commands CFE lists when it does not know one: the
-// twin's, which are the two bootbench types.
-var cfeCommands = []string{"ifconfig", "boot"}
+// twin's, which are the ones bootbench types.
+var cfeCommands = []string{"ifconfig", "boot", "nvram", "reboot"}
 
 func (r *cfeROM) say(format string, args ...any) {
 	fmt.Fprintf(r.con, format, args...)
 }
 
-// boot runs CFE until a boot -elf has an ELF to start, or ctx ends.
+// boot runs CFE until a boot -elf has an ELF to start, or ctx ends; a
+// reboot starts it again from its banner.
 func (r *cfeROM) boot(ctx context.Context) (*romLoad, error) {
 	defer r.net.close()
+	for {
+		load, err := r.start(ctx)
+		if !errors.Is(err, errRestart) {
+			return load, err
+		}
+	}
+}
+
+// start is one start of CFE: NVRAM read, banner, autoboot, prompt.
+func (r *cfeROM) start(ctx context.Context) (*romLoad, error) {
+	r.nvram, r.lease = map[string]string{}, nil
+	if err := loadFlash(r.flash, cfeNVRAMFile, &r.nvram); err != nil {
+		return nil, err
+	}
 	r.banner()
 	if !r.stopped(ctx) {
 		if ctx.Err() != nil {
@@ -105,8 +128,9 @@ func (r *cfeROM) boot(ctx context.Context) (*romLoad, error) {
 		if err != nil {
 			return nil, err
 		}
-		if load := r.command(ctx, line); load != nil {
-			return load, nil
+		load, err := r.command(ctx, line)
+		if load != nil || err != nil {
+			return load, err
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -120,7 +144,7 @@ func (r *cfeROM) banner() {
 	r.say("Build Date: virtual (bootbench)\r\n")
 	r.say("Copyright (C) 2000,2001,2002,2003 Broadcom Corporation.\r\n\r\n")
 	r.say("Initializing Arena\r\nInitializing Devices.\r\n")
-	r.say("CPU type 0x29008: 216MHz\r\nTotal memory: %d KBytes\r\n\r\n", r.ramMB<<10)
+	r.say("CPU type 0x29008: %dMHz\r\nTotal memory: %d KBytes\r\n\r\n", r.clock(), r.ramMB<<10)
 }
 
 // stopped waits the autoboot window for Ctrl-C, as CFE checks its console
@@ -152,6 +176,12 @@ func (r *cfeROM) flashBoot() {
 // key reads one byte before deadline; errTimeout when none came, the
 // context's error once it ended.
 func (r *cfeROM) key(ctx context.Context, deadline time.Time) (byte, error) {
+	return readKey(ctx, r.con, deadline)
+}
+
+// readKey reads one byte typed on a ROM's console before deadline;
+// errTimeout when none came, the context's error once it ended.
+func readKey(ctx context.Context, con romConsole, deadline time.Time) (byte, error) {
 	var b [1]byte
 	for ctx.Err() == nil {
 		// Short reads, so power-off (ctx) is heard within a tick.
@@ -159,10 +189,10 @@ func (r *cfeROM) key(ctx context.Context, deadline time.Time) (byte, error) {
 		if tick.After(deadline) {
 			tick = deadline
 		}
-		if err := r.con.SetReadDeadline(tick); err != nil {
+		if err := con.SetReadDeadline(tick); err != nil {
 			return 0, err
 		}
-		n, err := r.con.Read(b[:])
+		n, err := con.Read(b[:])
 		if n == 1 {
 			return b[0], nil
 		}
@@ -211,11 +241,11 @@ func (r *cfeROM) prompt(ctx context.Context) (string, error) {
 }
 
 // command runs one command line; it returns what to start when it was a
-// boot that loaded a program.
-func (r *cfeROM) command(ctx context.Context, line string) *romLoad {
+// boot that loaded a program, errRestart for a reboot.
+func (r *cfeROM) command(ctx context.Context, line string) (*romLoad, error) {
 	args := strings.Fields(line)
 	if len(args) == 0 {
-		return nil // CFE prints nothing for an empty line
+		return nil, nil // CFE prints nothing for an empty line
 	}
 	switch args[0] {
 	case "ifconfig":
@@ -223,15 +253,19 @@ func (r *cfeROM) command(ctx context.Context, line string) *romLoad {
 	case "boot":
 		load, st := r.bootELF(ctx, args[1:])
 		if load != nil {
-			return load
+			return load, nil
 		}
 		r.status(st)
+	case "nvram":
+		r.status(r.nvramCommand(args[1:]))
+	case "reboot":
+		return nil, errRestart
 	default:
 		r.say("Invalid command: \"%s\"\r\n", args[0])
 		r.say("Available commands: %s\r\n", strings.Join(cfeCommands, ", "))
 		r.status(cfeErr)
 	}
-	return nil
+	return nil, nil
 }
 
 func (r *cfeROM) status(st int) {
@@ -326,6 +360,14 @@ func (r *cfeROM) bootELF(ctx context.Context, args []string) (*romLoad, int) {
 	if err != nil {
 		r.say("Could not load %s: %v\r\n", rest[0], err)
 		return nil, cfeErrNotELF
+	}
+	if r.ownClock {
+		s, err := boards.IcountShift(boards.MHz(r.clock()))
+		if err != nil {
+			r.say("Could not start %s: %v\r\n", rest[0], err)
+			return nil, cfeErr
+		}
+		load.icount, load.ownClock = s, true
 	}
 	r.say("Closing network.\r\nStarting program at 0x%08x\r\n", load.entry)
 	return load.romLoad, cfeOK

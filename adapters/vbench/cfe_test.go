@@ -83,7 +83,7 @@ type console struct {
 }
 
 func newConsole(t *testing.T, c net.Conn) *console {
-	con := &console{t: t, conn: c, out: make(chan []byte, 64)}
+	con := &console{t: t, conn: c, out: make(chan []byte, 4096)}
 	go func() {
 		for {
 			buf := make([]byte, 4096)
@@ -127,8 +127,14 @@ func (c *console) typeKeys(s string) {
 // startCFE powers a ROM on with a fake network; it returns the console,
 // and the channel its boot's end comes on.
 func startCFE(t *testing.T, fn *fakeCFENet, autoboot time.Duration) (*console, <-chan *romLoad, context.CancelFunc) {
+	return startCFEFlash(t, fn, autoboot, "")
+}
+
+// startCFEFlash is startCFE with NVRAM in flash (a directory) and the
+// kernel at the clock clkfreq names.
+func startCFEFlash(t *testing.T, fn *fakeCFENet, autoboot time.Duration, flash string) (*console, <-chan *romLoad, context.CancelFunc) {
 	board, bench := net.Pipe()
-	rom := &cfeROM{con: board, net: fn, mac: net.HardwareAddr{0x52, 0x54, 0, 0xbb, 0, 7}, ramMB: 16, autoboot: autoboot}
+	rom := &cfeROM{con: board, net: fn, mac: net.HardwareAddr{0x52, 0x54, 0, 0xbb, 0, 7}, ramMB: 16, autoboot: autoboot, flash: flash, ownClock: flash != ""}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *romLoad, 1)
 	go func() {
@@ -165,7 +171,7 @@ func TestCFEDialect(t *testing.T) {
 		{"another device", fakeCFENet{lease: testLease}, []string{"ifconfig eth1 -auto"}, []string{"Device not found", "*** command status = -6"}},
 		{"unknown command", fakeCFENet{}, []string{"tftpboot 0x80001000 kernel.elf"}, []string{
 			"Invalid command: \"tftpboot\"\r\n",
-			"Available commands: ifconfig, boot\r\n",
+			"Available commands: ifconfig, boot, nvram, reboot\r\n",
 			"*** command status = -1\r\n",
 		}},
 		{"empty line", fakeCFENet{}, []string{"", "bogus"}, []string{"CFE> \r\nCFE> bogus", "Invalid command: \"bogus\""}},
@@ -313,5 +319,43 @@ func TestCFEDHCPFrames(t *testing.T) {
 	lease := leaseOf(answer(req, "dhcp-ack"))
 	if !lease.ip.Equal(net.IPv4(198, 18, 0, 10)) || !lease.mask.Equal(net.IPv4(255, 255, 255, 0)) || lease.servers() != "gateway not set, nameserver not set" {
 		t.Errorf("lease %+v (%s)", lease, lease.servers())
+	}
+}
+
+// TestCFENVRAMClock: nvram set, get, commit and reboot as CFE has them; the
+// clock clkfreq names is announced on the next start and the kernel runs
+// at it; what was set and not committed is gone after a reboot.
+func TestCFENVRAMClock(t *testing.T) {
+	kernel := mipsELF(t, binary.LittleEndian, "console=ttyS0,115200")
+	fn := &fakeCFENet{lease: testLease, files: map[string][]byte{"b/kernel.elf": kernel}}
+	con, done, _ := startCFEFlash(t, fn, time.Minute, t.TempDir())
+	con.expect("CPU type 0x29008: 1000MHz\r\n")
+	con.typeKeys("\x03")
+	con.expect("CFE> ")
+	for _, c := range []struct{ typed, want string }{
+		{"nvram set clkfreq=250", "*** command status = 0\r\nCFE> "},
+		{"nvram get clkfreq", "250\r\n*** command status = 0\r\nCFE> "},
+		{"nvram commit", "*** command status = 0\r\nCFE> "},
+		{"nvram set clkfreq=500", "*** command status = 0\r\nCFE> "},
+		{"nvram bogus", "*** command status = -8\r\nCFE> "},
+		{"reboot", "CFE version 1.0.37"},
+	} {
+		con.typeKeys(c.typed + "\r")
+		con.expect(c.want)
+		con.seen.Reset()
+	}
+	con.expect("CPU type 0x29008: 250MHz\r\n")
+	con.typeKeys("\x03")
+	con.expect("CFE> ")
+	con.typeKeys("ifconfig eth0 -auto\r")
+	con.expect("*** command status = 0\r\nCFE> ")
+	con.typeKeys("boot -elf 198.18.0.1:b/kernel.elf\r")
+	select {
+	case load := <-done:
+		if load == nil || !load.ownClock || load.icount != 2 {
+			t.Fatalf("loaded %+v, want the kernel at -icount shift 2 (250 MHz)", load)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the ROM did not start the program")
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"time"
@@ -42,12 +41,21 @@ import (
 
 // routerBOOTROM is one power-on of the ROM.
 type routerBOOTROM struct {
-	net     *Net
-	mac     net.HardwareAddr
-	console io.Writer // the board's UART
-	ramMB   int
-	mhz     int
-	board   string
+	net   *Net
+	mac   net.HardwareAddr
+	con   romConsole // the board's UART
+	ramMB int
+	mhz   int // the clock QEMU runs at (0: real time), where the ROM does not set it
+	board string
+	// flash is the directory of the board's flash, where its settings
+	// are kept; settings are them, read at power-on.
+	flash    string
+	settings rbSettings
+	// ownClock: the clock is the menu's cpu frequency, which the ROM
+	// announces and starts the kernel at; factoryMHz is its setting
+	// from the factory.
+	ownClock   bool
+	factoryMHz int
 	// kernelReadsArea: the kernel appends its own command line area, so
 	// the ROM passes only RouterBOOT's parameters.
 	kernelReadsArea bool
@@ -76,18 +84,90 @@ type bootpReply struct {
 }
 
 func (r *routerBOOTROM) say(format string, args ...any) {
-	fmt.Fprintf(r.console, format, args...)
+	fmt.Fprintf(r.con, format, args...)
 }
 
-// boot runs the ROM until it has an ELF to start, or ctx ends (power off).
-// A failed load starts over, as RouterBOOT does.
+// boot runs the ROM until it has an ELF to start, or ctx ends (power off):
+// the banner, the setup menu when a key comes in time (starting again
+// when its clock changed), then the boot device.
 func (r *routerBOOTROM) boot(ctx context.Context) (*romLoad, error) {
+	r.settings = factoryRB(r.factoryMHz)
+	if err := loadFlash(r.flash, rbFlashFile, &r.settings); err != nil {
+		return nil, err
+	}
+	for {
+		r.banner()
+		if !r.enterSetup(ctx) {
+			break
+		}
+		err := r.setup(ctx)
+		if errors.Is(err, errRestart) {
+			r.say("\r\nrebooting...\r\n")
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		break
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return r.load(ctx)
+}
+
+func (r *routerBOOTROM) banner() {
 	r.say("\r\n\r\nRouterBOOT booter virtual (bootbench)\r\n\r\n%s\r\n\r\n", r.board)
-	if r.mhz > 0 {
-		r.say("CPU frequency: %s\r\n", boards.MHz(r.mhz).Figure())
+	if mhz := r.clock(); mhz > 0 {
+		r.say("CPU frequency: %s\r\n", boards.MHz(mhz).Figure())
 	}
 	r.say("  Memory size: %d MB\r\n\r\n", r.ramMB)
-	r.say("Press any key within 2 seconds to enter setup\r\n")
+}
+
+// clock is the clock the board runs at (0: QEMU's real time).
+func (r *routerBOOTROM) clock() int {
+	if r.ownClock {
+		return r.settings.CPUMHz
+	}
+	return r.mhz
+}
+
+// load boots from the boot device. The NAND holds no kernel: booting from
+// it alone leaves the board there until power-off, as a RouterBOARD with
+// an empty NAND; a one-time Ethernet boot goes back to NAND once the
+// kernel is loaded.
+func (r *routerBOOTROM) load(ctx context.Context) (*romLoad, error) {
+	switch r.settings.BootDevice {
+	case bootNANDOnly:
+		r.say("loading kernel from nand... no kernel found\r\n")
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case bootNANDThenEth:
+		r.say("loading kernel from nand... no kernel found\r\n")
+	}
+	load, err := r.netbootUntilLoaded(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.settings.BootDevice == bootEthernetOnce {
+		r.settings.BootDevice = bootNANDOnly
+		if err := saveFlash(r.flash, rbFlashFile, r.settings); err != nil {
+			return nil, err
+		}
+	}
+	if r.ownClock {
+		s, err := boards.IcountShift(boards.MHz(r.settings.CPUMHz))
+		if err != nil {
+			return nil, fmt.Errorf("%w: cpu frequency %d MHz: %v", errCannotStart, r.settings.CPUMHz, err)
+		}
+		load.icount, load.ownClock = s, true
+	}
+	return load, nil
+}
+
+// netbootUntilLoaded netboots until an ELF is loaded; a failed load starts
+// over, as RouterBOOT does.
+func (r *routerBOOTROM) netbootUntilLoaded(ctx context.Context) (*romLoad, error) {
 	for {
 		load, err := r.netboot(ctx)
 		if err == nil {

@@ -17,7 +17,7 @@ func TestBoardsShow(t *testing.T) {
 	}{
 		{"rb1100", []string{"NOT SUPPORTED its CPU is 32-bit PowerPC", "gccgo", "works         bootbench import --board rb1100", "nothing runs on the board", "firmware      bench route runs under RouterOS", "image: none                  # keep RouterOS", "/ip firewall filter add chain=forward"}},
 		{"rb450", []string{"arch          mips (GOMIPS=softfloat)", "bench speed   supported", "bench dd      supported: in the image's benchinit", "bench route   supported on a bench whose inventory cables two host NICs to the board's routed ports", "bench openssl supported: cross-built from Debian 12's openssl 3.0 source with Debian's mips-linux-gnu compiler", "ram check", "32 MiB", "ONLY ON VIRTUAL BOARDS", "qemu-rb450: its twin", "it differs in the SoC"}},
-		{"rb450g", []string{"clocks        680,800 MHz (default 680, applied by manual)", "ONLY ON VIRTUAL BOARDS", "qemu-rb450g: its twin", "not 680 and 800, which QEMU cannot make exact"}},
+		{"rb450g", []string{"clocks        680,800 MHz (default 680, applied by routerboot-menu)", "ONLY ON VIRTUAL BOARDS", "qemu-rb450g: its twin", "not 680 and 800, which QEMU cannot make exact"}},
 		{"wrt54g-v3", []string{"bench openssl supported: Debian 12's openssl 3.0 for mipsel", "ONLY ON VIRTUAL BOARDS", "qemu-wrt54g: CFE's console dialect end to end"}},
 		{"tl-mr3420", []string{"boot          uboot-serial", "NOT SUPPORTED its U-Boot boots a MIPS uImage", "works         image build --arch mips --format uimage", "nothing runs on the board; what stands in", "qemu-arm64: U-Boot"}},
 		{"rb750", []string{"ram           32 MiB"}},

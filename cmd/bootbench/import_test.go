@@ -442,7 +442,8 @@ func TestImportClockHeldToModel(t *testing.T) {
 	}{
 		{"rb450g", "99999999", "import: board model rb450g has no clock setting 99999999 MHz (settings: 680, 800 MHz); nothing imported (--force stores it at 99999999 MHz anyway)"},
 		{"rpi4b", "2500", "board model rpi4b: 2500 MHz is above 2100 MHz, the highest clock its firmware takes"},
-		{"wrt54g-v3", "5000", "board model wrt54g-v3 runs at one clock, 216 MHz; it has no clock settings"},
+		{"wrt54g-v3", "5000", "board model wrt54g-v3 has no clock setting 5000 MHz (settings: 192, 200, 216, 228, 240, 252, 264, 272, 280, 300 MHz)"},
+		{"tl-mr3420", "5000", "board model tl-mr3420 runs at one clock, 400 MHz; it has no clock settings"},
 	}
 	for _, tt := range refused {
 		db := filepath.Join(t.TempDir(), "r.db")
@@ -460,7 +461,7 @@ func TestImportClockHeldToModel(t *testing.T) {
 		want         int
 	}{
 		{"rb450g", "0", 680},    // its default clock
-		{"rb450", "0", 300},     // its one clock
+		{"rb450", "0", 300},     // its stock clock, the one it lists
 		{"rpi4b", "2000", 2000}, // above the safe 1800, which the firmware takes with over_voltage
 		{"rb450", "300", 300},
 	}
