@@ -54,6 +54,7 @@ func (r *run) runFirmware(ctx context.Context) error {
 	r.say("power", "on: %s; console %s; the board keeps its own firmware: nothing is netbooted", o.Target, consoleName(o))
 	defer r.powerOff()
 	off := con.Offset()
+	r.bootFrom = off
 	if err := o.Target.On(ctx); err != nil {
 		if ctx.Err() != nil {
 			return ErrInterrupted

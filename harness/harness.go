@@ -219,6 +219,14 @@ type run struct {
 	// energy reads the board's power meter while it is on; nil when its
 	// switch has none.
 	energy *sampler
+
+	// lookback is the console's text just before a served run's
+	// transcript, where its firmware printed its banner before the board
+	// asked to boot; nil for a run that switches its board on. bootFrom
+	// is where the run's boot began in lookback and the transcript read
+	// as one: power-on, or the board asking.
+	lookback []byte
+	bootFrom int
 }
 
 func runOnce(ctx context.Context, o config) (*results.Run, error) {
@@ -337,6 +345,7 @@ func (r *run) boot(ctx context.Context) error {
 	r.say("power", "on: %s; console %s", o.Target, consoleName(o))
 	defer r.powerOff()
 	from := con.Offset()
+	r.bootFrom = from
 	if err := o.Target.On(ctx); err != nil {
 		if ctx.Err() != nil {
 			return ErrInterrupted
@@ -431,6 +440,7 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 	rec := r.rec
 	rec.Finished = time.Now()
 	rec.RawOutput = r.out
+	r.noteFirmware()
 	if err == nil && r.o.Board.OwnFirmware {
 		rec.Metrics = r.measured
 	} else if err == nil && r.host != nil {

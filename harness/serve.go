@@ -288,7 +288,8 @@ func (b *servedBoard) watchRun(ctx context.Context, a *servedRun) {
 	r := a.r
 	r.enter("netboot")
 	err := r.watch(ctx, a.lines, a.events)
-	r.rec.Transcript = b.con.TranscriptFrom(a.startOff)
+	r.lookback, r.rec.Transcript = lookback(b.con, a.startOff)
+	r.bootFrom = len(r.lookback)
 	rec, err := r.finish(ctx, err)
 	b.mu.Lock()
 	if b.active == a {

@@ -66,6 +66,11 @@ type Import struct {
 	Tool, Version string
 	Metrics       []Metric
 
+	// Bootloader and FirmwareClockMHz are the firmware a console capture
+	// shows before the output (see Run's); empty for output alone.
+	Bootloader       string
+	FirmwareClockMHz boards.MHz
+
 	// Again marks a deliberate re-import of output already stored. The run
 	// is stored without its hash, which stays with the first import.
 	Again bool
@@ -111,6 +116,9 @@ func (im *Import) Run() *Run {
 		RawOutput:   im.Data,
 		Metrics:     append([]Metric(nil), im.Metrics...),
 		Source:      SourceImportPrefix + filepath.Base(im.Path),
+
+		Bootloader:       im.Bootloader,
+		FirmwareClockMHz: im.FirmwareClockMHz,
 	}
 	if im.Tables > 0 {
 		r.Source += fmt.Sprintf(" table %d of %d", im.Table, im.Tables)

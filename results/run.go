@@ -102,6 +102,19 @@ type Run struct {
 	ImageDigest string
 	Kernel      string
 
+	// Bootloader is the firmware that booted the run, as its console
+	// banner named it, name and version in one: "RouterBOOT 2.20", "CFE
+	// 1.0.37", "U-Boot 1.1.4", "RPi bootloader 2024-07-30"; "" when the
+	// console showed none. Figures that differ between two runs of one
+	// board and clock setting may come from a firmware update; this says
+	// whether there was one.
+	Bootloader string
+	// FirmwareClockMHz is the CPU clock the firmware announced in its
+	// banner (RouterBOOT's "CPU frequency: 680 MHz", CFE's "CPU type
+	// 0x29008: 216MHz"): what it set, before the kernel ran; 0 when it
+	// announced none.
+	FirmwareClockMHz boards.MHz
+
 	Hello      json.RawMessage // the board's hello report, may be nil
 	Transcript []byte          // byte-exact serial transcript
 	RawOutput  []byte          // the benchmark's reassembled output

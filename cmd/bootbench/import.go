@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -15,6 +16,8 @@ import (
 	"github.com/bootbench/bootbench/results/parse"
 	"github.com/bootbench/bootbench/results/spool"
 	"github.com/bootbench/bootbench/results/store"
+	"github.com/bootbench/bootbench/serialctl"
+	"github.com/bootbench/bootbench/serialctl/pasted"
 )
 
 const importSynopsis = "import --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd] [--table N] [--tool-version V] [--rep N] [--force | --skip-existing] [--new-board] [--db PATH] FILE..."
@@ -327,6 +330,7 @@ func readImport(path string, o *importOptions) (*results.Import, error) {
 		return nil, err
 	}
 	im := &results.Import{Path: path, Data: data, Measured: out.Measured, Tool: out.Tool, Version: out.Version}
+	im.Bootloader, im.FirmwareClockMHz = capturedFirmware(data, out.Line)
 	if len(tables) > 1 {
 		im.Table, im.Tables = o.table, len(tables)
 		im.Data = lines(data, out.FirstLine, out.LastLine)
@@ -335,6 +339,26 @@ func readImport(path string, o *importOptions) (*results.Import, error) {
 		im.Metrics = append(im.Metrics, results.Metric{Name: m.Name, Unit: m.Unit, Value: m.Value})
 	}
 	return im, nil
+}
+
+// capturedFirmware is the firmware a console capture shows before its
+// benchmark output, which starts at line first: the banner and announced
+// clock of the last boot before it (serialctl.BootFirmware). Output
+// saved alone shows none, and so does a file that reads as no console
+// log.
+func capturedFirmware(data []byte, first int) (string, boards.MHz) {
+	log, err := pasted.Read(bytes.NewReader(data))
+	if err != nil {
+		return "", 0
+	}
+	var fw serialctl.BootFirmware
+	for _, l := range log.Lines {
+		if l.N >= first {
+			break
+		}
+		fw.Line(l.Text)
+	}
+	return fw.Bootloader, fw.ClockMHz
 }
 
 // parseErr says what is wrong with a file's output (parse errors read

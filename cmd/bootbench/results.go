@@ -201,6 +201,9 @@ func writeRunHeader(r *results.Run) {
 		tool += ", version not in the output"
 	}
 	fmt.Printf("bench    %s (%s)\n", r.Bench, tool)
+	if fw := firmwareLine(r); fw != "" {
+		fmt.Printf("firmware %s\n", fw)
+	}
 	// An imported run has no kernel or image of bootbench's.
 	if r.Kernel != "" {
 		fmt.Printf("kernel   %s\n", r.Kernel)
@@ -439,6 +442,20 @@ func unwrapPathErr(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// firmwareLine names the firmware that booted a run and the clock it
+// announced, as far as its console showed them: "RouterBOOT 2.41,
+// announced 800 MHz"; "" when it showed neither.
+func firmwareLine(r *results.Run) string {
+	var parts []string
+	if r.Bootloader != "" {
+		parts = append(parts, r.Bootloader)
+	}
+	if r.FirmwareClockMHz > 0 {
+		parts = append(parts, "announced "+r.FirmwareClockMHz.String())
+	}
+	return strings.Join(parts, ", ")
 }
 
 // clockLine says what clock a run asked for and what came of it.

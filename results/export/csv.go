@@ -3,13 +3,18 @@ package export
 import (
 	"encoding/csv"
 	"io"
+	"slices"
 	"strconv"
 
+	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
 )
 
 // csvHeader is the column contract of `results export --format csv`.
-var csvHeader = []string{"run", "board", "clock_mhz", "rep", "status", "started", "bench", "tool", "tool_version", "metric", "unit", "value"}
+// Columns are only ever added at the end, so scripts that read them by
+// position keep working.
+var csvHeader = []string{"run", "board", "clock_mhz", "rep", "status", "started", "bench", "tool", "tool_version", "metric", "unit", "value",
+	"bootloader", "firmware_clock_mhz"}
 
 // WriteCSV writes runs as RFC 4180 CSV, a header row then one row per run
 // and metric, in run order and metric order (see MetricLess): the long
@@ -19,6 +24,8 @@ var csvHeader = []string{"run", "board", "clock_mhz", "rep", "status", "started"
 // metric, unit and value left empty, so the export accounts for every
 // attempt as the JSON export does; filter on status to drop them. Values are
 // plain decimals, never exponent form, and times are RFC 3339 in UTC.
+// The firmware that booted the run and the clock it announced close each
+// row, empty when its console showed none.
 func WriteCSV(w io.Writer, runs []results.Run) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
@@ -29,8 +36,9 @@ func WriteCSV(w io.Writer, runs []results.Run) error {
 			string(r.ID), r.Board, strconv.Itoa(int(r.ClockMHz)), strconv.Itoa(r.Rep), r.Status,
 			jsonTime(r.Started), r.Bench, r.Tool, r.ToolVersion,
 		}
+		firmware := []string{r.Bootloader, firmwareClock(r.FirmwareClockMHz)}
 		if len(r.Metrics) == 0 {
-			if err := cw.Write(append(lead, "", "", "")); err != nil {
+			if err := cw.Write(slices.Concat(lead, []string{"", "", ""}, firmware)); err != nil {
 				return err
 			}
 			continue
@@ -38,8 +46,7 @@ func WriteCSV(w io.Writer, runs []results.Run) error {
 		ms := append([]results.Metric(nil), r.Metrics...)
 		results.SortMetrics(ms)
 		for _, m := range ms {
-			row := append(append([]string(nil), lead...),
-				m.Name, m.Unit, strconv.FormatFloat(m.Value, 'f', -1, 64))
+			row := slices.Concat(lead, []string{m.Name, m.Unit, strconv.FormatFloat(m.Value, 'f', -1, 64)}, firmware)
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -47,4 +54,14 @@ func WriteCSV(w io.Writer, runs []results.Run) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// firmwareClock is a firmware's announced clock as a cell: empty when it
+// announced none, which 0 would not say (clock_mhz's 0 is the board's
+// default clock).
+func firmwareClock(mhz boards.MHz) string {
+	if mhz == 0 {
+		return ""
+	}
+	return strconv.Itoa(int(mhz))
 }

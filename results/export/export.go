@@ -78,6 +78,11 @@ type jsonRun struct {
 	Route *results.RouteSettings `json:"route,omitempty"`
 	// What the board's power meter measured; absent without one.
 	Energy *jsonEnergy `json:"energy,omitempty"`
+	// The firmware that booted the run ("RouterBOOT 2.41") and the CPU
+	// clock it announced in its banner; absent when its console showed
+	// none. Last, as every field added after the contract was set.
+	Bootloader       string     `json:"bootloader,omitempty"`
+	FirmwareClockMHz boards.MHz `json:"firmware_clock_mhz,omitempty"`
 }
 
 type jsonEnergy struct {
@@ -156,6 +161,8 @@ func WriteJSON(w io.Writer, runs []results.Run) error {
 			Throttle:         r.Throttle,
 			Route:            r.Route,
 			Energy:           jsonEnergyOf(r.Energy),
+			Bootloader:       r.Bootloader,
+			FirmwareClockMHz: r.FirmwareClockMHz,
 		}
 		ms := append([]results.Metric(nil), r.Metrics...)
 		results.SortMetrics(ms)
@@ -289,7 +296,7 @@ func ReadJSON(r io.Reader) ([]results.Run, error) {
 			Reason: jr.Reason, Bench: jr.Bench, Tool: jr.Tool, ToolVersion: jr.ToolVersion,
 			Kernel: jr.Kernel, ImageDigest: jr.ImageDigest, Hello: jr.Hello,
 			ClockReportedMHz: jr.ClockReportedMHz, ClockCheck: jr.ClockCheck, Throttle: jr.Throttle,
-			Route: jr.Route, StartedFrom: jr.StartedFrom,
+			Route: jr.Route, StartedFrom: jr.StartedFrom, Bootloader: jr.Bootloader, FirmwareClockMHz: jr.FirmwareClockMHz,
 		}
 		if jr.Started != "" {
 			var err error

@@ -26,6 +26,10 @@ func exportRuns() []results.Run {
 		Reason:   "no DHCP request within 60s:\n check the bench NIC & <cable>",
 		Bench:    "speed",
 		Started:  storetest.T0.Add(154 * time.Second).Truncate(time.Second),
+		// Its console showed RouterBOOT's banner before the netboot
+		// failed.
+		Bootloader:       "RouterBOOT 2.41",
+		FirmwareClockMHz: 680,
 	}
 	return []results.Run{*ok, *failed}
 }

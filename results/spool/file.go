@@ -66,6 +66,10 @@ type wireRun struct {
 	Energy      *wireEnergy            `json:"energy"`
 	Source      string                 `json:"source"`
 	InputSHA256 string                 `json:"input_sha256"`
+	// Bootloader and FirmwareClockMHz came after version 1's first
+	// files too, and are left out when empty in the same way.
+	Bootloader       string     `json:"bootloader,omitempty"`
+	FirmwareClockMHz boards.MHz `json:"firmware_clock_mhz,omitempty"`
 }
 
 type wireStage struct {
@@ -102,6 +106,7 @@ func toWire(r *results.Run) wireRun {
 		Tool: r.Tool, ToolVersion: r.ToolVersion, Started: r.Started, Finished: r.Finished, StartedFrom: r.StartedFrom,
 		ImageDigest: r.ImageDigest, Kernel: r.Kernel, Hello: r.Hello, Transcript: r.Transcript, RawOutput: r.RawOutput,
 		Metrics: r.Metrics, Source: r.Source, InputSHA256: r.InputSHA256,
+		Bootloader: r.Bootloader, FirmwareClockMHz: r.FirmwareClockMHz,
 	}
 	for _, s := range r.Stages {
 		w.Stages = append(w.Stages, wireStage{Name: s.Name, NS: int64(s.Duration)})
@@ -126,6 +131,7 @@ func (w wireRun) run() *results.Run {
 		Tool: w.Tool, ToolVersion: w.ToolVersion, Started: w.Started, Finished: w.Finished, StartedFrom: w.StartedFrom,
 		ImageDigest: w.ImageDigest, Kernel: w.Kernel, Hello: w.Hello, Transcript: w.Transcript, RawOutput: w.RawOutput,
 		Metrics: w.Metrics, Source: w.Source, InputSHA256: w.InputSHA256,
+		Bootloader: w.Bootloader, FirmwareClockMHz: w.FirmwareClockMHz,
 	}
 	for _, s := range w.Stages {
 		r.Stages = append(r.Stages, results.Stage{Name: s.Name, Duration: time.Duration(s.NS)})

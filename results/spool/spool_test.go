@@ -127,6 +127,7 @@ func TestVersion1Reads(t *testing.T) {
 	r.Energy = &results.Energy{Meter: "tasmota http://198.18.5.7 relay 1", Failed: 1,
 		Samples: []results.PowerSample{{At: time.Second, Watts: 2.5}, {At: 2 * time.Second, Watts: 3.25}},
 		Spans:   []results.PowerSpan{{Name: results.SpanIdle, From: 0, To: time.Second, MeanWatts: 2.5, Joules: 2.5}}}
+	r.Bootloader = "" // the first files had no firmware; a run without one is written as they were
 	// Today's encoding is the file's, byte for byte: a change to the
 	// format shows here, and needs a new version (and this file kept, as
 	// a version-1 file to read).

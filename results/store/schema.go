@@ -223,6 +223,19 @@ ALTER TABLE runs ADD COLUMN started_from TEXT NOT NULL DEFAULT ''; -- imports: o
 ALTER TABLE runs ADD COLUMN route_settings TEXT COLLATE "C";
 ALTER TABLE runs ADD COLUMN started_from TEXT COLLATE "C" NOT NULL DEFAULT '';
 `},
+	// 8: the firmware that booted a run, as its console showed it: the
+	// bootloader's banner (name and version) and the CPU clock it
+	// announced. Two runs at one clock setting whose firmware differs
+	// (another RouterBOOT, a clock the menu set otherwise) are told
+	// apart by it. ''/0 for imports without a console, runs whose console
+	// showed none, and runs stored before.
+	{sqlite: `
+ALTER TABLE runs ADD COLUMN bootloader TEXT NOT NULL DEFAULT '';            -- "RouterBOOT 2.20", "CFE 1.0.37"; '' none shown
+ALTER TABLE runs ADD COLUMN firmware_clock_mhz INTEGER NOT NULL DEFAULT 0; -- announced in its banner; 0: none
+`, postgres: `
+ALTER TABLE runs ADD COLUMN bootloader TEXT COLLATE "C" NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN firmware_clock_mhz INTEGER NOT NULL DEFAULT 0;
+`},
 }
 
 // SchemaVersion reports the database's schema version (the number of

@@ -326,12 +326,14 @@ func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *results.Run) error
 	_, err = tx.ExecContext(ctx, s.eng.bind(`
 		INSERT INTO runs(id, board, clock_mhz, rep, status, reason, bench, tool, tool_version,
 			started, finished, image_digest, kernel, hello, transcript, raw_output, source, input_sha256,
-			clock_reported_mhz, clock_check, metric_count, metrics_sha256, throttle, route_settings, started_from)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			clock_reported_mhz, clock_check, metric_count, metrics_sha256, throttle, route_settings, started_from,
+			bootloader, firmware_clock_mhz)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		r.ID, r.Board, r.ClockMHz, r.Rep, r.Status, r.Reason, r.Bench, r.Tool, r.ToolVersion,
 		formatTime(r.Started), formatTime(r.Finished), r.ImageDigest, r.Kernel, hello,
 		r.Transcript, r.RawOutput, source, sum, r.ClockReportedMHz, r.ClockCheck,
-		len(r.Metrics), metricsDigest(r.Metrics), throttle, route, r.StartedFrom)
+		len(r.Metrics), metricsDigest(r.Metrics), throttle, route, r.StartedFrom,
+		r.Bootloader, r.FirmwareClockMHz)
 	return err
 }
 
@@ -343,7 +345,7 @@ func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *results.Run) error
 func storable(r *results.Run) *results.Run {
 	c := *r
 	for _, p := range []*string{&c.Board, &c.Status, &c.Reason, &c.Bench, &c.Tool, &c.ToolVersion,
-		&c.ImageDigest, &c.Kernel, &c.Source, &c.InputSHA256, &c.ClockCheck} {
+		&c.ImageDigest, &c.Kernel, &c.Source, &c.InputSHA256, &c.ClockCheck, &c.Bootloader} {
 		*p = cleanText(*p)
 	}
 	// A failure reason can quote a URL from the inventory; its password
@@ -600,7 +602,7 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 		SELECT r.id, r.board, r.clock_mhz, r.rep, r.status, r.reason, r.bench, r.tool, r.tool_version,
 			r.started, r.finished, r.image_digest, r.kernel, r.hello, `+blobs+`,
 			r.source, r.input_sha256, r.clock_reported_mhz, r.clock_check, r.metric_count, r.metrics_sha256,
-			r.throttle, r.route_settings, r.started_from
+			r.throttle, r.route_settings, r.started_from, r.bootloader, r.firmware_clock_mhz
 		FROM runs r`+cond+` ORDER BY r.started, r.id`, args...)
 	if err != nil {
 		return nil, nil, err
@@ -616,7 +618,7 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 		if err := rows.Scan(&r.ID, &r.Board, &r.ClockMHz, &r.Rep, &r.Status, &r.Reason, &r.Bench,
 			&r.Tool, &r.ToolVersion, &started, &finished, &r.ImageDigest, &r.Kernel, &hello,
 			&r.Transcript, &r.RawOutput, &r.Source, &sum, &r.ClockReportedMHz, &r.ClockCheck,
-			&sm.count, &sm.digest, &throttle, &route, &r.StartedFrom); err != nil {
+			&sm.count, &sm.digest, &throttle, &route, &r.StartedFrom, &r.Bootloader, &r.FirmwareClockMHz); err != nil {
 			return nil, nil, err
 		}
 		if r.Throttle, err = parseThrottle(throttle); err != nil {

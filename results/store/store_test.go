@@ -49,6 +49,7 @@ func sampleRun(id string, started time.Time) *results.Run {
 		},
 		ImageDigest: "sha256:0123abcd",
 		Kernel:      "6.1.0-31-amd64",
+		Bootloader:  "iPXE 1.0.0+git-20190125.36a4c85-5.1",
 		Hello:       json.RawMessage(`{"arch":"amd64","bogomips":4800.12}`),
 		Transcript:  []byte("\x00boot\r\n@BB1 0 hello {} 00000000\r\n\xff"),
 		RawOutput:   []byte("version: 3.0.13\n"),
@@ -161,6 +162,67 @@ func TestThrottleRoundTrip(t *testing.T) {
 		throttled, err := s.Runs(ctx, results.Filter{Status: results.StatusThrottled})
 		if err != nil || len(throttled) != 1 || throttled[0].ID != "hot" {
 			t.Errorf("throttled runs: %+v, %v", throttled, err)
+		}
+	})
+}
+
+// TestProvenanceRoundTrip: the firmware that booted a run and the clock
+// it announced come back as saved, in every engine; a run whose console
+// showed none comes back without, and so does a run saved before they
+// were kept (schema version 7).
+func TestProvenanceRoundTrip(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		path := e.fresh(t)
+		old, err := openWith(path, migrations[:7])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []struct {
+			sql  string
+			args []any
+		}{
+			{`INSERT INTO boards(name, first_seen) VALUES(?, ?)`, []any{"rb450g", formatTime(t0)}},
+			{`INSERT INTO runs(id, board, clock_mhz, rep, status, bench, started, finished, metric_count, metrics_sha256)
+				VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, []any{"before", "rb450g", 680, 1, results.StatusFailed, "speed", formatTime(t0), formatTime(t0), 0, metricsDigest(nil)}},
+		} {
+			if _, err := old.db.ExecContext(ctx, old.eng.bind(q.sql), q.args...); err != nil {
+				t.Fatalf("%s: %v", q.sql, err)
+			}
+		}
+		old.Close()
+
+		s, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		rb := sampleRun("rb450g", t0.Add(time.Minute))
+		rb.Board, rb.ClockMHz = "rb450g", 800
+		rb.Bootloader, rb.FirmwareClockMHz = "RouterBOOT 2.41", 800
+		none := sampleRun("direct", t0.Add(2*time.Minute))
+		none.Bootloader, none.FirmwareClockMHz = "", 0
+		for _, r := range []*results.Run{rb, none} {
+			if err := s.SaveRun(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runs, err := s.Runs(ctx, results.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		type firmware struct {
+			id         results.RunID
+			bootloader string
+			clock      boards.MHz
+		}
+		var got []firmware
+		for _, r := range runs {
+			got = append(got, firmware{r.ID, r.Bootloader, r.FirmwareClockMHz})
+		}
+		want := []firmware{{"before", "", 0}, {"rb450g", "RouterBOOT 2.41", 800}, {"direct", "", 0}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("read back %+v, want %+v", got, want)
 		}
 	})
 }

@@ -105,6 +105,7 @@ func SampleRun(id string, started time.Time) *results.Run {
 		},
 		ImageDigest: "sha256:0123abcd",
 		Kernel:      "6.1.0-31-amd64",
+		Bootloader:  "iPXE 1.0.0+git-20190125.36a4c85-5.1",
 		Hello:       json.RawMessage(`{"arch":"amd64","bogomips":4800.12}`),
 		Transcript:  []byte("\x00boot\r\n@BB1 0 hello {} 00000000\r\n\xff"),
 		RawOutput:   []byte("version: 3.0.13\n"),
