@@ -227,6 +227,9 @@ type run struct {
 	// as one: power-on, or the board asking.
 	lookback []byte
 	bootFrom int
+	// announcedBefore is the clock a served board's firmware announced
+	// before it asked to boot, before the run's transcript begins.
+	announcedBefore boards.MHz
 }
 
 func runOnce(ctx context.Context, o config) (*results.Run, error) {

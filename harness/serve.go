@@ -11,10 +11,12 @@ import (
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/boot"
+	"github.com/bootbench/bootbench/internal/redact"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/serialctl"
+	"github.com/bootbench/bootbench/serialctl/fwclock"
 )
 
 // ServeOptions describe a bench served as a daemon: every board of the
@@ -145,6 +147,9 @@ type servedBoard struct {
 	mu     sync.Mutex
 	active *servedRun
 	next   int // how many boots the job's plan has handed out
+	// clockSet: the firmware was told the clock of boot next and has not
+	// asked to boot since (see driveFirmware).
+	clockSet bool
 }
 
 // servedRun is one boot of a served board.
@@ -188,6 +193,10 @@ func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
 	}
 	b.forwarding.Add(1)
 	go b.forward()
+	if sv.Board.Profile.ClockMethod == boards.ClockRouterBOOTMenu {
+		b.forwarding.Add(1)
+		go b.driveFirmware(s.stop)
+	}
 	return b, nil
 }
 
@@ -261,7 +270,10 @@ func (b *servedBoard) boot(ctx context.Context) (*boot.Spec, error) {
 		return nil, err
 	}
 	b.next++
+	b.clockSet = false
 	r := newRun(o)
+	before, _ := lookback(b.con, b.con.Offset())
+	_, r.announcedBefore = bootFirmware(before, len(before))
 	r.rec.Kernel, r.rec.ImageDigest = filepath.Base(b.built.Kernel), "sha256:"+b.built.Image.Digest
 	if err := b.startRun(r); err != nil {
 		return nil, err
@@ -274,6 +286,51 @@ func (b *servedBoard) boot(ctx context.Context) (*boot.Spec, error) {
 	b.s.runs.Add(1)
 	go b.watchRun(rctx, a)
 	return spec, nil
+}
+
+// driveFirmware sets, each time the board's firmware offers its setup as
+// it starts, the clock of the board's next boot and a one-time Ethernet
+// boot (RouterBOOT's menu): someone power-cycles the board, serve types.
+// A firmware that restarts itself to take the new clock is left to boot.
+// It ends when serving stops, or at a menu it does not know, which it
+// says: the board then boots as its firmware was left.
+func (b *servedBoard) driveFirmware(stop context.Context) {
+	defer b.forwarding.Done()
+	p, name := b.sv.Board.Profile, b.sv.Board.Name
+	say := func(format string, args ...any) { b.s.note(name, "console", format, args...) }
+	for off := b.con.Offset(); ; {
+		prompt, err := b.con.Expect(stop, off, fwclock.SetupPrompt)
+		if err != nil {
+			return
+		}
+		b.mu.Lock()
+		set, n := b.clockSet, b.next
+		b.mu.Unlock()
+		if set {
+			off = prompt
+			continue
+		}
+		o, _ := b.s.runConfig(b.sv, n) // checked in prepare
+		mhz := o.Clock
+		if mhz == 0 {
+			mhz = p.DefaultClock
+		}
+		setter := fwclock.For(p.ClockMethod, b.con, say, time.Second)
+		if _, err := setter.SetClock(stop, off, mhz); err != nil {
+			if stop.Err() == nil {
+				say("%s: %v; the board boots as its firmware was left", name, err)
+			}
+			var ref *fwclock.Refusal
+			if errors.As(err, &ref) {
+				return
+			}
+		} else {
+			b.mu.Lock()
+			b.clockSet = b.next == n
+			b.mu.Unlock()
+		}
+		off = prompt
+	}
 }
 
 // startRun says the run has started and applies its clock.
@@ -355,5 +412,17 @@ func (s *server) closeBoards() {
 			b.con.Close()
 			b.forwarding.Wait()
 		}
+	}
+}
+
+// note reports a step a served board took between runs: as an event
+// without a run, and on the progress writer.
+func (s *server) note(board string, kind results.EventKind, format string, args ...any) {
+	msg := redact.Text(fmt.Sprintf(format, args...))
+	if s.o.Rig.Events != nil {
+		s.o.Rig.Events(Event{Time: time.Now(), Board: board, Stage: kind, Msg: msg})
+	}
+	if s.o.Rig.Progress != nil {
+		fmt.Fprintf(s.o.Rig.Progress, "%s: %-8s %s\n", board, kind, msg)
 	}
 }

@@ -68,6 +68,7 @@ func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-c
 	w := &watcher{
 		r: r, ctx: ctx, col: frame.NewCollector(string(r.rec.ID)), lastAt: time.Now(),
 		kernel: r.stage == "kernel", banners: map[string]bool{}, ignored: map[string]bool{},
+		firmwareClock: r.announcedBefore,
 	}
 	deadline := time.NewTimer(r.o.BootTimeout)
 	defer deadline.Stop()

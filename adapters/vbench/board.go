@@ -67,6 +67,8 @@ func (b *Board) String() string {
 	case b.ROM == "raspberrypi":
 		// Its ROM sets the clock from the config.txt it fetches.
 		clock = "the clock config.txt names"
+	case b.FirmwareClock:
+		clock = "the clock its firmware was told"
 	case b.Machine.Icount >= 0:
 		clock = fmt.Sprintf("-icount shift=%d", b.Machine.Icount)
 	}

@@ -158,7 +158,7 @@ func plural(n int) string {
 // enterSetup waits the boot delay for a key (the Delete key only, when
 // the boot key says so).
 func (r *routerBOOTROM) enterSetup(ctx context.Context) bool {
-	r.say("Press any key within %d seconds to enter setup", r.settings.BootDelay)
+	r.say("Press any key within %d second%s to enter setup", r.settings.BootDelay, plural(r.settings.BootDelay))
 	deadline := time.Now().Add(time.Duration(r.settings.BootDelay) * time.Second)
 	for {
 		b, err := readKey(ctx, r.con, deadline)

@@ -580,7 +580,7 @@ func runPlan(ctx context.Context, job plan.Job, rg harness.Rig, settings []board
 				// Every setting would fail alike, and nothing ran (or,
 				// refused after power-on, nothing may be kept).
 				what := "nothing was run or stored"
-				if errors.Is(err, harness.ErrRefusedMidRun) {
+				if errors.Is(err, harness.ErrRefusedMidRun) || errors.Is(err, harness.ErrFirmwareRefused) {
 					what = "nothing of the run was stored"
 				}
 				return &exitError{code: 2, err: fmt.Errorf("%w; %s", err, what)}

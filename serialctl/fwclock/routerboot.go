@@ -26,6 +26,11 @@ const (
 	rbChoice     = "your choice:"
 )
 
+// SetupPrompt is the end of RouterBOOT's offer of its setup menu as it
+// starts ("Press any key within 2 seconds to enter setup"): a served
+// board's menu is driven from where it appears.
+const SetupPrompt = rbEnterSetup
+
 // setupKey opens the menu. DEL: RouterBOOT's default boot key setting
 // takes any key, and DEL is the key its other setting waits for.
 const setupKey = "\x7f"
