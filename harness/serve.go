@@ -195,7 +195,7 @@ func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
 	go b.forward()
 	if sv.Board.Profile.ClockMethod == boards.ClockRouterBOOTMenu {
 		b.forwarding.Add(1)
-		go b.driveFirmware(s.stop)
+		go b.driveFirmware(s.stop, b.con.Offset())
 	}
 	return b, nil
 }
@@ -293,12 +293,13 @@ func (b *servedBoard) boot(ctx context.Context) (*boot.Spec, error) {
 // boot (RouterBOOT's menu): someone power-cycles the board, serve types.
 // A firmware that restarts itself to take the new clock is left to boot.
 // It ends when serving stops, or at a menu it does not know, which it
-// says: the board then boots as its firmware was left.
-func (b *servedBoard) driveFirmware(stop context.Context) {
+// says: the board then boots as its firmware was left. It reads the
+// console from offset from, where serving began.
+func (b *servedBoard) driveFirmware(stop context.Context, from int) {
 	defer b.forwarding.Done()
 	p, name := b.sv.Board.Profile, b.sv.Board.Name
 	say := func(format string, args ...any) { b.s.note(name, "console", format, args...) }
-	for off := b.con.Offset(); ; {
+	for off := from; ; {
 		prompt, err := b.con.Expect(stop, off, fwclock.SetupPrompt)
 		if err != nil {
 			return
