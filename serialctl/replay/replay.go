@@ -156,6 +156,7 @@ func Run(file string, log *pasted.Log, p *boards.Profile) *Report {
 		w.line(ln)
 	}
 	w.endBoot(w.last, EndLog)
+	w.setupMenu()
 	r.Verdict = "ok"
 	if !r.OK() {
 		r.Verdict = "problems"
@@ -180,10 +181,13 @@ type walker struct {
 	failLine          int
 	failText          string
 	missing, netSteps int
+	// menu is the log from a setup menu on, read at the end.
+	menu menuLog
 }
 
 func (w *walker) line(ln pasted.Line) {
 	w.last = ln.N
+	w.menu.line(ln)
 	if mhz, ok := serialctl.AnnouncedClock(ln.Text); ok {
 		w.clock(ln.N, mhz)
 	}
