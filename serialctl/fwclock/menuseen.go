@@ -14,7 +14,7 @@ import (
 // the routerboot-menu dialect can drive that firmware and which clocks its
 // cpu frequency menu offers.
 type MenuSeen struct {
-	Main        []MenuItem   // the main menu, as last shown
+	Main        []MenuItem    // the main menu, as last shown
 	Frequencies boards.Clocks // the cpu frequency menu's settings (nil: not shown)
 	// EthernetOnce is the boot device menu's "boot Ethernet once, then
 	// NAND" ("" when that menu was not shown or lacks it); BootDevices
