@@ -261,6 +261,10 @@ func (w *watcher) helloArrived() (error, bool) {
 	}
 	switch check {
 	case "verified":
+		if r.o.Board.Profile.ClockMethod.SetInFirmware() {
+			r.say("clock", "%s, announced by the firmware and confirmed by the board (BogoMIPS %s)", r.o.Clock, h.BogoMIPS)
+			break
+		}
 		r.say("clock", "%s, confirmed by the board", r.o.Clock)
 	case "unverified":
 		r.say("clock", "%s asked for; nothing on the board can confirm it (stored as unverified)", r.o.Clock)
