@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -89,5 +90,34 @@ func TestFirmwareMenuReworded(t *testing.T) {
 	runs, err := o.Store.(*store.Store).Runs(context.Background(), results.Filter{})
 	if err != nil || len(runs) != 0 {
 		t.Errorf("stored %d runs (%v), want none", len(runs), err)
+	}
+}
+
+// TestFirmwareClockCheck: a clock set in the firmware is held to what the
+// firmware announced as it booted, beside BogoMIPS.
+func TestFirmwareClockCheck(t *testing.T) {
+	rb450g, err := boards.Get("rb450g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manual := rb450g
+	manual.ClockMethod = boards.ClockManual
+	tests := []struct {
+		name           string
+		p              boards.Profile
+		want, announce boards.MHz
+		err            string
+	}{
+		{"announced as asked", rb450g, 800, 800, ""},
+		{"announced the old clock", rb450g, 800, 680, "asked for 800 MHz, the firmware announced 680 MHz"},
+		{"announced none", rb450g, 800, 0, "asked for 800 MHz, but the firmware announced no clock as it booted"},
+		{"no clock asked", rb450g, 0, 680, ""},
+		{"a clock not set in the firmware", manual, 800, 0, ""},
+	}
+	for _, tt := range tests {
+		err := firmwareClockCheck(tt.p, tt.want, tt.announce)
+		if got := fmt.Sprint(err); tt.err == "" && err != nil || tt.err != "" && got != tt.err {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.err)
+		}
 	}
 }
