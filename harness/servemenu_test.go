@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/internal/testkit/syncbuf"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/results"
 )
@@ -150,19 +151,5 @@ func TestServeRouterBOOTMenu(t *testing.T) {
 	}
 }
 
-type lockedWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
+// lockedWriter is what a test reads while something writes it.
+type lockedWriter = syncbuf.Buffer

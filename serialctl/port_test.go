@@ -2,7 +2,6 @@ package serialctl
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,10 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bootbench/bootbench/internal/testkit/syncbuf"
 )
 
 func TestOpenPortReadsWritesAndFlushes(t *testing.T) {
@@ -161,22 +161,8 @@ func TestOpenPortOtherHolders(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is what a test reads while something writes it.
+type syncBuffer = syncbuf.Buffer
 
 func writeLock(t *testing.T, path string, pid int) {
 	t.Helper()

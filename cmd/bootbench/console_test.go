@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/bootbench/bootbench/internal/testkit/needs"
 	"github.com/bootbench/bootbench/internal/testkit/userenv"
 
+	"github.com/bootbench/bootbench/internal/testkit/syncbuf"
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
@@ -100,22 +100,8 @@ boards:
 	return p
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is what a test reads while something writes it.
+type lockedBuffer = syncbuf.Buffer
 
 // consoleProc is a `bootbench console` running in the background.
 type consoleProc struct {
