@@ -6,12 +6,16 @@ GO      ?= go
 BIN     := bin/bootbench
 BOARD   ?= qemu-x86_64
 
-.PHONY: all deps build release demo test fuzz vet fmt-check clean
+.PHONY: all deps deps-demo build release demo test fuzz vet fmt-check clean
 
 all: build
 
+# What 'make test' needs; 'make demo' installs only what it runs.
 deps:
-	scripts/deps.sh
+	scripts/deps.sh test
+
+deps-demo:
+	scripts/deps.sh demo
 
 # A static binary (no cgo: the SQLite driver is pure Go), which runs on any
 # Linux of its architecture.
@@ -29,7 +33,7 @@ release: build
 	$(BIN) image prebuild -o $(DIST)/bootbench-images
 	tar -C dist -czf dist/bootbench-linux-$$($(GO) env GOARCH).tar.gz bootbench
 
-demo: deps build
+demo: deps-demo build
 	$(BIN) run --board $(BOARD)
 	@echo
 	@echo "Export what is stored:  $(BIN) results export --format json"

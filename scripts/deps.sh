@@ -1,10 +1,22 @@
 #!/usr/bin/env bash
-# Install what bootbench's demo and tests need on Debian 12, and only what is
-# missing: the Go modules, QEMU with iPXE's NIC ROMs, iproute2, the cross
-# compilers for the openssl and the Malta kernels Debian lacks, and Debian
-# kernels unpacked into the cache (never installed into /boot).
+# Install what bootbench's demo or tests need on Debian 12, and only what is
+# missing. "deps.sh demo": what 'make demo' runs (QEMU for x86 with iPXE's
+# NIC ROMs, iproute2, xz, the Go modules, Debian's amd64 kernel unpacked
+# into the cache). "deps.sh" (or "test"): everything 'make test' runs too:
+# the other QEMU boards, the cross compilers for the openssl and the Malta
+# kernels Debian lacks, the baselines and services the tests start
+# themselves. Kernels are unpacked into the cache, never installed into
+# /boot. No service a package would start is left running or enabled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=${1:-test}
+case $mode in
+demo | test) ;;
+*)
+	echo "deps: $mode: give demo or test (the default)" >&2
+	exit 2
+	;;
+esac
 
 # go.mod's go line is the one truth about the Go version needed.
 need_go=$(awk '$1 == "go" { print $2; exit }' go.mod)
@@ -61,9 +73,50 @@ fi
 # libelf-dev: that kernel signs no modules and has no BTF or objtool.
 # chromium: the bench page (serve --http) is tested in a real browser,
 # headless, driven from Go over its DevTools pipe.
+demo_pkgs=(qemu-system-x86 ipxe-qemu iproute2 xz-utils)
+test_pkgs=(qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool wireguard-tools wireguard-go gcc-mips-linux-gnu libc6-dev-mips-cross dpkg-dev perl make qemu-user
+	gcc-mipsel-linux-gnu gcc libc6-dev bc flex bison patch chromium)
+pkgs=("${demo_pkgs[@]}")
+if [ "$mode" = test ]; then
+	pkgs+=("${test_pkgs[@]}")
+fi
+# install_quietly installs packages without leaving a service of theirs
+# running or enabled: the tests start their own servers (a PostgreSQL
+# cluster, pdudaemon, in.tftpd) in temporary directories and namespaces,
+# and nothing here should serve the host's networks or hold its ports.
+# policy-rc.d keeps the packages' scripts from starting anything; Debian's
+# PostgreSQL is told not to create its own cluster; what the packages
+# enabled is disabled again.
+install_quietly() {
+	local policy=/usr/sbin/policy-rc.d own_policy=
+	if [ ! -e $policy ]; then
+		printf '#!/bin/sh\n# deps.sh: no service starts while it installs\nexit 101\n' >$policy
+		chmod 755 $policy
+		own_policy=1
+	fi
+	if [[ " $* " == *" postgresql "* ]] && [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+		mkdir -p /etc/postgresql-common
+		echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.conf
+	fi
+	local status=0
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2 || status=$?
+	[ -z "$own_policy" ] || rm -f $policy
+	[ $status = 0 ] || exit $status
+	local svc
+	for svc in tftpd-hpa pdudaemon postgresql; do
+		if [ -e /etc/init.d/$svc ] || [ -e /lib/systemd/system/$svc.service ]; then
+			echo "deps: leaving the $svc service its package installed disabled" >&2
+			if [ -d /run/systemd/system ]; then
+				systemctl disable --now $svc >&2 || true
+			else
+				update-rc.d $svc disable >&2 2>/dev/null || true
+			fi
+		fi
+	done
+}
+
 missing=()
-for pkg in qemu-system-x86 ipxe-qemu qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools iproute2 xz-utils dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool wireguard-tools wireguard-go gcc-mips-linux-gnu libc6-dev-mips-cross dpkg-dev perl make qemu-user \
-	gcc-mipsel-linux-gnu gcc libc6-dev bc flex bison patch chromium; do
+for pkg in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -73,22 +126,12 @@ if [ ${#missing[@]} -gt 0 ]; then
 	fi
 	echo "deps: installing ${missing[*]}" >&2
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-	if [[ " ${missing[*]} " == *" tftpd-hpa "* ]]; then
-		# The package starts a TFTP server on every interface of this
-		# host; the bench script runs its own in.tftpd in a namespace, and
-		# nothing here should serve TFTP to the host's networks.
-		echo "deps: stopping and disabling the tftpd-hpa service the package started" >&2
-		if [ -d /run/systemd/system ]; then
-			systemctl disable --now tftpd-hpa.service >&2 || true
-		else
-			/etc/init.d/tftpd-hpa stop >&2 || true
-			update-rc.d tftpd-hpa disable >&2 || true
-		fi
-	fi
+	install_quietly "${missing[@]}"
 fi
 
 go mod download
 scripts/fetch-kernel.sh amd64 amd64 >/dev/null
-scripts/fetch-kernel.sh arm64 arm64 >/dev/null
-scripts/fetch-kernel.sh mipsel 4kc-malta >/dev/null
+if [ "$mode" = test ]; then
+	scripts/fetch-kernel.sh arm64 arm64 >/dev/null
+	scripts/fetch-kernel.sh mipsel 4kc-malta >/dev/null
+fi
