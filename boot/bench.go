@@ -41,8 +41,9 @@ type Bench interface {
 // may serve at all: a real bench's segment heard quiet minutes ago is
 // served at once while bootbench listens for another DHCP server again.
 // Refused blocks until that is known (or ctx ends) and returns the reason
-// not to serve, nil to serve on. A run that was refused is ended at once
-// and nothing of it is kept.
+// not to serve, nil to serve on; asked again later it may give a reason
+// heard since (a server that answered after the verdict). A run that was
+// refused is ended at once and nothing of it is kept.
 type Vetted interface {
 	Refused(ctx context.Context) error
 }

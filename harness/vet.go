@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/boot"
@@ -25,18 +26,32 @@ func (r *run) vet(ctx context.Context) (vctx context.Context, end func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		err := v.Refused(vctx)
-		if err == nil || vctx.Err() != nil {
-			return
+		for {
+			err := v.Refused(vctx)
+			if vctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				r.mu.Lock()
+				r.refused = err
+				r.mu.Unlock()
+				r.say("network", "refused: %v; switching the board off", err)
+				cancel()
+				return
+			}
+			// Served on: a server heard later still ends the run.
+			select {
+			case <-vctx.Done():
+				return
+			case <-time.After(vetEvery):
+			}
 		}
-		r.mu.Lock()
-		r.refused = err
-		r.mu.Unlock()
-		r.say("network", "refused: %v; switching the board off", err)
-		cancel()
 	}()
 	return vctx, func() { cancel(); <-done }
 }
+
+// vetEvery is how often a bench that let a run go on is asked again.
+const vetEvery = 500 * time.Millisecond
 
 // refusal is why the bench must not have served this run: the verdict a
 // vetted bench reached mid-run, or, for a run that ended before it, the

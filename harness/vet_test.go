@@ -23,6 +23,10 @@ type vettedBench struct {
 	at      time.Time // when the verdict is in
 	verdict error
 	served  int
+	// lateAt is when a server is heard after a quiet verdict (zero:
+	// never), late what it says then.
+	lateAt time.Time
+	late   error
 }
 
 func (b *vettedBench) Serve(context.Context, *boot.Booter, netboot.Reporter) (func(), error) {
@@ -33,9 +37,45 @@ func (b *vettedBench) Serve(context.Context, *boot.Booter, netboot.Reporter) (fu
 func (b *vettedBench) Refused(ctx context.Context) error {
 	select {
 	case <-time.After(time.Until(b.at)):
-		return b.verdict
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+	if b.verdict == nil && !b.lateAt.IsZero() && time.Now().After(b.lateAt) {
+		return b.late
+	}
+	return b.verdict
+}
+
+// TestRefusedByLateRival: a server heard after the bench's quiet verdict
+// (dnsmasq's answer to the probe, late on a busy host) ends the run as
+// the verdict would have: board off, nothing stored.
+func TestRefusedByLateRival(t *testing.T) {
+	profile, err := boards.Get("pc-x86_64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := errors.New("another DHCP server answers on the bench segment: a DHCP server at 198.18.5.2, heard after the probe found none")
+	ft := &fakeTarget{boots: []script{lines("[    0.000000] Linux version 6.1.0", "<sleep 10s>")}}
+	o := fakeOptions(t, ft, profile)
+	o.Board.Profile.Boot = boards.BootIPXE
+	o.Board.MAC = net.HardwareAddr{0x52, 0x54, 0, 0xbb, 5, 0x20}
+	o.Board.Address = netip.MustParseAddr("198.18.5.20")
+	o.BootTimeout, o.Retries = 5*time.Second, 0
+	start := time.Now()
+	o.Bench = &vettedBench{stubBench: stubBench{net.IPv4(198, 18, 5, 1)}, at: start.Add(200 * time.Millisecond), lateAt: start.Add(time.Second), late: late}
+	rec, err := Run(context.Background(), o.Job, o.Rig)
+	runs, serr := o.Store.(*store.Store).Runs(context.Background(), results.Filter{})
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	if rec != nil || len(runs) != 0 || !errors.Is(err, ErrRefusedMidRun) || !errors.Is(err, late) {
+		t.Fatalf("Run = %v, %v with %d runs stored; want nothing stored, refused by the late server", rec, err, len(runs))
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("took %v: the run went on past the server heard at 1 s", took)
+	}
+	if ft.offs != 1 {
+		t.Errorf("switched off %d times, want once", ft.offs)
 	}
 }
 

@@ -121,6 +121,11 @@ type probedBench struct {
 	watched chan struct{} // closed when the watch runs or will not
 	stopped bool
 	endFn   func()
+
+	// late is a server the watch heard after the probe's quiet verdict:
+	// it refuses the runs still going as the probe's own verdict would.
+	lateMu sync.Mutex
+	late   error
 }
 
 // watch starts the watch for offers once the probe says the segment is
@@ -141,6 +146,7 @@ func (pb *probedBench) watch(note func(string)) {
 		end, err := netboot.WatchOffers(iface, pb.ServerIP(), func(o netboot.ForeignOffer) {
 			note(fmt.Sprintf("%s on %s: two DHCP servers give the boards different answers (stop it, or run with --proxy)", o, iface))
 			pb.probe.heard() // the next command waits for its verdict again
+			pb.heardLate(o, iface)
 		})
 		if err != nil {
 			note(fmt.Sprintf("no watch for other DHCP servers on %s: %v", iface, err))
@@ -173,9 +179,28 @@ func (pb *probedBench) Serve(ctx context.Context, b *boot.Booter, report netboot
 	return pb.NetBench.Serve(ctx, b, report)
 }
 
-// Refused implements boot.Vetted: the probe's verdict.
+// Refused implements boot.Vetted: the probe's verdict, or a server the
+// watch heard since it found none. dnsmasq answers a DISCOVER only after
+// pinging the address for 3 s, and later still on a busy segment or host:
+// its answer to the probe itself can come after the probe stopped
+// listening, and is a rival all the same.
 func (pb *probedBench) Refused(ctx context.Context) error {
-	return pb.probe.wait(ctx)
+	if err := pb.probe.wait(ctx); err != nil {
+		return err
+	}
+	pb.lateMu.Lock()
+	defer pb.lateMu.Unlock()
+	return pb.late
+}
+
+// heardLate keeps the first server the watch heard, as the probe's verdict
+// words it.
+func (pb *probedBench) heardLate(o netboot.ForeignOffer, iface string) {
+	pb.lateMu.Lock()
+	defer pb.lateMu.Unlock()
+	if pb.late == nil {
+		pb.late = &SetupError{fmt.Errorf("%w: %s on %s, heard after the probe found none; two DHCP servers would give the boards different answers. Run with --proxy: bootbench then answers only the boot (proxyDHCP) and that server hands out the addresses", errRival, o, iface)}
+	}
 }
 
 // probeRival refuses to be a second DHCP server on a segment that has one.
