@@ -159,6 +159,43 @@ func TestStandaloneBinary(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.stdout), &ex); err != nil || len(ex.Runs) != 1 || ex.Runs[0].Status != "ok" || len(ex.Runs[0].Metrics) == 0 {
 		t.Fatalf("stored: %v %s", err, e.stdout)
 	}
+	serveOnceStandalone(t, lone, empty, env)
+}
+
+// serveOnceStandalone runs the copied binary's serve --once on the
+// simulated bench: the board someone switches on gets its image from the
+// prebuilt set, and its run is stored.
+func serveOnceStandalone(t *testing.T, lone, dir string, env []string) {
+	t.Helper()
+	if missing := needs.Missing("socat", "dnsmasq"); len(missing) > 0 {
+		needs.Unmet(t, "the simulated bench needs "+strings.Join(missing, ", ")+" (make deps installs them)")
+	}
+	s := newSimBench(t, true)
+	inv := s.inventory(s.commandPower())
+	db := filepath.Join(dir, "served.db")
+	cmd := userenv.Command(env, "ip", "netns", "exec", s.ns, lone, "serve", "--db", db, "--inventory", inv, "--once", "pc1")
+	cmd.Dir = dir
+	var out, errb lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitFor(t, 2*time.Minute, "serve to start", func() bool { return strings.Contains(out.String(), "serving ") }, &out, &errb)
+	powerOn(t, s)
+	wait := make(chan error, 1)
+	go func() { wait <- cmd.Wait() }()
+	select {
+	case err := <-wait:
+		if err != nil {
+			t.Fatalf("serve --once without source or Go: %v\n%s\n%s", err, out.String(), errb.String())
+		}
+	case <-time.After(4 * time.Minute):
+		t.Fatalf("serve --once without source or Go did not return:\n%s\n%s", out.String(), errb.String())
+	}
+	if n := okRunsOf(t, db)["pc1"]; n != 1 {
+		t.Errorf("pc1 has %d ok runs after serve --once without source or Go, want 1", n)
+	}
 }
 
 // pathWithoutGo is PATH less every directory holding a go command.

@@ -61,10 +61,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, err := initramfs.FindSource()
-	if err != nil {
-		return err
-	}
+	src, _ := initramfs.FindSource() // none: images come from the prebuilt set, as for run
 	show := newServeDisplay(os.Stdout, *logFormat, served)
 	defer show.close()
 	st, err := openSpooled(ctx, *fs.db, show.note)
