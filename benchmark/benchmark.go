@@ -33,6 +33,11 @@ type Benchmark struct {
 	// refused on the host before a board boots; nil where the host
 	// cannot know them.
 	Algorithms []string
+	// Output is the format the board's output is parsed as (one of
+	// results/parse's Formats: "openssl", "dd"), so that it is read as
+	// what it is, not guessed; "" for a benchmark whose figures the
+	// host measures itself (route).
+	Output string
 }
 
 // Image is what a benchmark puts in the image.

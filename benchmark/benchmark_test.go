@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bootbench/bootbench/results/parse"
 )
 
 // TestRegistry: the built-in benchmarks are there, speed first; those the
@@ -35,5 +37,22 @@ func TestRegistry(t *testing.T) {
 			}()
 			Register(Benchmark{Name: bad})
 		}()
+	}
+}
+
+// TestOutputFormats: every benchmark the board prints the figures of
+// names a format results/parse reads.
+func TestOutputFormats(t *testing.T) {
+	for _, name := range Names() {
+		bm, _ := Lookup(name)
+		if bm.HostNetworks {
+			if bm.Output != "" {
+				t.Errorf("%s: its figures are the host's; it names output %q", name, bm.Output)
+			}
+			continue
+		}
+		if !slices.Contains(parse.Formats[1:], bm.Output) {
+			t.Errorf("%s: output %q is none of results/parse's formats %v", name, bm.Output, parse.Formats[1:])
+		}
 	}
 }

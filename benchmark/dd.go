@@ -7,5 +7,5 @@ package benchmark
 const DD = "dd"
 
 func init() {
-	Register(Benchmark{Name: DD, Help: "built in: a file written to and read back from the board's tmpfs in 16 KiB blocks, as dd bs=16k", Image: Image{BuiltIn: true}})
+	Register(Benchmark{Name: DD, Help: "built in: a file written to and read back from the board's tmpfs in 16 KiB blocks, as dd bs=16k", Image: Image{BuiltIn: true}, Output: "dd"})
 }

@@ -6,7 +6,7 @@ package benchmark
 const OpenSSL = "openssl"
 
 func init() {
-	Register(Benchmark{Name: OpenSSL, Help: "openssl speed: the host's for a board of the host's arch, Debian's for another (built from Debian's source where Debian has no package)", Image: Image{Command: true}, Algorithms: openSSLAlgorithms})
+	Register(Benchmark{Name: OpenSSL, Help: "openssl speed: the host's for a board of the host's arch, Debian's for another (built from Debian's source where Debian has no package)", Image: Image{Command: true}, Algorithms: openSSLAlgorithms, Output: "openssl"})
 }
 
 // openSSLAlgorithms are the names openssl 3.0's speed takes, every board's

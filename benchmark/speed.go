@@ -6,5 +6,5 @@ import "github.com/bootbench/bootbench/speed"
 const Speed = "speed"
 
 func init() {
-	Register(Benchmark{Name: Speed, Help: "built in, pure Go", Image: Image{BuiltIn: true}, Algorithms: speed.Algorithms()})
+	Register(Benchmark{Name: Speed, Help: "built in, pure Go", Image: Image{BuiltIn: true}, Algorithms: speed.Algorithms(), Output: "openssl"})
 }

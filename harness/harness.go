@@ -454,7 +454,7 @@ func (r *run) finish(ctx context.Context, err error) (*results.Run, error) {
 			rec.Tool, rec.ToolVersion, rec.Metrics = tool, version, ms
 		}
 	} else if err == nil {
-		out, perr := parse.Auto(r.out)
+		out, perr := parseOutput(r.o.Benchmark, r.out)
 		if perr != nil {
 			err = fail(FailOutput, fmt.Errorf("benchmark output not understood: %w", perr))
 		} else {
@@ -527,4 +527,13 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// parseOutput reads a benchmark's output in the format the benchmark
+// names; one it does not know (a command of the user's) is recognised.
+func parseOutput(bench string, out []byte) (*parse.Output, error) {
+	if bm, err := benchmark.Lookup(bench); err == nil && bm.Output != "" {
+		return parse.Parse(bm.Output, out)
+	}
+	return parse.Auto(out)
 }
