@@ -137,9 +137,11 @@ type PowerSpec struct {
 
 // Job is what `bootbench serve` runs when the board boots.
 type Job struct {
-	Bench   string
-	Clocks  []MHz
-	Reps    int
+	Bench  string
+	Clocks []MHz
+	// Reps is a count, or auto with its target interval (target_ci)
+	// and most rounds (max_reps).
+	Reps    Reps
 	Seconds float64
 	Algs    []string
 	// AllowOvervoltage lets the job's clocks go above the model's safe
@@ -795,12 +797,51 @@ func (p *inventoryParser) power(n *yaml.Node, what string) PowerSpec {
 	return ps
 }
 
+// jobReps reads a job's reps, and with reps: auto its target interval
+// and most rounds, which go with auto only.
+func (p *inventoryParser) jobReps(f map[string]*yaml.Node, what string, j *Job) {
+	var raw string
+	if p.scalar(f["reps"], what+" job reps", &raw) {
+		r, err := ParseReps(raw)
+		if err != nil {
+			p.problem(f["reps"], "%s job reps: %v", what, err)
+		} else {
+			j.Reps = r
+		}
+	}
+	for _, key := range []string{"target_ci", "max_reps"} {
+		if f[key] != nil && !j.Reps.Auto {
+			p.problem(f[key], "%s job: %s goes with reps: auto", what, key)
+			return
+		}
+	}
+	if n := f["target_ci"]; n != nil {
+		var s string
+		if p.scalar(n, what+" job target_ci", &s) {
+			t, err := ParsePercent(s)
+			if err != nil {
+				p.problem(n, "%s job target_ci: %v", what, err)
+				return
+			}
+			j.Reps.Target = t
+		}
+	}
+	p.scalar(f["max_reps"], what+" job max_reps", &j.Reps.Max)
+	if err := j.Reps.Check(MinAutoRounds(len(j.Clocks))); err != nil {
+		node := f["max_reps"]
+		if f["target_ci"] != nil && !(j.Reps.Target > 0 && j.Reps.Target < 1) {
+			node = f["target_ci"]
+		}
+		p.problem(node, "%s job: reps auto: %v", what, err)
+	}
+}
+
 func (p *inventoryParser) job(n *yaml.Node, what string, pr Profile) Job {
-	j := Job{Bench: benchmark.Speed, Reps: 1}
+	j := Job{Bench: benchmark.Speed, Reps: Reps{Count: 1}}
 	if n == nil {
 		return j
 	}
-	f := p.mapping(n, what+" job", "bench", "clock", "reps", "seconds", "algs", "allow_overvoltage")
+	f := p.mapping(n, what+" job", "bench", "clock", "reps", "target_ci", "max_reps", "seconds", "algs", "allow_overvoltage")
 	if f == nil {
 		return j
 	}
@@ -827,9 +868,7 @@ func (p *inventoryParser) job(n *yaml.Node, what string, pr Profile) Job {
 			}
 		}
 	}
-	if p.scalar(f["reps"], what+" job reps", &j.Reps) && j.Reps < 1 {
-		p.problem(f["reps"], "%s job: reps must be at least 1", what)
-	}
+	p.jobReps(f, what, &j)
 	if p.scalar(f["seconds"], what+" job seconds", &j.Seconds) && j.Seconds <= 0 {
 		p.problem(f["seconds"], "%s job: seconds must be more than 0", what)
 	}

@@ -2,6 +2,7 @@ package boards
 
 import (
 	"context"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -29,11 +30,11 @@ func TestLoadInventory(t *testing.T) {
 	if pc1.Power.Driver != PowerCommand || pc1.Power.On != "relay 3 on" || pc1.Power.Off != "relay 3 off" {
 		t.Errorf("pc1 power: %+v", pc1.Power)
 	}
-	if j := pc1.Job; j.Bench != "speed" || len(j.Clocks) != 1 || j.Clocks[0] != 800 || j.Reps != 3 || j.Seconds != 0.5 || strings.Join(j.Algs, ",") != "md5,sha256" {
+	if j := pc1.Job; j.Bench != "speed" || len(j.Clocks) != 1 || j.Clocks[0] != 800 || j.Reps != (Reps{Count: 3}) || j.Seconds != 0.5 || strings.Join(j.Algs, ",") != "md5,sha256" {
 		t.Errorf("pc1 job: %+v", j)
 	}
 	pc2, _ := inv.Board("pc2")
-	if pc2.Baud != 57600 || pc2.Kernel != "/srv/kernels/vmlinuz" || pc2.Power.Driver != PowerPDUDaemon || pc2.Power.PDU != "bench-pdu" || pc2.Power.Port != 3 || pc2.Job.Reps != 1 || pc2.Job.Bench != "speed" {
+	if pc2.Baud != 57600 || pc2.Kernel != "/srv/kernels/vmlinuz" || pc2.Power.Driver != PowerPDUDaemon || pc2.Power.PDU != "bench-pdu" || pc2.Power.Port != 3 || pc2.Job.Reps != (Reps{Count: 1}) || pc2.Job.Bench != "speed" {
 		t.Errorf("pc2: %+v", pc2)
 	}
 	pc3, _ := inv.Board("pc3")
@@ -72,6 +73,12 @@ func TestInventoryProblems(t *testing.T) {
 		{"bench without interface", strings.Replace(head, "  interface: bench0\n", "", 1) + rest, []string{"bench.yaml:2: bench: no interface"}},
 		{"bench address without length", strings.Replace(head, "198.18.5.1/24", "198.18.5.1", 1) + rest, []string{`bench.yaml:3: bench address "198.18.5.1" is not an address with a prefix length`}},
 		{"clock the model lacks", head + rest + "    job: {clock: [abc]}\n", []string{`bench.yaml:11: board pc1 job clock: "abc" is not a whole number`}},
+		{"reps neither a count nor auto", head + rest + "    job: {reps: lots}\n", []string{`bench.yaml:11: board pc1 job reps: "lots" is neither a count nor auto`}},
+		{"reps 0", head + rest + "    job: {reps: 0}\n", []string{`bench.yaml:11: board pc1 job reps: 0: a count is at least 1 (or say auto)`}},
+		{"target_ci without auto", head + rest + "    job: {reps: 5, target_ci: 1%}\n", []string{`bench.yaml:11: board pc1 job: target_ci goes with reps: auto`}},
+		{"target_ci no percentage", head + rest + "    job: {reps: auto, target_ci: tight}\n", []string{`bench.yaml:11: board pc1 job target_ci: "tight" is not a percentage`}},
+		{"target_ci of 100 %", head + rest + "    job: {reps: auto, target_ci: 100%}\n", []string{`bench.yaml:11: board pc1 job: reps auto: target interval 100 %: give a percentage more than 0 and under 100`}},
+		{"max_reps too few for one clock", head + rest + "    job: {reps: auto, max_reps: 5}\n", []string{`bench.yaml:11: board pc1 job: reps auto: at most 5 runs a setting: a 95 % interval needs 6`}},
 		{"yaml syntax", head + rest + "   bad: [\n", []string{"bench.yaml:"}},
 		{"two problems", head + strings.Replace(strings.Replace(rest, "198.18.5.20", "10.0.0.1", 1), "/dev/ttyUSB0", "tty", 1), []string{
 			"bench.yaml:8: board pc1: address 10.0.0.1 is outside the bench subnet",
@@ -135,5 +142,62 @@ func TestInventoryPath(t *testing.T) {
 	}
 	if got := InventoryPath("/flag.yaml"); got != "/flag.yaml" {
 		t.Errorf("flag: %q", got)
+	}
+}
+
+// TestInventoryRepsAuto: a job's reps: auto, with its target and most
+// rounds or the defaults.
+func TestInventoryRepsAuto(t *testing.T) {
+	const inv = "bench:\n  interface: bench0\n  address: 198.18.5.1/24\nboards:\n  pc1:\n    profile: pc-x86_64\n" +
+		"    mac: \"52:54:00:bb:05:20\"\n    console: /dev/ttyUSB0\n    power: {driver: manual}\n    job: %s\n"
+	for _, tt := range []struct {
+		job  string
+		want Reps
+	}{
+		{"{reps: auto}", AutoReps()},
+		{"{reps: AUTO, clock: [800, 1000], max_reps: 4}", Reps{Auto: true, Target: DefaultTargetCI, Max: 4}},
+		{"{reps: auto, target_ci: 0.5%, max_reps: 30}", Reps{Auto: true, Target: 0.005, Max: 30}},
+		{"{reps: auto, target_ci: 1}", Reps{Auto: true, Target: 0.01, Max: DefaultMaxReps}},
+		{"{reps: 7}", Reps{Count: 7}},
+		{"{bench: speed}", Reps{Count: 1}},
+	} {
+		i, err := ParseInventory("bench.yaml", []byte(strings.Replace(inv, "%s", tt.job, 1)))
+		if err != nil {
+			t.Errorf("%s: %v", tt.job, err)
+			continue
+		}
+		if got := i.Boards[0].Job.Reps; got != tt.want {
+			t.Errorf("%s: reps %+v, want %+v", tt.job, got, tt.want)
+		}
+	}
+}
+
+func TestParseReps(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want Reps
+		err  string
+	}{
+		{"5", Reps{Count: 5}, ""},
+		{" auto ", AutoReps(), ""},
+		{"0", Reps{}, "a count is at least 1 (or say auto)"},
+		{"-2", Reps{}, "-2: a count is at least 1"},
+		{"many", Reps{}, `"many" is neither a count nor auto`},
+	} {
+		got, err := ParseReps(tt.in)
+		if (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) || got != tt.want {
+			t.Errorf("ParseReps(%q) = %+v, %v; want %+v, %q", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+	for _, tt := range []struct {
+		in   string
+		want float64
+	}{{"2%", 0.02}, {"2 %", 0.02}, {"0.5", 0.005}, {"12.25%", 0.1225}} {
+		if got, err := ParsePercent(tt.in); err != nil || math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("ParsePercent(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+		if back := Percent(tt.want); back != strings.TrimSuffix(strings.TrimSuffix(tt.in, "%"), " ")+" %" && tt.in != "0.5" {
+			t.Errorf("Percent(%v) = %q", tt.want, back)
+		}
 	}
 }

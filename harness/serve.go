@@ -177,7 +177,7 @@ func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
 	}
 	b := &servedBoard{s: s, sv: sv}
 	// Every clock of the job, checked before a board asks.
-	for n := range max(len(sv.Job.Clocks), 1) {
+	for n := range s.sweep(sv).Width() {
 		if _, err := s.runConfig(sv, n); err != nil {
 			return nil, fmt.Errorf("board %s: %w", sv.Board.Name, err)
 		}
@@ -200,18 +200,28 @@ func (s *server) prepare(ctx context.Context, sv Served) (*servedBoard, error) {
 	return b, nil
 }
 
-// runConfig is the board's nth boot: its inventory job, the clock settings
-// interleaved, over and over.
-func (s *server) runConfig(sv Served, n int) (config, error) {
-	o := config{Job: s.o.Job, Rig: s.o.Rig}
-	o.Target, o.Bench = sv.Target, nil
+// sweep is a served board's runs: its inventory job on the session's
+// job, the clock settings interleaved, boot after boot. serve answers every
+// boot, past the rounds the job's reps ask for too: it never powers a
+// board, so it never stops one.
+func (s *server) sweep(sv Served) plan.Sweep {
+	return SweepOf(s.o.Job, sv)
+}
+
+// SweepOf is the runs of board sv served with job: what every boot of it
+// measures (its inventory job's bench, algorithms, seconds), the clocks
+// in turn.
+func SweepOf(job plan.Job, sv Served) plan.Sweep {
 	j := sv.Job
-	o.Board, o.Benchmark, o.Algs, o.AllowOvervoltage = sv.Board, j.Bench, j.Algs, j.AllowOvervoltage
-	o.Seconds = time.Duration(j.Seconds * float64(time.Second))
-	if len(j.Clocks) > 0 {
-		o.Clock = j.Clocks[n%len(j.Clocks)]
-	}
-	o.Rep = n/max(len(j.Clocks), 1) + 1
+	job.Board, job.Benchmark, job.Algs, job.AllowOvervoltage = sv.Board, j.Bench, j.Algs, j.AllowOvervoltage
+	job.Seconds = time.Duration(j.Seconds * float64(time.Second))
+	return plan.Sweep{Job: job, Clocks: j.Clocks, Reps: j.Reps}
+}
+
+// runConfig is the board's nth boot: its sweep's nth run.
+func (s *server) runConfig(sv Served, n int) (config, error) {
+	o := config{Job: s.sweep(sv).At(n), Rig: s.o.Rig}
+	o.Target, o.Bench = sv.Target, nil
 	return o, o.settle()
 }
 

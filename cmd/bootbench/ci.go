@@ -12,25 +12,30 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/internal/redact"
+	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
+	"github.com/bootbench/bootbench/results/compare"
 	"github.com/bootbench/bootbench/results/export"
 	"github.com/bootbench/bootbench/results/gate"
 	"github.com/bootbench/bootbench/results/store"
 	"github.com/bootbench/bootbench/rig"
 )
 
-const ciSynopsis = "ci --board NAME --baseline REF --max-regression PCT [--reps N] [--metrics GLOB,...] [--junit FILE] [--summary FILE] [flags]\n\n" +
+const ciSynopsis = "ci --board NAME --baseline REF --max-regression PCT [--reps N|auto] [--metrics GLOB,...] [--junit FILE] [--summary FILE] [flags]\n\n" +
 	"Runs the board N times (default 5) and compares the results with a baseline, metric by\n" +
-	"metric: a metric slower than the baseline by more than PCT, with p < 0.05 (Mann-Whitney,\n" +
-	"from 4 runs a side), fails the job, as does a run that gives no result. With fewer than 4\n" +
-	"runs a side, a metric slower than PCT fails without a p-value and the summary says so.\n\n" +
+	"metric: a metric whose ratio to the baseline has its 95 % interval (Mann-Whitney's, from\n" +
+	"4 runs a side, as results compare prints it) wholly beyond PCT slower fails the job, as\n" +
+	"does a run that gives no result; one whose interval straddles PCT is undecided, reported\n" +
+	"apart, and does not fail it. --reps auto runs until every metric is decided (or its\n" +
+	"interval is within --target-ci), at most --max-reps times. With fewer than 4 runs a side,\n" +
+	"a metric slower than PCT fails without a p-value and the summary says so.\n\n" +
 	"REF is a JSON export ('bootbench results export --format json --board B --clock MHZ >\n" +
 	"base.json') or a selector of stored runs: board=NAME,clock=MHZ[,bench=B][,since=DATE].\n\n" +
 	"Exit status: 0 pass, 1 a regression or a failed run, 2 bad usage or baseline."
 
 func cmdCI(ctx context.Context, args []string) error {
 	fs := newCommand("ci", ciSynopsis, "")
-	rf := addRunFlags(fs.FlagSet, 5)
+	rf := addRunFlags(fs.FlagSet, "5")
 	baselineRef := fs.String("baseline", "", "the baseline: a JSON export file, or board=NAME,clock=MHZ[,bench=B][,since=YYYY-MM-DD]")
 	maxRegression := fs.String("max-regression", "", "how much slower than the baseline a metric may be, e.g. 3%")
 	metrics := fs.String("metrics", "", "metrics to judge, comma-separated globs (default: every metric both sides have)")
@@ -76,43 +81,86 @@ func cmdCI(ctx context.Context, args []string) error {
 	if _, err := gate.Judge(base, base, opts); err != nil {
 		return usageErr("ci: baseline %s: %v", *baselineRef, err)
 	}
+	if job.reps.Auto && len(base) < compare.MinStatRuns {
+		return usageErr("ci: --reps auto: baseline %s has %s, and an interval of the ratio needs %d a side: add runs to it, or give --reps N",
+			*baselineRef, runsCount(len(base)), compare.MinStatRuns)
+	}
 	if err := job.check(ctx, "ci"); err != nil {
 		return err
 	}
-
-	cand, tally, err := runCandidates(ctx, job, st)
+	rg, err := job.open(ctx, st.saver())
 	if err != nil {
-		return interrupted(err, dbPath)
+		return err
+	}
+	defer rg.Close()
+	return runCI(ctx, job.sweep(rg), rg.Rig, st, base, opts, ciReports{junit: *junit, summary: *summary})
+}
+
+// ciReports are where ci writes its verdict beside stdout.
+type ciReports struct{ junit, summary string }
+
+// runCI runs the candidates of sw against the baseline base and judges
+// them: the summary on stdout, the reports where asked, and the exit
+// status the job goes by.
+func runCI(ctx context.Context, sw plan.Sweep, rg harness.Rig, st *spooledStore, base []results.Run, opts gate.Options, to ciReports) error {
+	cand, tally, err := runCandidates(ctx, sw, rg, st, base, opts)
+	if err != nil {
+		return interrupted(err, st.name)
 	}
 	rep, err := gate.Judge(base, cand, opts)
 	if err != nil {
 		return usageErr("ci: %v", err)
 	}
-	if err := writeCIReports(rep, *junit, *summary); err != nil {
+	if sw.Reps.Auto {
+		stderrNote("ci: reps auto: " + autoEnd(rep, sw.Reps, len(cand)))
+	}
+	if err := writeCIReports(rep, to.junit, to.summary); err != nil {
 		return err
 	}
 	if err := gate.WriteMarkdown(os.Stdout, rep); err != nil {
 		return err
 	}
 	if rep.Regressed() {
-		return fmt.Errorf("ci: %s failed: %d metric(s) regressed, %d run(s) failed (stored in %s)", rep.Board, len(rep.Regressions()), len(rep.Failed), dbPath)
+		return fmt.Errorf("ci: %s failed: %d metric(s) regressed, %d run(s) failed (stored in %s)", rep.Board, len(rep.Regressions()), len(rep.Failed), st.name)
 	}
 	// Judged from the runs as they ended; those the store did not take
 	// still fail the job, as a run that could not be stored always has.
-	return tally.unstoredVerdict(*rf.reps, st)
+	return tally.unstoredVerdict(len(cand), st)
 }
 
-// runCandidates runs the board --reps times and returns every run, stored
-// or kept in the spool, and what became of them.
-func runCandidates(ctx context.Context, job *runJob, st *spooledStore) ([]results.Run, *runTally, error) {
-	rg, err := job.open(ctx, st.saver())
-	if err != nil {
-		return nil, nil, err
+// autoEnd says how ci --reps auto ended.
+func autoEnd(rep *gate.Report, reps boards.Reps, runs int) string {
+	und := len(rep.Undecided())
+	switch {
+	case len(rep.Failed) > 0:
+		return fmt.Sprintf("stopped after %s: a run gave no result, which fails the job whatever more runs would say", runsCount(runs))
+	case und == 0 && !rep.NoStatistics:
+		return fmt.Sprintf("every metric decided after %s", runsCount(runs))
+	case rep.Settled(reps.Target):
+		return fmt.Sprintf("stopped after %s: %d metric(s) undecided, each interval already within ±%s", runsCount(runs), und, boards.Percent(reps.Target))
 	}
-	defer rg.Close()
+	return fmt.Sprintf("stopped at the most, %s (--max-reps %d), with %d metric(s) undecided", runsCount(runs), reps.Max, und)
+}
+
+// runCandidates runs the sweep and returns every run, stored or kept in
+// the spool, and what became of them. With --reps auto it judges the runs
+// against the baseline after each one, and stops once that settles the
+// job (gate.Report.Settled).
+func runCandidates(ctx context.Context, sw plan.Sweep, rg harness.Rig, st *spooledStore, base []results.Run, opts gate.Options) ([]results.Run, *runTally, error) {
 	var cand []results.Run
 	tally := &runTally{}
-	err = runPlan(ctx, job.job(rg), rg.Rig, job.settings, *job.rf.reps, func(rec *results.Run, rep int, err error) error {
+	enough := func(rounds int) bool {
+		rep, err := gate.Judge(base, cand, opts)
+		if err != nil {
+			return true // more runs would not judge better; the end says why
+		}
+		if rep.Settled(sw.Reps.Target) {
+			return true
+		}
+		stderrNote(fmt.Sprintf("ci: reps auto: after %s: %s; another run", runsCount(rounds), undecidedText(rep)))
+		return false
+	}
+	err := runPlan(ctx, sw, rg, enough, func(rec *results.Run, rep int, err error) error {
 		if outcome := harness.Outcome(err); outcome != nil {
 			stderrNote(fmt.Sprintf("run %s failed: %s", rec.ID, redact.Text(outcome.Error())))
 		}
@@ -121,6 +169,21 @@ func runCandidates(ctx context.Context, job *runJob, st *spooledStore) ([]result
 		return nil
 	})
 	return cand, tally, err
+}
+
+// undecidedText says what keeps ci --reps auto going.
+func undecidedText(rep *gate.Report) string {
+	if rep.NoStatistics {
+		return fmt.Sprintf("no intervals yet (they need %d runs a side)", compare.MinStatRuns)
+	}
+	var names []string
+	for _, v := range rep.Undecided() {
+		names = append(names, v.Name)
+	}
+	if len(names) > 6 {
+		names = append(names[:6], "…")
+	}
+	return fmt.Sprintf("%d of %d metrics undecided (%s)", len(rep.Undecided()), len(rep.Verdicts), strings.Join(names, ", "))
 }
 
 func writeCIReports(rep *gate.Report, junit, summary string) error {

@@ -10,7 +10,7 @@ import (
 	"github.com/bootbench/bootbench/results/compare"
 )
 
-const compareSynopsis = "results compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...] [--baseline [BOARD]@MHZ] [--clock MHZ] [--include-throttled] [--format text|json] [--db PATH]"
+const compareSynopsis = "results compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...] [--baseline [BOARD]@MHZ] [--clock MHZ] [--include-throttled] [--target-ci PCT] [--format text|json] [--db PATH]"
 
 // cmdCompare compares a board's clock settings, or settings of boards,
 // each benchmark (and version) with itself. By clock the lowest clock is
@@ -22,20 +22,24 @@ func cmdCompare(ctx context.Context, args []string) error {
 	fs := newCommand("results compare", compareSynopsis, "")
 	board := fs.String("board", "", "by clock: the board; by board: the baseline board")
 	by := fs.String("by", "", "what to compare: clock (the board's clock settings) or board")
-	boards := fs.String("boards", "", "by board: comma-separated settings to compare, BOARD or BOARD@MHZ, baseline first unless --board or --baseline is given")
+	settings := fs.String("boards", "", "by board: comma-separated settings to compare, BOARD or BOARD@MHZ, baseline first unless --board or --baseline is given")
 	baseline := fs.String("baseline", "", "the baseline: by clock, a clock (@800 or BOARD@800); by board, a setting BOARD@MHZ")
 	clock := fs.Int("clock", 0, "by board: only runs at this clock setting (MHz) for boards named without @MHZ")
 	format := fs.String("format", "text", "output format: text or json")
 	withThrottled := fs.Bool("include-throttled", false, "pool throttled runs too (the board slowed down while they ran: see 'results show RUN'); without it they are left out and counted")
+	targetCI := fs.String("target-ci", boards.Percent(compare.DefaultTargetCI), "each comparison says how many more runs a side would bring every 95 % interval within ± this of its ratio")
 	fs.storeFlag()
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	o, err := compareOptions(*by, *board, *boards, *baseline, *clock)
+	o, err := compareOptions(*by, *board, *settings, *baseline, *clock)
 	if err != nil {
 		return err
 	}
 	o.IncludeThrottled = *withThrottled
+	if o.TargetCI, err = boards.ParsePercent(*targetCI); err != nil || !(o.TargetCI > 0 && o.TargetCI < 1) {
+		return usageErr("results compare: --target-ci %q: give a percentage more than 0 and under 100, like 2%%", *targetCI)
+	}
 	if *format != "text" && *format != "json" {
 		return usageErr("results compare: unknown format %q (formats: text, json)", *format)
 	}

@@ -22,7 +22,8 @@ import (
 var usage = `bootbench — netboot a board, run only the benchmark, keep the numbers
 
 Usage:
-  bootbench run      [--board NAME] [--inventory FILE] [--proxy] [--clock MHZ[,MHZ...]] [--allow-overvoltage] [--reps N]
+  bootbench run      [--board NAME] [--inventory FILE] [--proxy] [--clock MHZ[,MHZ...]] [--allow-overvoltage]
+                     [--reps N | --reps auto [--target-ci PCT] [--max-reps N]]   # see "How many runs?"
                      [--bench ` + benchNames + `] [--db PATH] [--seconds S] [--algs a,b] [--transport http|tftp]
                      [--kernel FILE] [--append ARGS] [--boot-timeout D] [--run-timeout D] [--retries N]
                      [--route-sizes 64,...] [--route-configs plain,...] [--route-udp-rate 50M]
@@ -32,14 +33,15 @@ Usage:
   bootbench serve    [--inventory FILE] [--db PATH] [--proxy] [--once BOARD] [--log text|json]
                      [--http [HOST:]PORT [--http-allow-remote]]   # see "The bench page"
   bootbench ci       --board NAME --baseline FILE.json|board=B,clock=MHZ[,bench=B][,since=DATE]
-                     --max-regression PCT [--reps N] [--metrics GLOB,...] [--junit FILE] [--summary FILE]
+                     --max-regression PCT [--reps N | --reps auto [--target-ci PCT] [--max-reps N]]
+                     [--metrics GLOB,...] [--junit FILE] [--summary FILE]
                      [run's flags: --inventory, --clock, --bench, --seconds, ...]
   bootbench import   --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd]
                      [--table N] [--tool-version V] [--rep N] [--force | --skip-existing] [--new-board] FILE...
   bootbench results  list [--board NAME] | show RUN [--transcript | --raw] | check
   bootbench results  push [--to postgres://USER@HOST/DATABASE [--board NAME]]   # deliver the spool; copy runs to a shared store
   bootbench results  compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...]
-                     [--baseline [BOARD]@MHZ] [--clock MHZ] [--include-throttled] [--format text|json]
+                     [--baseline [BOARD]@MHZ] [--clock MHZ] [--include-throttled] [--target-ci PCT] [--format text|json]
   bootbench results  export [--format json|openwrt|csv|gobench|html] [--with-setting] [--board NAME] [--clock MHZ]
                      [--skip RUN,...] [-o OUT]
   bootbench boards   list | show NAME

@@ -38,8 +38,8 @@ const runHelp = "Netboots the board with bootbench's own DHCP, TFTP and HTTP, ru
 	"only the boot and lets that server hand out the addresses."
 
 func cmdRun(ctx context.Context, args []string) error {
-	fs := newCommand("run", "run [--board NAME] [--inventory FILE] [--clock MHZ[,MHZ...]] [--reps N] [flags]\n\n"+runHelp, "")
-	rf := addRunFlags(fs.FlagSet, 1)
+	fs := newCommand("run", "run [--board NAME] [--inventory FILE] [--clock MHZ[,MHZ...]] [--reps N|auto] [flags]\n\n"+runHelp, "")
+	rf := addRunFlags(fs.FlagSet, "1")
 	if err := fs.parseArgs(args); err != nil {
 		return err
 	}
@@ -65,27 +65,32 @@ func cmdRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer rg.Close()
-	return runSettings(ctx, job.job(rg), rg.Rig, job.settings, *rf.reps, st)
+	return runSettings(ctx, job.sweep(rg), rg.Rig, st)
 }
 
 // runFlags are the flags of the commands that run boards (run, ci).
 type runFlags struct {
+	fs                                                                       *flag.FlagSet
 	board, inventory, clocks, bench, algs, kernel, transport, appendArgs, db *string
 	routeSizes, routeConfigs, routeRate, routeWindow                         *string
+	reps, targetCI                                                           *string
 	proxy, allowOvervoltage                                                  *bool
-	reps, retries, routeStreams                                              *int
+	maxReps, retries, routeStreams                                           *int
 	seconds                                                                  *float64
 	bootTimeout, runTimeout                                                  *time.Duration
 }
 
-func addRunFlags(fs *flag.FlagSet, reps int) *runFlags {
+func addRunFlags(fs *flag.FlagSet, reps string) *runFlags {
 	return &runFlags{
+		fs:               fs,
 		board:            fs.String("board", boards.Default, "board: one from the inventory, or a virtual qemu-* board (see 'bootbench boards list')"),
 		inventory:        fs.String("inventory", "", "bench inventory (default $BOOTBENCH_INVENTORY, else $XDG_CONFIG_HOME/bootbench/bench.yaml when it exists)"),
 		proxy:            fs.Bool("proxy", false, "serve as proxyDHCP: the bench segment's own DHCP server hands out addresses, bootbench only the boot"),
 		clocks:           fs.String("clock", "", "clock settings in MHz, comma separated (default: the board's default)"),
 		allowOvervoltage: fs.Bool("allow-overvoltage", false, "run a clock above the model's safe limit (a Raspberry Pi's highest without over_voltage) with the over_voltage its profile gives; never above the firmware's highest"),
-		reps:             fs.Int("reps", reps, "repetitions of each clock setting"),
+		reps:             fs.String("reps", reps, "repetitions of each clock setting, or auto: until every metric's 95 % interval is within --target-ci, at most --max-reps"),
+		targetCI:         fs.String("target-ci", boards.Percent(boards.DefaultTargetCI), "with --reps auto: how close every 95 % interval must come, ± this of its figure (the ratio between clocks, or one clock's median)"),
+		maxReps:          fs.Int("max-reps", boards.DefaultMaxReps, "with --reps auto: the most repetitions of each clock setting"),
 		bench:            fs.String("bench", benchmark.Speed, "benchmark: "+benchmark.Help()),
 		routeSizes:       fs.String("route-sizes", "64,128,256,512,1024,1460", "route: packet sizes in bytes of payload, comma separated"),
 		routeConfigs:     fs.String("route-configs", "", "route: configurations, in order (default "+strings.Join(bootparam.RouteConfigs, ",")+"; a board under its own firmware: its inventory's route_configs)"),
@@ -110,6 +115,7 @@ type runJob struct {
 	board    boards.Board
 	inv      *boards.Inventory
 	settings []boards.MHz
+	reps     boards.Reps
 	src      string
 	routes   route.Plan // the route benchmark's
 	configs  []string
@@ -141,14 +147,16 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 	switch {
 	case *rf.retries < 0:
 		return nil, usageErr("%s: --retries must be 0 or more", cmd)
-	case *rf.reps < 1:
-		return nil, usageErr("%s: --reps must be at least 1", cmd)
 	case *rf.transport != "http" && *rf.transport != "tftp":
 		return nil, usageErr("%s: --transport must be http or tftp", cmd)
 	}
 	bm, err := benchmark.Lookup(*rf.bench)
 	if err != nil {
 		return nil, usageErr("%s: %v", cmd, err)
+	}
+	reps, err := rf.repsOf(cmd)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkSeconds(cmd, *rf.seconds); err != nil {
 		return nil, err
@@ -193,6 +201,13 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 	if err != nil {
 		return nil, err
 	}
+	autoSettings := len(settings)
+	if cmd == "ci" {
+		autoSettings = 2 // its intervals are of a ratio to the baseline
+	}
+	if err := checkAutoReps(cmd, reps, autoSettings); err != nil {
+		return nil, err
+	}
 	if err := b.Profile.UnsupportedFor(b, *rf.bench); err != nil {
 		return nil, usageErr("%s: %v", cmd, err)
 	}
@@ -208,7 +223,53 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 			return nil, usageErr("%s: %v", cmd, err)
 		}
 	}
-	return &runJob{rf: rf, board: b, inv: inv, settings: settings, src: src, routes: routes, configs: configs}, nil
+	return &runJob{rf: rf, board: b, inv: inv, settings: settings, reps: reps, src: src, routes: routes, configs: configs}, nil
+}
+
+// repsOf reads --reps, and with auto --target-ci and --max-reps, which go
+// with auto only: given with a count they would silently do nothing.
+func (rf *runFlags) repsOf(cmd string) (boards.Reps, error) {
+	reps, err := boards.ParseReps(*rf.reps)
+	if err != nil {
+		if n, nerr := strconv.Atoi(strings.TrimSpace(*rf.reps)); nerr == nil && n < 1 {
+			return reps, usageErr("%s: --reps must be at least 1 (or auto)", cmd)
+		}
+		return reps, usageErr("%s: --reps %q: give a count of repetitions, or auto", cmd, *rf.reps)
+	}
+	var given []string
+	rf.fs.Visit(func(f *flag.Flag) {
+		if f.Name == "target-ci" || f.Name == "max-reps" {
+			given = append(given, "--"+f.Name)
+		}
+	})
+	if !reps.Auto {
+		switch len(given) {
+		case 1:
+			return reps, usageErr("%s: %s goes with --reps auto", cmd, given[0])
+		case 2:
+			return reps, usageErr("%s: %s go with --reps auto", cmd, strings.Join(given, " and "))
+		}
+		return reps, nil
+	}
+	if reps.Target, err = boards.ParsePercent(*rf.targetCI); err != nil {
+		return reps, usageErr("%s: --target-ci: %v", cmd, err)
+	}
+	reps.Max = *rf.maxReps
+	return reps, nil
+}
+
+// checkAutoReps refuses a --reps auto whose target or maximum cannot work
+// for a sweep of that many clock settings (ci: a ratio to its baseline,
+// as two).
+func checkAutoReps(cmd string, reps boards.Reps, settings int) error {
+	if err := reps.Check(boards.MinAutoRounds(settings)); err != nil {
+		flag := "--max-reps"
+		if !(reps.Target > 0 && reps.Target < 1) {
+			flag = "--target-ci"
+		}
+		return usageErr("%s: %s: %v", cmd, flag, err)
+	}
+	return nil
 }
 
 // checkSeconds refuses a test length that is not more than 0: the board
@@ -412,6 +473,11 @@ func (j *runJob) open(ctx context.Context, saver results.Saver) (*rig.Rig, error
 	return rg, nil
 }
 
+// sweep is the runs the flags ask for, on the board as rg has it.
+func (j *runJob) sweep(rg *rig.Rig) plan.Sweep {
+	return plan.Sweep{Job: j.job(rg), Clocks: j.settings, Reps: j.reps}
+}
+
 // job is what the flags ask every run to measure, on the board as rg has
 // it; the clock and rep are each run's.
 func (j *runJob) job(rg *rig.Rig) plan.Job {
@@ -453,14 +519,18 @@ func clockSettings(p boards.Profile, flag string, allowOvervoltage bool) ([]boar
 	return settings, nil
 }
 
-// runSettings runs every clock setting reps times, interleaved, and prints
-// each result as it is stored. A run the store cannot take is kept in its
-// spool, and said so in a line; one nothing can keep is printed whole.
-func runSettings(ctx context.Context, job plan.Job, rg harness.Rig, settings []boards.MHz, reps int, st *spooledStore) error {
-	total := reps * len(settings)
+// runSettings runs the sweep, its clock settings interleaved, and prints
+// each result as it is stored; with --reps auto it goes on until every
+// interval is within the target, or to the most, and then says where the
+// intervals stand. A run the store cannot take is kept in its spool, and
+// said so in a line; one nothing can keep is printed whole.
+func runSettings(ctx context.Context, sw plan.Sweep, rg harness.Rig, st *spooledStore) error {
 	var out runTally
-	err := runPlan(ctx, job, rg, settings, reps, func(rec *results.Run, rep int, err error) error {
-		out.add(ctx, rec, rep, err, total == 1, st)
+	watch := newAutoWatch(sw, os.Stderr)
+	one := !sw.Reps.Auto && sw.Rounds()*sw.Width() == 1
+	err := runPlan(ctx, sw, rg, watch.enough, func(rec *results.Run, rep int, err error) error {
+		out.add(ctx, rec, rep, err, one, st)
+		watch.add(rec)
 		return nil
 	})
 	if err != nil {
@@ -469,12 +539,13 @@ func runSettings(ctx context.Context, job plan.Job, rg harness.Rig, settings []b
 	if out.stored > 0 {
 		fmt.Printf("\nstored in %s\n", st.name)
 	}
-	return out.verdict(total, st)
+	watch.report(os.Stdout)
+	return out.verdict(out.ran, st)
 }
 
 // runTally is what became of a command's runs.
 type runTally struct {
-	stored       int
+	ran, stored  int
 	failed, lost []results.RunID
 	kept         []results.RunID
 	// single is the one line a command of one run ends with, when its
@@ -486,6 +557,7 @@ type runTally struct {
 // said on stderr as it happens, except for a command of one run (one),
 // which ends with that line.
 func (t *runTally) add(ctx context.Context, rec *results.Run, rep int, err error, one bool, st *spooledStore) {
+	t.ran++
 	_, lost, _ := unstored(err)
 	outcome := harness.Outcome(err)
 	if outcome == nil && lost == nil {
@@ -561,36 +633,32 @@ func (t *runTally) unstoredVerdict(total int, st *spooledStore) error {
 	return nil
 }
 
-// runPlan runs every clock setting reps times, interleaved (A B A B ...)
-// so drift does not look like a difference, and hands each stored run to
-// done. It stops at the first error done returns, on an interruption, at
-// a setup failure (exit status 2: nothing ran, or a bench refused the
-// segment after power-on; nothing is stored), or when a run could not be
-// stored at all.
-func runPlan(ctx context.Context, job plan.Job, rg harness.Rig, settings []boards.MHz, reps int, done func(rec *results.Run, rep int, err error) error) error {
-	for rep := 1; rep <= reps; rep++ {
-		for _, mhz := range settings {
-			j := job
-			j.Clock, j.Rep = mhz, rep
-			rec, err := harness.Run(ctx, j, rg)
-			if errors.Is(err, harness.ErrInterrupted) {
-				return err
+// runPlan runs the sweep's runs in turn (A B A B ...: drift does not look
+// like a difference), and hands each stored run to done; with --reps auto
+// it asks enough after each round whether to go on. It stops at the
+// first error done returns, on an interruption, at a setup failure (exit
+// status 2: nothing ran, or a bench refused the segment after power-on;
+// nothing is stored), or when a run could not be stored at all.
+func runPlan(ctx context.Context, sw plan.Sweep, rg harness.Rig, enough func(rounds int) bool, done func(rec *results.Run, rep int, err error) error) error {
+	for j := range sw.Runs(enough) {
+		rec, err := harness.Run(ctx, j, rg)
+		if errors.Is(err, harness.ErrInterrupted) {
+			return err
+		}
+		if rec == nil && harness.Kind(err) == harness.FailSetup {
+			// Every setting would fail alike, and nothing ran (or,
+			// refused after power-on, nothing may be kept).
+			what := "nothing was run or stored"
+			if errors.Is(err, harness.ErrRefusedMidRun) || errors.Is(err, harness.ErrFirmwareRefused) {
+				what = "nothing of the run was stored"
 			}
-			if rec == nil && harness.Kind(err) == harness.FailSetup {
-				// Every setting would fail alike, and nothing ran (or,
-				// refused after power-on, nothing may be kept).
-				what := "nothing was run or stored"
-				if errors.Is(err, harness.ErrRefusedMidRun) || errors.Is(err, harness.ErrFirmwareRefused) {
-					what = "nothing of the run was stored"
-				}
-				return &exitError{code: 2, err: fmt.Errorf("%w; %s", err, what)}
-			}
-			if rec == nil {
-				return err
-			}
-			if err := done(rec, rep, err); err != nil {
-				return err
-			}
+			return &exitError{code: 2, err: fmt.Errorf("%w; %s", err, what)}
+		}
+		if rec == nil {
+			return err
+		}
+		if err := done(rec, j.Rep, err); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -56,7 +56,7 @@ func TestRunPlanStopsAtSetupFailure(t *testing.T) {
 			return &initramfs.Image{Path: image, Size: 5, Digest: "00", Cached: true}, nil
 		}}}
 	st := &spooledStore{Store: store, name: "r.db", path: filepath.Join(dir, "r.db"), spool: spool.For(filepath.Join(dir, "r.db"))}
-	err = runSettings(context.Background(), job, rig, []boards.MHz{680, 800}, 2, st)
+	err = runSettings(context.Background(), plan.Sweep{Job: job, Clocks: []boards.MHz{680, 800}, Reps: boards.Reps{Count: 2}}, rig, st)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "setup: open /dev/ttyUSB0: no such file or directory; nothing was run or stored") {
 		t.Errorf("runSettings = %v; want exit 2 naming the console, nothing run or stored", err)
@@ -84,7 +84,7 @@ func TestRouteJobKeepsSettings(t *testing.T) {
 		{[]string{"--bench", "speed", "--route-streams", "4"}, nil},
 	} {
 		fs := flag.NewFlagSet("run", flag.ContinueOnError)
-		rf := addRunFlags(fs, 1)
+		rf := addRunFlags(fs, "1")
 		if err := fs.Parse(append([]string{"--board", "qemu-x86_64"}, tt.args...)); err != nil {
 			t.Fatal(err)
 		}

@@ -84,17 +84,22 @@ func cmdServe(ctx context.Context, args []string) error {
 	}
 	defer closeBench()
 	var onceErr error
+	job := plan.Job{Source: src, Transport: "http"}
+	autos := newServedAutos(job, served)
 	o := harness.ServeOptions{
 		Bench: bench, Boards: served,
 		Rig: harness.Rig{Builders: builders(src), Store: st.saver(), Events: func(e harness.Event) {
 			show.event(e)
 			page.event(e)
 		}},
-		Job:     plan.Job{Source: src, Transport: "http"},
+		Job:     job,
 		Console: page.consoleTap(),
 		Done: func(rec *results.Run, err error) {
 			show.done(rec, err)
 			page.done(rec, err)
+			if said := autos.served(rec); said != "" {
+				show.note(said)
+			}
 			if said := st.sayUnstored(rec, err, show.note); said != nil {
 				err = said
 			}
@@ -116,6 +121,33 @@ func cmdServe(ctx context.Context, args []string) error {
 		return err
 	}
 	return serveExit(hard.Err() != nil, *once, onceErr, dbPath)
+}
+
+// servedAutos are the served boards whose job has reps: auto, each
+// followed as run follows its sweep.
+type servedAutos struct {
+	mu      sync.Mutex
+	byBoard map[string]*autoWatch
+}
+
+func newServedAutos(job plan.Job, served []harness.Served) *servedAutos {
+	a := &servedAutos{byBoard: map[string]*autoWatch{}}
+	for _, sv := range served {
+		if w := newAutoWatch(harness.SweepOf(job, sv), io.Discard); w != nil {
+			a.byBoard[sv.Board.Name] = w
+		}
+	}
+	return a
+}
+
+// served takes a stored run; what it returns is to be said.
+func (a *servedAutos) served(rec *results.Run) string {
+	if rec == nil {
+		return ""
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.byBoard[rec.Board].served(rec)
 }
 
 // serveExit is how serve's end reads to the shell: 130 when Ctrl-C

@@ -1,7 +1,9 @@
 // Package compare compares stored runs: one board's clock settings, or
 // settings of several boards, each benchmark (and version) with itself,
-// with a ratio, its confidence interval and a verdict per metric. It
-// writes comparisons as text for people and JSON for scripts.
+// with a ratio, its confidence interval and a verdict per metric, and how
+// many more runs a side would bring the intervals within a target. It
+// writes comparisons as text for people and JSON for scripts; Converge
+// judges a sweep's runs by the same intervals (run --reps auto).
 //
 //	c, err := compare.Stored(ctx, store, compare.Options{By: compare.ByClock, Board: "rb450g"})
 //	compare.WriteText(os.Stdout, c)
@@ -85,6 +87,21 @@ type Options struct {
 	// IncludeThrottled pools throttled runs with the ok ones; without
 	// it they are left out, and the comparison says how many.
 	IncludeThrottled bool
+	// TargetCI is the interval each comparison says how many more runs
+	// a side would bring its metrics within, as a fraction of the ratio
+	// (its half-width); 0 is DefaultTargetCI.
+	TargetCI float64
+}
+
+// DefaultTargetCI is the target interval a comparison measures itself
+// against when none is given: run --reps auto's default.
+const DefaultTargetCI = boards.DefaultTargetCI
+
+func (o Options) target() float64 {
+	if o.TargetCI > 0 {
+		return o.TargetCI
+	}
+	return DefaultTargetCI
 }
 
 // Pick names one setting to compare: a board, at a clock if HasClock.
@@ -185,6 +202,9 @@ type Candidate struct {
 	Metrics    []MetricCompare `json:"metrics"`
 	// Summary is the comparison in one line, its headline.
 	Summary *Summary `json:"summary"`
+	// Precision is how its intervals stand against the target interval,
+	// and how many more runs a side would bring them within it.
+	Precision Precision `json:"precision"`
 }
 
 // MetricCompare is one metric's comparison. Baseline and Candidate are the
@@ -217,6 +237,16 @@ type MetricCompare struct {
 	// Energy is the metric's power where runs had a meter; omitted when
 	// none on either side had.
 	Energy *EnergyCompare `json:"energy,omitempty"`
+	// HalfWidth is the interval's half-width relative to the ratio, its
+	// larger side (benchstat's "± x %"); null without an interval.
+	HalfWidth *number `json:"ci_half_width"`
+	// MoreRuns is how many more runs a side would bring the interval
+	// within the comparison's target (0: it is), estimated from the
+	// spread seen; null when no side has 2 runs to see it in.
+	MoreRuns *int `json:"more_runs"`
+
+	sigma   float64 // the runs' log spread (logSpread), when sigmaOK
+	sigmaOK bool
 }
 
 // Stored compares the runs in s as o says. Only runs with status ok
@@ -363,12 +393,13 @@ func compareClocks(o Options, runs []results.Run) (*Comparison, error) {
 			if base != 0 && clk != 0 {
 				cr = round4(float64(clk) / float64(base))
 			}
-			cand, err := compareSides(byClock[base], byClock[clk], float64(clk)/float64(base), cr != nil)
+			cand, err := compareSides(byClock[base], byClock[clk], float64(clk)/float64(base), cr != nil, o.target())
 			if err != nil {
 				return nil, fmt.Errorf("results: compare %s at %s with %s: %w", board, clk.Figure(), base.Figure(), err)
 			}
 			cand.Baseline, cand.Candidate, cand.ClockRatio = pool("", base, byClock[base]), pool("", clk, byClock[clk]), cr
 			cand.Summary = summarize(board, ByClock, cand)
+			cand.Precision = precision(cand.Metrics, o.target())
 			c.Comparisons = append(c.Comparisons, *cand)
 		}
 	}
@@ -469,13 +500,14 @@ func compareBoards(o Options, runs []results.Run) (*Comparison, error) {
 		c.Skipped = append(c.Skipped, skipped...)
 		for _, pr := range pairs {
 			bRuns, cRuns := base.bench[pr[0]], cand.bench[pr[1]]
-			mc, err := compareSides(bRuns, cRuns, 0, false)
+			mc, err := compareSides(bRuns, cRuns, 0, false, o.target())
 			if err != nil {
 				return nil, fmt.Errorf("results: compare %s with %s: %w", cand.pick, base.pick, err)
 			}
 			mc.Baseline = pool(base.pick.Board, base.pick.ClockMHz, bRuns)
 			mc.Candidate = pool(cand.pick.Board, cand.pick.ClockMHz, cRuns)
 			mc.Summary = summarize("", ByBoard, mc)
+			mc.Precision = precision(mc.Metrics, o.target())
 			c.Comparisons = append(c.Comparisons, *mc)
 		}
 	}
@@ -606,7 +638,7 @@ func pairBenches(base, cand side) (pairs [][2]benchKey, skipped []string) {
 }
 
 // compareSides compares every metric both sides measured.
-func compareSides(base, cand []results.Run, clockRatio float64, haveClock bool) (*Candidate, error) {
+func compareSides(base, cand []results.Run, clockRatio float64, haveClock bool, target float64) (*Candidate, error) {
 	bv, bu, err := metricValues(base)
 	if err != nil {
 		return nil, err
@@ -628,6 +660,7 @@ func compareSides(base, cand []results.Run, clockRatio float64, haveClock bool) 
 			return nil, fmt.Errorf("metric %s is in %s on one side and %s on the other", name, bu[name], cu[name])
 		}
 		mc := compareMetric(name, bu[name], bv[name], cv[name], clockRatio, haveClock)
+		mc.precisionOf(bv[name], cv[name], target)
 		mc.Energy = compareEnergy(name, base, cand)
 		out.Metrics = append(out.Metrics, mc)
 	}
@@ -861,6 +894,11 @@ func WriteText(w io.Writer, c *Comparison) error {
 		if err := writeCompareTable(w, cand.Metrics, c.By == ByClock); err != nil {
 			return err
 		}
+		if line := cand.Precision.line(); line != "" {
+			if _, err := fmt.Fprintln(w, line); err != nil {
+				return err
+			}
+		}
 		if err := writeEnergyTable(w, cand); err != nil {
 			return err
 		}
@@ -992,7 +1030,7 @@ func optText(n *number, decimals int) string {
 // Mann-Whitney p-value and the ratio's interval. The caller pools like with
 // like (one board, clock and benchmark a side).
 func Runs(base, cand []results.Run) ([]MetricCompare, error) {
-	c, err := compareSides(base, cand, 0, false)
+	c, err := compareSides(base, cand, 0, false, DefaultTargetCI)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,14 @@
 // Package gate decides whether a board's new runs regressed against a
 // baseline, the way a CI job on attached hardware needs it decided: per
-// metric, slower than the baseline by more than the allowed fraction, and
-// significantly so (Mann-Whitney p < 0.05 from 4 runs a side; with fewer,
-// the fraction alone decides and the report says so). It writes the
-// verdict as JUnit XML (one testsuite per board, one testcase per metric)
-// and as a Markdown summary for a job page.
+// metric, slower than the baseline by more than the allowed fraction, with
+// 95 % confidence: the interval of the ratio (the one results compare
+// prints, from 4 runs a side) lies wholly beyond the allowed fraction. An
+// interval that straddles it is undecided: neither a pass nor a failure,
+// reported apart, so a gate does not fail on noise nor pass on it
+// silently. With fewer than 4 runs a side the fraction alone decides and
+// the report says so. It writes the verdict as JUnit XML (one testsuite
+// per board, one testcase per metric) and as a Markdown summary for a job
+// page, each saying at how many runs every metric was decided.
 //
 //	rep, err := gate.Judge(baseline, candidate, gate.Options{MaxRegression: 0.03})
 //	rep.WriteJUnit(f)
@@ -42,7 +46,16 @@ type Options struct {
 type Verdict struct {
 	compare.MetricCompare
 	Regressed bool
-	// Why says what decided: "49.8 % slower (p=0.029)", or why not.
+	// Undecided is a ratio whose interval straddles the allowed fraction:
+	// more runs would tell. It does not fail the job.
+	Undecided bool
+	// DecidedAt is how many new runs decided the verdict: the fewest
+	// from which every judgement, with each run added, came out as this
+	// one. 0 for an undecided metric, and for a verdict without an
+	// interval (fewer than 4 runs a side).
+	DecidedAt int
+	// Why says what decided: "49.8 % slower, more than 3 % (95 %
+	// interval 0.4990–0.5030, p=0.0286)", or why not.
 	Why string
 }
 
@@ -113,11 +126,17 @@ func Judge(baseline, candidate []results.Run, o Options) (*Report, error) {
 	for _, m := range ms {
 		rep.Verdicts = append(rep.Verdicts, judge(m, o.MaxRegression))
 	}
+	if err := rep.decidedAt(base, cand); err != nil {
+		return nil, err
+	}
 	return rep, nil
 }
 
 // judge decides one metric. Ratio is candidate / baseline for metrics
-// where more is better, which every bootbench metric is.
+// where more is better, which every bootbench metric is. With an interval
+// it decides: regressed when the interval lies wholly below 1 −
+// maxRegression, within when wholly at or above it, else undecided.
+// Without one (fewer than 4 runs a side) the ratio alone decides.
 func judge(m compare.MetricCompare, maxRegression float64) Verdict {
 	v := Verdict{MetricCompare: m}
 	ratio, ok := m.Ratio.Float()
@@ -125,21 +144,118 @@ func judge(m compare.MetricCompare, maxRegression float64) Verdict {
 		v.Why = "no ratio (the baseline is 0)"
 		return v
 	}
-	slower := 1 - ratio
+	bound := 1 - maxRegression
+	lo, haveLo := m.CILow.Float()
+	hi, haveHi := m.CIHigh.Float()
 	p, haveP := m.PValue.Float()
+	interval := fmt.Sprintf("95 %% interval %.4f–%.4f", lo, hi)
 	switch {
-	case slower <= maxRegression:
+	case haveLo && haveHi && hi < bound:
+		v.Regressed = true
+		v.Why = fmt.Sprintf("%s, more than %s (%s, p=%.3g)", change(ratio), pct(maxRegression), interval, p)
+	case haveLo && haveHi && lo >= bound:
+		v.Why = fmt.Sprintf("within %s (%s; %s)", pct(maxRegression), change(ratio), interval)
+	case haveLo && haveHi:
+		v.Undecided = true
+		v.Why = fmt.Sprintf("undecided: %s, and the %s straddles %s slower (%.4f)", change(ratio), interval, pct(maxRegression), bound)
+	case 1-ratio <= maxRegression:
 		v.Why = fmt.Sprintf("within %s (%s)", pct(maxRegression), change(ratio))
 	case !haveP:
 		v.Regressed = true
 		v.Why = fmt.Sprintf("%s, more than %s (no p-value: %d vs %d runs, statistics need %d a side)", change(ratio), pct(maxRegression), m.NBaseline, m.NCandidate, compare.MinStatRuns)
 	case p < Alpha:
+		// Runs enough for a p-value, and still no interval: ratios of
+		// figures of 0 or less have none. The p-value decides.
 		v.Regressed = true
 		v.Why = fmt.Sprintf("%s, more than %s (p=%.3g)", change(ratio), pct(maxRegression), p)
 	default:
 		v.Why = fmt.Sprintf("%s but not significant (p=%.3g)", change(ratio), p)
 	}
 	return v
+}
+
+// decided reports whether v was decided by its interval.
+func (v Verdict) decided() bool {
+	_, ok := v.CILow.Float()
+	return ok && !v.Undecided
+}
+
+// decidedAt finds, for each metric its interval decided, how many of the
+// new runs decided it: judging the runs as they came, one more at a time,
+// the fewest from which every judgement came out as the last. It is what
+// a job page needs to tell a metric that settled at once from one that
+// only just did.
+func (r *Report) decidedAt(base, cand []results.Run) error {
+	open := map[string]bool{}
+	for i, v := range r.Verdicts {
+		if v.decided() {
+			r.Verdicts[i].DecidedAt = len(cand)
+			open[v.Name] = true
+		}
+	}
+	for n := len(cand) - 1; n >= compare.MinStatRuns && len(open) > 0; n-- {
+		ms, err := compare.Runs(base, cand[:n])
+		if err != nil {
+			return err
+		}
+		still := map[string]bool{}
+		for _, m := range ms {
+			i := slices.IndexFunc(r.Verdicts, func(v Verdict) bool { return v.Name == m.Name })
+			if i < 0 || !open[m.Name] {
+				continue
+			}
+			if then := judge(m, r.Options.MaxRegression); then.decided() && then.Regressed == r.Verdicts[i].Regressed {
+				r.Verdicts[i].DecidedAt = n
+				still[m.Name] = true
+			}
+		}
+		open = still
+	}
+	for i, v := range r.Verdicts {
+		if v.DecidedAt > 0 {
+			r.Verdicts[i].Why += fmt.Sprintf(", decided at %s", runsText(v.DecidedAt))
+		}
+	}
+	return nil
+}
+
+// Undecided are the verdicts whose interval straddles the allowed
+// fraction.
+func (r *Report) Undecided() []Verdict {
+	var out []Verdict
+	for _, v := range r.Verdicts {
+		if v.Undecided {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Settled reports whether more runs would change nothing worth a boot:
+// a run failed (the job fails whatever the metrics say), or every metric
+// is decided, or undecided with an interval already within target (a
+// ratio that close to the allowed fraction takes many more runs to fall
+// on one side). ci --reps auto runs until it is.
+func (r *Report) Settled(target float64) bool {
+	if len(r.Failed) > 0 {
+		return true
+	}
+	if r.NoStatistics || r.Candidate.Runs == 0 {
+		return false
+	}
+	for _, v := range r.Undecided() {
+		if hw, ok := v.HalfWidth.Float(); !ok || hw > target {
+			return false
+		}
+	}
+	return true
+}
+
+func runsText(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
 }
 
 // Regressed reports whether the CI job should fail: a metric regressed or

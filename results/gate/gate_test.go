@@ -227,3 +227,139 @@ func TestSchemaCheckerRejects(t *testing.T) {
 		}
 	}
 }
+
+// scattered makes ok runs of board b whose md5 figure is 88 MB/s × factor
+// × each of spread's factors in turn (one run each), and whose sha256 is
+// steady at 11.6 MB/s × factor.
+func scattered(factor float64, prefix string, spread ...float64) []results.Run {
+	var out []results.Run
+	for i, s := range spread {
+		j := 1 + float64(i%3)*0.0005
+		out = append(out, results.Run{
+			ID: results.RunID(fmt.Sprintf("%s-%d", prefix, i)), Board: "b", ClockMHz: 1000, Status: results.StatusOK,
+			Bench: "speed", Tool: "bootbench-speed", ToolVersion: "0.1.0",
+			Metrics: []results.Metric{
+				{Name: "md5@1024", Unit: "B/s", Value: 88_000_000 * factor * s},
+				{Name: "sha256@1024", Unit: "B/s", Value: 11_600_000 * factor * j},
+			},
+		})
+	}
+	return out
+}
+
+// noise is a board's scatter, ±4 % and more, run after run.
+var noise = []float64{1.04, 0.97, 1.01, 0.95, 1.03, 0.99, 1.05, 0.96}
+
+// TestJudgeByInterval is the gate's rule: a regression only when the
+// interval of the ratio lies wholly beyond the allowed fraction; one that
+// straddles it is undecided, and passes; each decided verdict says at how
+// many runs it was.
+func TestJudgeByInterval(t *testing.T) {
+	base := scattered(1, "a", noise...)
+	tests := []struct {
+		name      string
+		cand      []results.Run
+		max       float64
+		regressed []string
+		undecided []string
+		decidedAt map[string]int
+		passes    bool
+	}{
+		{"3 % slower on a noisy board, 5 % allowed: undecided, passes", scattered(0.97, "c", noise[3:]...), 0.05,
+			nil, []string{"md5@1024"}, map[string]int{"sha256@1024": 4}, true},
+		{"10 % slower on a noisy board: fails", scattered(0.90, "c", 1.01, 0.99, 1.0, 1.005, 0.995, 1.0), 0.05,
+			[]string{"md5@1024", "sha256@1024"}, nil, map[string]int{"md5@1024": 4, "sha256@1024": 4}, false},
+		{"3 % slower, noisy baseline but steady runs: the baseline's noise keeps it undecided", scattered(0.97, "c", 1.0, 1.001, 0.999, 1.0), 0.05,
+			nil, []string{"md5@1024"}, map[string]int{"sha256@1024": 4}, true},
+		{"as fast, noisy: undecided against 1 %", scattered(1, "c", noise...), 0.01,
+			nil, []string{"md5@1024"}, map[string]int{"sha256@1024": 4}, true},
+		// md5's first runs straddle, its later ones settle it: decided
+		// at the run from which it stayed so.
+		{"a noisy start decides later", scattered(0.88, "c", 1.14, 1.10, 0.99, 1.0, 1.0, 1.0, 1.0, 1.0), 0.05,
+			[]string{"md5@1024", "sha256@1024"}, nil, map[string]int{"md5@1024": 8, "sha256@1024": 4}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := Judge(base, tt.cand, Options{MaxRegression: tt.max})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var regs, und []string
+			decided := map[string]int{}
+			for _, v := range rep.Verdicts {
+				if v.Regressed {
+					regs = append(regs, v.Name)
+				}
+				if v.Undecided {
+					und = append(und, v.Name)
+				}
+				if v.DecidedAt > 0 {
+					decided[v.Name] = v.DecidedAt
+					if !strings.HasSuffix(v.Why, fmt.Sprintf("decided at %d runs", v.DecidedAt)) {
+						t.Errorf("%s: why %q does not say it was decided at %d runs", v.Name, v.Why, v.DecidedAt)
+					}
+				}
+			}
+			if !slices.Equal(regs, tt.regressed) || !slices.Equal(und, tt.undecided) || fmt.Sprint(decided) != fmt.Sprint(tt.decidedAt) || rep.Regressed() == tt.passes {
+				for _, v := range rep.Verdicts {
+					t.Logf("%s: %s", v.Name, v.Why)
+				}
+				t.Errorf("regressed %v, undecided %v, decided at %v, passes %v; want %v, %v, %v, %v", regs, und, decided, !rep.Regressed(), tt.regressed, tt.undecided, tt.decidedAt, tt.passes)
+			}
+		})
+	}
+}
+
+// TestSettled is ci --reps auto's stopping rule: go on while a metric is
+// undecided and its interval wider than the target; stop once every
+// metric is decided, or a run failed (the job fails anyway).
+func TestSettled(t *testing.T) {
+	base := scattered(1, "a", noise...)
+	failed := results.Run{ID: "f", Board: "b", Status: results.StatusFailed}
+	tests := []struct {
+		name    string
+		cand    []results.Run
+		target  float64
+		settled bool
+	}{
+		{"too few runs for an interval", scattered(0.9, "c", 1, 1, 1), 0.02, false},
+		{"every metric decided", scattered(0.9, "c", 1, 1.001, 0.999, 1), 0.02, true},
+		{"undecided and wide: more runs", scattered(0.97, "c", noise[3:]...), 0.02, false},
+		{"undecided but already narrower than the target", scattered(0.97, "c", noise[3:]...), 0.5, true},
+		{"a failed run", append(scattered(0.97, "c", 1, 1), failed), 0.02, true},
+	}
+	for _, tt := range tests {
+		rep, err := Judge(base, tt.cand, Options{MaxRegression: 0.05})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rep.Settled(tt.target); got != tt.settled {
+			t.Errorf("%s: settled %v, want %v", tt.name, got, tt.settled)
+		}
+	}
+}
+
+// reportUndecided is a job of 6 new runs on a noisy board: md5 undecided,
+// sha256 within from the first 4.
+func reportUndecided(t *testing.T) *Report {
+	rep, err := Judge(scattered(1, "a", noise...), scattered(0.97, "c", noise[2:]...), Options{MaxRegression: 0.05, BaselineName: "board=b,clock=1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestWriteUndecided(t *testing.T) {
+	var junit, md bytes.Buffer
+	if err := WriteJUnit(&junit, reportUndecided(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := junitxsd.Check(junit.Bytes()); err != nil {
+		t.Errorf("not valid JUnit: %v", err)
+	}
+	golden(t, "junit-undecided.xml", junit.Bytes())
+	if err := WriteMarkdown(&md, reportUndecided(t)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "summary-undecided.md", md.Bytes())
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -40,6 +41,7 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
+	Skipped   *junitFailure `xml:"skipped,omitempty"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
 	Error     *junitFailure `xml:"error,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
@@ -83,13 +85,19 @@ func (r *Report) junitSuite() junitSuite {
 		{"bench", r.Candidate.Bench},
 		{"tool", r.Candidate.Tool},
 		{"max_regression", pct(r.Options.MaxRegression)},
+		{"undecided", strconv.Itoa(len(r.Undecided()))},
 	}}
 	class := "bootbench." + r.Board
 	for _, v := range r.Verdicts {
 		c := junitCase{Name: v.Name, Classname: class, Time: "0", SystemOut: v.Why}
-		if v.Regressed {
+		switch {
+		case v.Regressed:
 			c.Failure = &junitFailure{Message: v.Name + ": " + v.Why, Type: "regression", Text: v.detail()}
 			s.Failures++
+		case v.Undecided:
+			// Neither passed nor failed: a CI page shows it apart.
+			c.Skipped = &junitFailure{Message: v.Name + ": " + v.Why, Type: "undecided", Text: v.detail()}
+			s.Skipped++
 		}
 		s.Cases = append(s.Cases, c)
 	}
@@ -119,10 +127,18 @@ func (v Verdict) detail() string {
 	if r, ok := v.Ratio.Float(); ok {
 		lines = append(lines, fmt.Sprintf("ratio:     %.4f", r))
 	}
+	lo, okLo := v.CILow.Float()
+	hi, okHi := v.CIHigh.Float()
+	if okLo && okHi {
+		lines = append(lines, fmt.Sprintf("95 %%:      %.4f–%.4f", lo, hi))
+	}
 	if p, ok := v.PValue.Float(); ok {
 		lines = append(lines, fmt.Sprintf("p:         %.4g", p))
 	} else {
 		lines = append(lines, "p:         none (fewer than 4 runs a side)")
+	}
+	if v.DecidedAt > 0 {
+		lines = append(lines, fmt.Sprintf("decided:   at %s", runsText(v.DecidedAt)))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -152,19 +168,68 @@ func WriteMarkdown(w io.Writer, reps ...*Report) error {
 		regs := r.Regressions()
 		if len(regs) == 0 {
 			fmt.Fprintf(&b, "No metric of %d regressed.\n\n", len(r.Verdicts))
-			continue
-		}
-		fmt.Fprintf(&b, "%d of %d metrics regressed:\n\n| metric | baseline | new | ratio | p |\n|---|---:|---:|---:|---:|\n", len(regs), len(r.Verdicts))
-		for _, v := range regs {
-			ratio, _ := v.Ratio.Float()
-			p := "–"
-			if pv, ok := v.PValue.Float(); ok {
-				p = fmt.Sprintf("%.3g", pv)
+		} else {
+			fmt.Fprintf(&b, "%d of %d metrics regressed:\n\n| metric | baseline | new | ratio | p |\n|---|---:|---:|---:|---:|\n", len(regs), len(r.Verdicts))
+			for _, v := range regs {
+				ratio, _ := v.Ratio.Float()
+				p := "–"
+				if pv, ok := v.PValue.Float(); ok {
+					p = fmt.Sprintf("%.3g", pv)
+				}
+				fmt.Fprintf(&b, "| %s | %s %s | %s %s | %.4f | %s |\n", v.Name, fig(float64(v.Baseline)), v.Unit, fig(float64(v.Candidate)), v.Unit, ratio, p)
 			}
-			fmt.Fprintf(&b, "| %s | %s %s | %s %s | %.4f | %s |\n", v.Name, fig(float64(v.Baseline)), v.Unit, fig(float64(v.Candidate)), v.Unit, ratio, p)
+			b.WriteString("\n")
 		}
-		b.WriteString("\n")
+		writeUndecided(&b, r)
+		writeDecidedAt(&b, r)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeUndecided lists the metrics whose interval straddles the allowed
+// regression: they neither fail nor pass the job.
+func writeUndecided(b *strings.Builder, r *Report) {
+	und := r.Undecided()
+	if len(und) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%d of %d metrics undecided, not failed: the 95 %% interval of the ratio straddles %s slower; more runs would decide them:\n\n"+
+		"| metric | baseline | new | ratio | 95 %% interval |\n|---|---:|---:|---:|---:|\n", len(und), len(r.Verdicts), pct(r.Options.MaxRegression))
+	for _, v := range und {
+		ratio, _ := v.Ratio.Float()
+		lo, _ := v.CILow.Float()
+		hi, _ := v.CIHigh.Float()
+		fmt.Fprintf(b, "| %s | %s %s | %s %s | %.4f | %.4f–%.4f |\n", v.Name, fig(float64(v.Baseline)), v.Unit, fig(float64(v.Candidate)), v.Unit, ratio, lo, hi)
+	}
+	b.WriteString("\n")
+}
+
+// writeDecidedAt says at how many new runs each metric an interval
+// decided was decided, fewest first: a line per count.
+func writeDecidedAt(b *strings.Builder, r *Report) {
+	byRuns := map[int][]string{}
+	var counts []int
+	for _, v := range r.Verdicts {
+		if v.DecidedAt == 0 {
+			continue
+		}
+		if _, ok := byRuns[v.DecidedAt]; !ok {
+			counts = append(counts, v.DecidedAt)
+		}
+		what := "within"
+		if v.Regressed {
+			what = "regressed"
+		}
+		byRuns[v.DecidedAt] = append(byRuns[v.DecidedAt], v.Name+" ("+what+")")
+	}
+	if len(counts) == 0 {
+		return
+	}
+	slices.Sort(counts)
+	b.WriteString("Decided:\n\n")
+	for _, n := range counts {
+		fmt.Fprintf(b, "- at %s: %s\n", runsText(n), strings.Join(byRuns[n], ", "))
+	}
+	b.WriteString("\n")
 }
