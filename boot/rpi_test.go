@@ -210,14 +210,25 @@ func lineDiff(a, b string) string {
 // TestRaspberryPiROMOrder: a Pi 4's boot read as its firmware reads it,
 // over TFTP from its address: <serial>/start4.elf, fixup4.dat, config.txt,
 // cmdline.txt, then what config.txt names (device_tree=, kernel=,
-// initramfs), each found under the serial folder; the events say so in
-// that order, each naming the board.
+// initramfs), each found under the serial folder; each transfer's event
+// names the file and the board. A transfer is done when the server reads
+// its last ACK, which may come after the client has asked for the next
+// file, so each event is awaited before the next request, as a ROM that
+// waits on nothing else would not.
 func TestRaspberryPiROMOrder(t *testing.T) {
 	_, server, events := servePi(t, "127.0.0.12", 1800)
 	get := func(name string) string {
 		got, err := tftpGet(server, "127.0.0.12", "9ffefdef/"+name)
 		if err != nil {
 			t.Fatalf("9ffefdef/%s: %v", name, err)
+		}
+		select {
+		case e := <-events:
+			if e.Kind != "tftp-done" || e.File != "9ffefdef/"+name || e.Board != "pi1" {
+				t.Errorf("event %s %s (board %q), want tftp-done of %s", e.Kind, e.File, e.Board, name)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("no event for %s", name)
 		}
 		return got
 	}
@@ -244,16 +255,10 @@ func TestRaspberryPiROMOrder(t *testing.T) {
 			t.Errorf("%s served %q", name, got)
 		}
 	}
-	want := append(append(order, "config.txt"), named...)
-	for _, name := range want {
-		select {
-		case e := <-events:
-			if e.Kind != "tftp-done" || e.File != "9ffefdef/"+name || e.Board != "pi1" {
-				t.Errorf("event %s %s (board %q), want %s", e.Kind, e.File, e.Board, name)
-			}
-		case <-time.After(2 * time.Second):
-			t.Fatalf("no event for %s", name)
-		}
+	select {
+	case e := <-events:
+		t.Errorf("an event no transfer made: %s %s", e.Kind, e.File)
+	default:
 	}
 }
 
