@@ -102,13 +102,19 @@ install_quietly() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2 || status=$?
 	[ -z "$own_policy" ] || rm -f $policy
 	[ $status = 0 ] || exit $status
+	# Only the services of packages installed here: a PostgreSQL (or
+	# pdudaemon) the machine had before is its owner's, left as it was.
 	local svc
 	for svc in tftpd-hpa pdudaemon postgresql; do
+		[[ " $* " == *" $svc "* ]] || continue
 		if [ -e /etc/init.d/$svc ] || [ -e /lib/systemd/system/$svc.service ]; then
 			echo "deps: leaving the $svc service its package installed disabled" >&2
 			if [ -d /run/systemd/system ]; then
 				systemctl disable --now $svc >&2 || true
 			else
+				# No systemd running (a container, a chroot): disable
+				# both the unit's links and the init script's.
+				systemctl disable $svc >&2 2>/dev/null || true
 				update-rc.d $svc disable >&2 2>/dev/null || true
 			fi
 		fi
