@@ -238,16 +238,18 @@ func All() ([]Profile, error) {
 // profiles are the shipped profiles, parsed once: every board lookup used to
 // parse all of them again (1.7 ms each; an inventory of 20,000 boards took
 // 34 s to load).
-var profiles = sync.OnceValues(parseAll)
+var profiles = sync.OnceValues(func() ([]Profile, error) { return parseAll(profileFS) })
 
-func parseAll() ([]Profile, error) {
-	files, err := fs.Glob(profileFS, "profiles/*.yaml")
+// parseAll reads every profiles/*.yaml of fsys: a board model is one file
+// there and nothing else names it.
+func parseAll(fsys fs.FS) ([]Profile, error) {
+	files, err := fs.Glob(fsys, "profiles/*.yaml")
 	if err != nil {
 		return nil, err
 	}
 	var ps []Profile
 	for _, f := range files {
-		b, err := profileFS.ReadFile(f)
+		b, err := fs.ReadFile(fsys, f)
 		if err != nil {
 			return nil, err
 		}
