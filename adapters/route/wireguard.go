@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os/exec"
 	"strconv"
@@ -249,9 +250,9 @@ func wgLink(ctx context.Context, s Side) (string, func(), error) {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-exited
 	}
-	// Up once wg can talk to it.
+	// Up once its control socket takes connections, which wg needs.
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		if err := s.command(ctx, "wg", "show", name).Run(); err == nil {
+		if uapiUp(ctx, name) {
 			return name, stop, nil
 		}
 		select {
@@ -267,6 +268,25 @@ func wgLink(ctx context.Context, s Side) (string, func(), error) {
 			return "", nil, errors.New("wireguard-go " + name + " did not come up within 5s")
 		}
 	}
+}
+
+// uapiSocket is where wireguard-go listens for wg's requests to the
+// interface name: a path of its own, the same in every namespace.
+func uapiSocket(name string) string { return "/var/run/wireguard/" + name + ".sock" }
+
+// uapiUp reports whether wireguard-go's control socket for name takes
+// connections. It asks by connecting, not with wg: wg removes a socket
+// that refuses it, taking it for a dead daemon's, and wireguard-go's
+// refuses between its bind and its listen; wireguard-go then found its
+// socket gone and exited ("Failed to listen on uapi socket: no such file
+// or directory"), on a host busy enough to stop it in between.
+func uapiUp(ctx context.Context, name string) bool {
+	c, err := new(net.Dialer).DialContext(ctx, "unix", uapiSocket(name))
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // ip runs one ip(8) command on s's side.

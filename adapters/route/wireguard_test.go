@@ -3,10 +3,16 @@ package route
 import (
 	"context"
 	"crypto/ecdh"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/bootbench/bootbench/internal/testkit/needs"
 )
@@ -94,6 +100,62 @@ func TestTunnelDirect(t *testing.T) {
 		}
 		if pids, _ := exec.Command("ip", "netns", "pids", ns).Output(); len(strings.TrimSpace(string(pids))) > 0 {
 			t.Errorf("processes left in %s: %s", ns, pids)
+		}
+	}
+}
+
+// uapiUp sees wireguard-go's control socket up once it listens, and
+// leaves it where it is before then: wireguard-go binds the socket, then
+// listens on it, and exits if it is gone by the time it watches it.
+func TestUAPIUp(t *testing.T) {
+	needs.Root(t, "needs root for wireguard-go's socket directory")
+	for _, tc := range []struct {
+		name         string
+		bind, listen bool
+		wantUp       bool
+	}{
+		{"no socket", false, false, false},
+		{"bound, not yet listening", true, false, false},
+		{"listening", true, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b [4]byte
+			rand.Read(b[:])
+			name := "bbwgtest" + hex.EncodeToString(b[:])
+			path := uapiSocket(name)
+			if tc.bind {
+				bindUnix(t, path, tc.listen)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if got := uapiUp(ctx, name); got != tc.wantUp {
+				t.Errorf("uapiUp = %v, want %v", got, tc.wantUp)
+			}
+			if _, err := os.Lstat(path); tc.bind && err != nil {
+				t.Errorf("the socket is gone: %v", err)
+			}
+		})
+	}
+}
+
+// bindUnix binds a unix stream socket to path, and listens on it if
+// listen, for the test's duration.
+func bindUnix(t *testing.T, path string, listen bool) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd); os.Remove(path) })
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		t.Fatal(err)
+	}
+	if listen {
+		if err := unix.Listen(fd, 1); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
