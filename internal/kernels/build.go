@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,7 +21,8 @@ import (
 )
 
 // Variant is a kernel bootbench builds itself, from Debian's Linux source,
-// for a virtual board Debian ships no kernel for.
+// for a virtual board Debian ships no kernel for, or none that boots as
+// fast as a twin should.
 type Variant string
 
 const (
@@ -33,10 +35,18 @@ const (
 	// built from the same configuration, so the two differ only in byte
 	// order.
 	MaltaLE Variant = "malta-le"
+	// PC is QEMU's x86-64 PC (-M pc), the x86-64 twin's kernel: Debian
+	// has one, but its 8 MB XZ image takes seconds to unpack and its
+	// boot log seconds to print under TCG; this one is small, LZ4
+	// compressed and has what the twin and its benchmarks need built in.
+	PC Variant = "x86-64-pc"
+	// Virt is QEMU's arm64 virt machine, the arm64 twins' kernel, small
+	// for the same reason.
+	Virt Variant = "arm64-virt"
 )
 
 // Variants are the kernels Built builds.
-var Variants = []Variant{MaltaBE, MaltaLE}
+var Variants = []Variant{MaltaBE, MaltaLE, PC, Virt}
 
 // variantSpec is how a Variant is built.
 type variantSpec struct {
@@ -46,6 +56,12 @@ type variantSpec struct {
 	compiler string   // the Debian package that has it
 	configs  []string // fragments under config/, applied in order
 	endian   string   // the lines that pick the byte order
+	// target is what make builds, image the file of it that is kept,
+	// relative to the build directory; "" for both is vmlinux.
+	target, image string
+	// headers are include files the build needs, with the Debian
+	// package that has each (x86's objtool is built against libelf).
+	headers [][2]string
 }
 
 var specs = map[Variant]variantSpec{
@@ -59,6 +75,34 @@ var specs = map[Variant]variantSpec{
 		configs: []string{"malta.config", "router.config"},
 		endian:  "CONFIG_CPU_LITTLE_ENDIAN=y\n# CONFIG_CPU_BIG_ENDIAN is not set\n",
 	},
+	// Debian's native gcc for amd64 is also x86_64-linux-gnu-gcc.
+	PC: {
+		what: "x86-64 PC", arch: "x86_64", cross: "x86_64-linux-gnu-", compiler: "gcc",
+		configs: []string{"twin.config", "pc.config", "router.config"},
+		target:  "bzImage", image: "arch/x86/boot/bzImage",
+		headers: [][2]string{{"/usr/include/gelf.h", "libelf-dev"}},
+	},
+	Virt: {
+		what: "arm64 virt", arch: "arm64", cross: "aarch64-linux-gnu-", compiler: "gcc-aarch64-linux-gnu",
+		configs: []string{"twin.config", "virt.config"},
+		target:  "Image", image: "arch/arm64/boot/Image",
+	},
+}
+
+// makeTarget is what make builds for the variant.
+func (spec variantSpec) makeTarget() string {
+	if spec.target == "" {
+		return "vmlinux"
+	}
+	return spec.target
+}
+
+// imagePath is the built image, relative to the build directory.
+func (spec variantSpec) imagePath() string {
+	if spec.image == "" {
+		return "vmlinux"
+	}
+	return spec.image
 }
 
 //go:embed config/*.config
@@ -82,7 +126,7 @@ const (
 	sourceListsArch = "mipsel"
 )
 
-// Built returns the vmlinux of variant v, building it the first time: from
+// Built returns the kernel image of variant v (vmlinux, bzImage, Image), building it the first time: from
 // Debian's linux-source package, unpacked into the cache once, with
 // bootbench's configuration and Debian's cross compiler. A build is kept
 // under a digest of the configuration, the source package's version and
@@ -116,11 +160,11 @@ func Built(ctx context.Context, cacheDir string, v Variant, say func(string)) (s
 		return "", err
 	}
 	dest := filepath.Join(cacheDir, "kernels", "built", string(v)+"-"+digest(config, src[0].Version, gcc, patches.text))
-	vmlinux := filepath.Join(dest, "vmlinux")
+	image := filepath.Join(dest, filepath.Base(spec.imagePath()))
 	// One build at a time per variant and cache: the build takes every
 	// core, and the source tree and its patched copy are shared.
 	waiting := func() { say("waiting for another bootbench building the " + spec.what + " kernel") }
-	err = cachelock.Once(ctx, dest+".lock", cachelock.Exists(vmlinux), waiting, func() error {
+	err = cachelock.Once(ctx, dest+".lock", cachelock.Exists(image), waiting, func() error {
 		tree, err := sourceTree(ctx, cacheDir, src[0], say)
 		if err != nil {
 			return err
@@ -139,11 +183,12 @@ func Built(ctx context.Context, cacheDir string, v Variant, say func(string)) (s
 	if err != nil {
 		return "", err
 	}
-	return vmlinux, nil
+	return image, nil
 }
 
-// buildTools reports, all at once, the programs a kernel build needs that
-// this host lacks, with the Debian packages that have them.
+// buildTools reports, all at once, the programs and headers a kernel
+// build needs that this host lacks, with the Debian packages that have
+// them.
 func buildTools(spec variantSpec) error {
 	need := [][2]string{
 		{spec.cross + "gcc", spec.compiler}, {"gcc", "gcc"}, {"make", "make"},
@@ -151,8 +196,13 @@ func buildTools(spec variantSpec) error {
 	}
 	var missing []string
 	for _, n := range need {
-		if _, err := exec.LookPath(n[0]); err != nil {
+		if _, err := exec.LookPath(n[0]); err != nil && !slices.Contains(missing, n[1]) {
 			missing = append(missing, n[1])
+		}
+	}
+	for _, h := range spec.headers {
+		if _, err := os.Stat(h[0]); err != nil && !slices.Contains(missing, h[1]) {
+			missing = append(missing, h[1])
 		}
 	}
 	if len(missing) > 0 {
@@ -230,7 +280,7 @@ func unpackTree(ctx context.Context, cacheDir string, src debpkg.Package, tree s
 	return nil
 }
 
-// build configures and builds vmlinux from tree into a directory beside
+// build configures and builds the variant's image from tree into a directory beside
 // dest and moves the image and its .config there when it is done, so
 // dest holds a whole build or none. The source tree is never written to
 // (make O=): one tree serves every variant.
@@ -247,21 +297,23 @@ func build(ctx context.Context, spec variantSpec, tree, dest, fragment string) e
 	if err := mk.configure(fragment); err != nil {
 		return err
 	}
-	if err := mk.run("-j"+fmt.Sprint(runtime.NumCPU()), "vmlinux"); err != nil {
+	if err := mk.run("-j"+fmt.Sprint(runtime.NumCPU()), spec.makeTarget()); err != nil {
 		return err
 	}
-	return keep(out, dest)
+	return keep(out, dest, spec.imagePath())
 }
 
-// keep moves the image and the configuration it was built with from the
-// build directory out to dest.
-func keep(out, dest string) error {
+// keep moves the image (image, relative to out) and the configuration it
+// was built with from the build directory out to dest, as dest/<its base
+// name> and dest/config.
+func keep(out, dest, image string) error {
 	final := filepath.Join(out, "keep")
 	if err := os.Mkdir(final, 0o755); err != nil {
 		return err
 	}
-	for _, f := range []string{"vmlinux", ".config"} {
-		if err := os.Rename(filepath.Join(out, f), filepath.Join(final, strings.TrimPrefix(f, "."))); err != nil {
+	moves := [][2]string{{image, filepath.Base(image)}, {".config", "config"}}
+	for _, m := range moves {
+		if err := os.Rename(filepath.Join(out, m[0]), filepath.Join(final, m[1])); err != nil {
 			return err
 		}
 	}

@@ -50,33 +50,51 @@ func testCache(t *testing.T) string {
 	return filepath.Join(dir, "bootbench")
 }
 
-// boardOf is how each variant is booted and what it must show. The
-// big-endian board's /init is built softfloat, as bootbench's images are;
-// the little-endian one's hardfloat, as Debian's mipsel programs are,
-// whose floating-point instructions the kernel runs or emulates.
-var boardOf = map[Variant]struct {
-	qemu, goarch, gomips, initrd string
-	data                         elf.Data
-	order                        string
-}{
-	MaltaBE: {"qemu-system-mips", "mips", "softfloat", "cpio.gz", elf.ELFDATA2MSB, "big"},
-	MaltaLE: {"qemu-system-mipsel", "mipsle", "hardfloat", "cpio.xz", elf.ELFDATA2LSB, "little"},
+// qemuBoard is how a variant is booted (QEMU's binary, machine, CPU and
+// the kernel's console), what /init it runs (built for goarch and gomips,
+// packed as initrd), and what it must show: its image's format (check),
+// the byte order /init finds, and fields /proc/cpuinfo has.
+type qemuBoard struct {
+	qemu, machine, cpu, console string
+	goarch, gomips, initrd      string
+	check                       func(t *testing.T, kernel string)
+	order                       string
+	cpuinfo                     map[string]string
 }
 
+// boardOf is how each variant is booted and what it must show. The
+// big-endian Malta's /init is built softfloat, as bootbench's images are;
+// the little-endian one's hardfloat, as Debian's mipsel programs are,
+// whose floating-point instructions the kernel runs or emulates.
+var boardOf = map[Variant]qemuBoard{
+	MaltaBE: {"qemu-system-mips", "malta", "24Kc", "ttyS0", "mips", "softfloat", "cpio.gz",
+		mipsELF(elf.ELFDATA2MSB), "big", maltaCPU},
+	MaltaLE: {"qemu-system-mipsel", "malta", "24Kc", "ttyS0", "mipsle", "hardfloat", "cpio.xz",
+		mipsELF(elf.ELFDATA2LSB), "little", maltaCPU},
+	PC: {"qemu-system-x86_64", "pc", "qemu64", "ttyS0", "amd64", "", "cpio.gz",
+		magicAt(0x202, "HdrS"), "little", map[string]string{"model name": "QEMU Virtual CPU"}},
+	// The Cortex-A53 is ARM's (implementer 0x41) part 0xd03.
+	Virt: {"qemu-system-aarch64", "virt", "cortex-a53", "ttyAMA0", "arm64", "", "cpio.gz",
+		magicAt(0x38, "ARM\x64"), "little", map[string]string{"CPU implementer": "0x41", "CPU part": "0xd03"}},
+}
+
+// maltaCPU is what /proc/cpuinfo says of a 24Kc on a Malta.
+var maltaCPU = map[string]string{"system type": "MIPS Malta", "cpu model": "24Kc", "isa": "mips32r2"}
+
 // TestBuiltBoots builds each variant (or takes it from the cache), checks
-// that its vmlinux is a MIPS ELF of the variant's byte order, and boots it
-// on QEMU's Malta with a 24Kc: the kernel must unpack the initramfs, run
-// a Go program of its byte order as /init, let it sleep and compute in
-// floating point, and say the CPU is a MIPS32 release 2 24Kc on a Malta.
+// its image's format (a MIPS ELF of the variant's byte order, an x86
+// bzImage, an arm64 Image), and boots it on its QEMU machine: the kernel
+// must unpack the initramfs, run a Go program as /init, let it sleep and
+// compute in floating point, say what the CPU is, and power off.
 func TestBuiltBoots(t *testing.T) {
 	for _, v := range Variants {
 		t.Run(string(v), func(t *testing.T) {
 			b := boardOf[v]
 			requireBoot(t, v, b.qemu)
 			kernel := buildForTest(t, v)
-			checkELF(t, kernel, b.data)
+			b.check(t, kernel)
 			initrd := testInitramfs(t, b.goarch, b.gomips, b.initrd)
-			con, took := bootMalta(t, b.qemu, kernel, initrd, nil, "console=ttyS0", 3*time.Minute)
+			con, took := boot(t, b, kernel, initrd, nil, "", 3*time.Minute)
 			t.Logf("%s: /init ran %v after QEMU started: %s", v, took.Round(10*time.Millisecond), con.marker)
 			if want := "byteorder=" + b.order; con.field("byteorder") != b.order {
 				t.Errorf("/init said %q, want %s", con.marker, want)
@@ -87,7 +105,7 @@ func TestBuiltBoots(t *testing.T) {
 			if want := fmt.Sprint(sumOfInverseSquares()); con.field("float") != want {
 				t.Errorf("/init computed %q, want %s", con.field("float"), want)
 			}
-			for field, want := range map[string]string{"system type": "MIPS Malta", "cpu model": "24Kc", "isa": "mips32r2"} {
+			for field, want := range b.cpuinfo {
 				if got := con.cpuinfo[field]; !strings.Contains(got, want) {
 					t.Errorf("/proc/cpuinfo %s: %q, want %q in it", field, got, want)
 				}
@@ -121,16 +139,36 @@ func buildForTest(t *testing.T, v Variant) string {
 	return kernel
 }
 
-// checkELF checks that kernel is a MIPS executable of byte order data.
-func checkELF(t *testing.T, kernel string, data elf.Data) {
-	t.Helper()
-	f, err := elf.Open(kernel)
-	if err != nil {
-		t.Fatal(err)
+// mipsELF checks that a kernel is a MIPS executable of byte order data.
+func mipsELF(data elf.Data) func(t *testing.T, kernel string) {
+	return func(t *testing.T, kernel string) {
+		t.Helper()
+		f, err := elf.Open(kernel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if f.Data != data || f.Machine != elf.EM_MIPS || f.Type != elf.ET_EXEC {
+			t.Errorf("%s: ELF %v %v %v, want %v %v %v", kernel, f.Data, f.Machine, f.Type, data, elf.EM_MIPS, elf.ET_EXEC)
+		}
 	}
-	defer f.Close()
-	if f.Data != data || f.Machine != elf.EM_MIPS || f.Type != elf.ET_EXEC {
-		t.Errorf("%s: ELF %v %v %v, want %v %v %v", kernel, f.Data, f.Machine, f.Type, data, elf.EM_MIPS, elf.ET_EXEC)
+}
+
+// magicAt checks that a kernel image has magic at offset: the boot
+// protocol's mark of an image a loader can start (x86's setup header,
+// arm64's Image header).
+func magicAt(offset int64, magic string) func(t *testing.T, kernel string) {
+	return func(t *testing.T, kernel string) {
+		t.Helper()
+		f, err := os.Open(kernel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		got := make([]byte, len(magic))
+		if _, err := f.ReadAt(got, offset); err != nil || string(got) != magic {
+			t.Errorf("%s: %q at %#x (%v), want %q", kernel, got, offset, err, magic)
+		}
 	}
 }
 
@@ -197,19 +235,19 @@ type console struct {
 	log     strings.Builder
 }
 
-// bootMalta boots kernel and initrd on QEMU's Malta with a 24Kc, without
-// network, with extra QEMU options and the kernel command line cmdline,
-// and returns what the console showed once /init is done, and how long
-// after QEMU's start /init spoke. A boot that takes longer than limit
-// fails.
-func bootMalta(t *testing.T, qemu, kernel, initrd string, extra []string, cmdline string, limit time.Duration) (*console, time.Duration) {
+// boot boots kernel and initrd on board b's machine and CPU, without
+// network, with extra QEMU options and the kernel command line params
+// after the console's, and returns what the console showed once /init is
+// done, and how long after QEMU's start /init spoke. A boot that takes
+// longer than limit fails.
+func boot(t *testing.T, b qemuBoard, kernel, initrd string, extra []string, params string, limit time.Duration) (*console, time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	args := append([]string{"-accel", "tcg", "-M", "malta", "-cpu", "24Kc", "-m", "256",
+	args := append([]string{"-accel", "tcg", "-M", b.machine, "-cpu", b.cpu, "-m", "256",
 		"-nographic", "-no-reboot", "-monitor", "none", "-serial", "stdio", "-nic", "none",
-		"-kernel", kernel, "-initrd", initrd, "-append", cmdline + " panic=-1"}, extra...)
-	cmd := exec.CommandContext(ctx, qemu, args...)
+		"-kernel", kernel, "-initrd", initrd, "-append", strings.TrimSpace("console=" + b.console + " " + params + " panic=-1")}, extra...)
+	cmd := exec.CommandContext(ctx, b.qemu, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +291,7 @@ func readConsole(r io.Reader, start time.Time) (*console, time.Duration) {
 }
 
 // waitPowerOff waits for QEMU to end as /init powers the board off
-// (QEMU exits with the Malta's power-off under -no-reboot), and stops it
+// (QEMU exits with the board's power-off), and stops it
 // if it does not within a while.
 func waitPowerOff(cmd *exec.Cmd, stdout io.Reader) error {
 	done := make(chan struct{})
@@ -294,7 +332,7 @@ func TestMaltaBEVirtualClock(t *testing.T) {
 		// which spins on RTC reads that are slow under -icount (a minute
 		// or two of the host's time at shift 0). The delay loop is still
 		// calibrated against the timer, which is what is checked here.
-		con, took := bootMalta(t, b.qemu, kernel, initrd, clock, "console=ttyS0 nowait malta_hpt=166666666", 2*time.Minute)
+		con, took := boot(t, b, kernel, initrd, clock, "nowait malta_hpt=166666666", 2*time.Minute)
 		var mips float64
 		if _, err := fmt.Sscan(con.cpuinfo["BogoMIPS"], &mips); err != nil {
 			t.Fatalf("shift %d: BogoMIPS %q: %v", shift, con.cpuinfo["BogoMIPS"], err)

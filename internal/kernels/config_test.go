@@ -42,7 +42,8 @@ func TestCheckConfig(t *testing.T) {
 
 // Every variant's fragment is one the kernel's make can read: each line a
 // comment, blank, or an option, and each option set once, so no later
-// line silently undoes an earlier one.
+// line silently undoes an earlier one; a MIPS variant's picks its byte
+// order.
 func TestVariantConfigs(t *testing.T) {
 	for _, v := range Variants {
 		cfg, err := specs[v].config()
@@ -63,7 +64,7 @@ func TestVariantConfigs(t *testing.T) {
 			}
 			seen[sym] = true
 		}
-		if !seen["CONFIG_CPU_BIG_ENDIAN"] || !seen["CONFIG_CPU_LITTLE_ENDIAN"] {
+		if specs[v].arch == "mips" && (!seen["CONFIG_CPU_BIG_ENDIAN"] || !seen["CONFIG_CPU_LITTLE_ENDIAN"]) {
 			t.Errorf("%s: the byte order is not chosen", v)
 		}
 	}
