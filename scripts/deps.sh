@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Install what bootbench's demo or tests need on Debian 12, and only what is
 # missing. "deps.sh demo": what 'make demo' runs (QEMU for x86 with iPXE's
-# NIC ROMs, iproute2, xz, the Go modules, Debian's amd64 kernel unpacked
-# into the cache). "deps.sh" (or "test"): everything 'make test' runs too:
-# the other QEMU boards, the cross compilers for the openssl and the Malta
-# kernels Debian lacks, the baselines and services the tests start
-# themselves. Kernels are unpacked into the cache, never installed into
-# /boot. No service a package would start is left running or enabled.
+# NIC ROMs, iproute2, xz, the Go modules, and what building bootbench's
+# x86-64 kernel from Debian's linux-source takes). "deps.sh" (or "test"):
+# everything 'make test' runs too: the other QEMU boards, the cross
+# compilers for the openssl and the kernels bootbench builds, the
+# baselines and services the tests start themselves, and Debian's own
+# kernels for the boards and comparisons that boot them. Kernels are
+# unpacked into the cache, never installed into /boot. No service a
+# package would start is left running or enabled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-test}
@@ -63,19 +65,22 @@ fi
 # qemu-mips runs that program on this host in the tests, and the test of
 # the Go runtime correction for MIPS (initramfs/gofix) runs its probe for
 # mips, mipsle and mips64le under it without booting a board.
-# gcc-mipsel-linux-gnu (with gcc-mips-linux-gnu above): the cross compilers that
-# build the big- and little-endian Malta kernels from Debian's
-# linux-source (internal/kernels; Debian ships no big-endian MIPS
-# kernel), with what the kernel's own build runs on this host: gcc,
-# libc6-dev and make for its host programs (Kconfig, fixdep), bc for its
-# timer constants, flex and bison for Kconfig's parser, patch for
-# bootbench's patches to that source (internal/kernels/patches). No libssl-dev or
-# libelf-dev: that kernel signs no modules and has no BTF or objtool.
+# The kernels bootbench builds from Debian's linux-source
+# (internal/kernels): the demo's board, the x86-64 twin, boots one, so the
+# demo installs what the kernel's build runs on this host: gcc (also the
+# x86-64 kernel's compiler), libc6-dev and make for its host programs
+# (Kconfig, fixdep), bc for its timer constants, flex and bison for
+# Kconfig's parser, patch for bootbench's patches to that source
+# (internal/kernels/patches), libelf-dev for x86's objtool. No libssl-dev:
+# those kernels sign no modules. The tests build the others too:
+# gcc-mipsel-linux-gnu (with gcc-mips-linux-gnu above) for the big- and
+# little-endian Malta kernels (Debian ships no big-endian MIPS kernel),
+# gcc-aarch64-linux-gnu for the arm64 twins' kernel.
 # chromium: the bench page (serve --http) is tested in a real browser,
 # headless, driven from Go over its DevTools pipe.
-demo_pkgs=(qemu-system-x86 ipxe-qemu iproute2 xz-utils)
-test_pkgs=(qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool wireguard-tools wireguard-go gcc-mips-linux-gnu libc6-dev-mips-cross dpkg-dev perl make qemu-user
-	gcc-mipsel-linux-gnu gcc libc6-dev bc flex bison patch chromium)
+demo_pkgs=(qemu-system-x86 ipxe-qemu iproute2 xz-utils gcc libc6-dev make bc flex bison patch libelf-dev)
+test_pkgs=(qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool wireguard-tools wireguard-go gcc-mips-linux-gnu libc6-dev-mips-cross dpkg-dev perl qemu-user
+	gcc-mipsel-linux-gnu gcc-aarch64-linux-gnu chromium)
 pkgs=("${demo_pkgs[@]}")
 if [ "$mode" = test ]; then
 	pkgs+=("${test_pkgs[@]}")
@@ -136,8 +141,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 go mod download
-scripts/fetch-kernel.sh amd64 amd64 >/dev/null
+# Debian's kernels: the tests' PC on a real bench and UEFI twin boot
+# Debian's amd64 kernel, the Raspberry Pi twin and bench/twin-boot.sh's
+# comparison Debian's arm64 one; the demo's twin boots bootbench's own.
 if [ "$mode" = test ]; then
+	scripts/fetch-kernel.sh amd64 amd64 >/dev/null
 	scripts/fetch-kernel.sh arm64 arm64 >/dev/null
 	scripts/fetch-kernel.sh mipsel 4kc-malta >/dev/null
 fi
