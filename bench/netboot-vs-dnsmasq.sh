@@ -49,7 +49,8 @@ chmod -R a+rX "$tmp/tftp"
 printf '\xf8\x03' >"$tmp/sercon-port" # SeaBIOS's console on COM1 (0x3f8), as bootbench sets it
 
 # A and C: bootbench's own clock is the whole command, setup and store write included.
-# --kernel pins the kernel B serves (bootbench would pick the same one from the cache).
+# --kernel pins the kernel B serves: Debian's, which A and C boot too (the
+# board's own default is bootbench's x86-64 kernel, bench/twin-boot.sh).
 # The boot functions run in this shell, not in $(...), so that the EXIT trap
 # sees what they started; they leave their time in secs.
 boot_bootbench() { # LOG [run flags...]; exits on failure

@@ -105,7 +105,7 @@ func TestE2EKilledMidRun(t *testing.T) {
 	t.Run("virtual board", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "results.db")
 		cmd, stdout, stderr := startBootbench(t, []string{"BOOTBENCH_DB=" + db}, append([]string{"run"}, quickSuite...)...)
-		waitFor(t, 3*time.Minute, "the boot to start", func() bool { return strings.Contains(stderr.String(), "booting vmlinuz") }, stdout, stderr)
+		waitFor(t, 3*time.Minute, "the boot to start", func() bool { return strings.Contains(stderr.String(), "] kernel   booting ") }, stdout, stderr)
 		m := namespaceRE.FindStringSubmatch(stderr.String())
 		if m == nil {
 			t.Fatalf("no namespace in the progress:\n%s", stderr.String())

@@ -441,11 +441,11 @@ func TestE2EInterrupt(t *testing.T) {
 		}
 		// The board has loaded kernel and image and is booting: the
 		// middle of a boot, with every server and QEMU running.
-		if strings.Contains(line, "booting vmlinuz") {
+		if strings.Contains(line, "] kernel   booting ") {
 			break
 		}
 	}
-	if id == "" || !strings.Contains(seen.String(), "booting vmlinuz") {
+	if id == "" || !strings.Contains(seen.String(), "] kernel   booting ") {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("the boot never got going:\n%s", seen.String())

@@ -99,7 +99,7 @@ func addRunFlags(fs *flag.FlagSet, reps string) *runFlags {
 		routeStreams:     fs.Int("route-streams", 1, "route: parallel streams in each test (iperf3 -P)"),
 		seconds:          fs.Float64("seconds", 0.3, "seconds per algorithm and block size"),
 		algs:             fs.String("algs", "", "algorithms, comma separated, as the benchmark names them (default: its default set; openssl: the OpenWrt table's)"),
-		kernel:           fs.String("kernel", "", "kernel image (default: the inventory's, else the board's Debian kernel, fetched into the cache)"),
+		kernel:           fs.String("kernel", "", "kernel image (default: the inventory's, else the board's: a Debian kernel fetched into the cache, or bootbench's own built there; a Debian kernel here compares the two on a twin)"),
 		transport:        fs.String("transport", "http", "how iPXE loads kernel and image from bootbench: http or tftp"),
 		appendArgs:       fs.String("append", "", "extra kernel command line parameters"),
 		bootTimeout:      fs.Duration("boot-timeout", 0, "time allowed from power-on to the board's hello (default: the profile's)"),
@@ -339,10 +339,11 @@ func routeRefusal(b boards.Board, inv *boards.Inventory) error {
 // routeModel is a board model that can run the route benchmark: any real
 // one (its inventory says how it is cabled), or a virtual board booted
 // from the virtual bench's network (the route networks come with it),
-// either a virtual PC, whose extra virtio NICs Debian's kernel drives with
-// the modules the image then carries, or a board with bootbench's own
-// kernel (drivers, nf_tables and conntrack built in) whose profile names
-// the extra NICs' model.
+// either a virtual PC, whose extra virtio NICs its kernel drives
+// (Debian's with the modules the image then carries, bootbench's x86-64
+// kernel built in), or a board with bootbench's own kernel (drivers,
+// nf_tables and conntrack built in) whose profile names the extra NICs'
+// model.
 func routeModel(p boards.Profile) bool {
 	v := p.Virtual
 	if v == nil {
