@@ -79,6 +79,18 @@ var scripts = map[string]struct {
 			regexp.MustCompile(`(?m)^windowsize 16 at blksize 512, A bootbench tftp: [0-9.]+x the throughput of 512w1, [0-9.]+x that of 512 \(curl\)$`),
 		},
 	},
+	"twin-boot.sh": {
+		args:  []string{"-n", "1", "-q"},
+		needs: []string{"root", "qemu-system-x86_64", "qemu-system-aarch64", "ip", "go"},
+		want: []*regexp.Regexp{
+			regexp.MustCompile(`(?m)^rep 1/1  qemu-x86_64 +A Debian's kernel +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^rep 1/1  qemu-arm64 +B bootbench's kernel +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^qemu-x86_64 +A Debian's kernel +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.00x$`),
+			regexp.MustCompile(`(?m)^qemu-x86_64 +B bootbench's kernel +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
+			regexp.MustCompile(`(?m)^qemu-arm64 +A Debian's kernel +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.00x$`),
+			regexp.MustCompile(`(?m)^qemu-arm64 +B bootbench's kernel +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
+		},
+	},
 	"speed-vs-openssl.sh": {
 		args:  []string{"-s", "1", "-a", "sha256,rsa2048"},
 		needs: []string{"openssl", "go"},
