@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What does bootbench's own kernel save a twin's boot, against Debian's? Boots
-# the x86-64 and arm64 twins REPS times each way, interleaved (A B A B ...) so
+# the x86-64 twin REPS times each way, interleaved (A B A B ...) so
 # that drift on the host hits both alike:
 #
 #   A  bootbench run --board BOARD --kernel DEBIAN   Debian's kernel for the
@@ -20,7 +20,7 @@ set -euo pipefail
 
 . "$(dirname "$0")/lib.bash"
 bench_init twin-boot "namespaces and tap devices need it" "$@"
-for c in qemu-system-x86_64 qemu-system-aarch64 ip; do command -v $c >/dev/null || die "$c missing (make deps installs it)"; done
+for c in qemu-system-x86_64 ip; do command -v $c >/dev/null || die "$c missing (make deps installs it)"; done
 
 tmp=$(mktemp -d /tmp/twin-boot.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -28,11 +28,14 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'echo "twin-boot: interrupted" >&2; exit 130' INT
 trap 'exit 143' TERM
 
-boards=(qemu-x86_64 qemu-arm64)
-declare -A debian_arch=([qemu-x86_64]=amd64 [qemu-arm64]=arm64)
+# The arm64 twins boot Debian's arm64 kernel: 3.4 s from power-on to
+# hello, where a kernel of bootbench's took 1.6 s but some 14 minutes to
+# build on two cores, for the few boots of them make test has.
+boards=(qemu-x86_64)
+declare -A debian_arch=([qemu-x86_64]=amd64)
 declare -A label=([A]="A Debian's kernel" [B]="B bootbench's kernel")
 
-echo "building bootbench, fetching Debian's kernels..." >&2
+echo "building bootbench, fetching Debian's kernel..." >&2
 make --no-print-directory build >/dev/null # the binary a user gets
 declare -A debian=()
 for b in "${boards[@]}"; do
@@ -56,7 +59,7 @@ hello_stage() {
 		awk '/^  (firmware|netboot|kernel) +[0-9.]+s$/ { sub(/s$/, "", $2); s += $2 } END { printf "%.1f", s }') "
 }
 
-echo "warm-up: one run of each, not counted (builds bootbench's kernels the first time)..." >&2
+echo "warm-up: one run of each, not counted (builds bootbench's kernel the first time)..." >&2
 for b in "${boards[@]}"; do
 	for v in A B; do
 		echo "  $b ${label[$v]}" >&2

@@ -74,13 +74,12 @@ fi
 # (internal/kernels/patches), libelf-dev for x86's objtool. No libssl-dev:
 # those kernels sign no modules. The tests build the others too:
 # gcc-mipsel-linux-gnu (with gcc-mips-linux-gnu above) for the big- and
-# little-endian Malta kernels (Debian ships no big-endian MIPS kernel),
-# gcc-aarch64-linux-gnu for the arm64 twins' kernel.
+# little-endian Malta kernels (Debian ships no big-endian MIPS kernel).
 # chromium: the bench page (serve --http) is tested in a real browser,
 # headless, driven from Go over its DevTools pipe.
 demo_pkgs=(qemu-system-x86 ipxe-qemu iproute2 xz-utils gcc libc6-dev make bc flex bison patch libelf-dev)
 test_pkgs=(qemu-system-arm u-boot-qemu qemu-system-mips u-boot-tools dnsmasq-base openssl socat pdudaemon postgresql curl tftpd-hpa ovmf ipxe iperf3 ethtool wireguard-tools wireguard-go gcc-mips-linux-gnu libc6-dev-mips-cross dpkg-dev perl qemu-user
-	gcc-mipsel-linux-gnu gcc-aarch64-linux-gnu chromium)
+	gcc-mipsel-linux-gnu chromium)
 pkgs=("${demo_pkgs[@]}")
 if [ "$mode" = test ]; then
 	pkgs+=("${test_pkgs[@]}")
@@ -142,8 +141,9 @@ fi
 
 go mod download
 # Debian's kernels: the tests' PC on a real bench and UEFI twin boot
-# Debian's amd64 kernel, the Raspberry Pi twin and bench/twin-boot.sh's
-# comparison Debian's arm64 one; the demo's twin boots bootbench's own.
+# Debian's amd64 kernel (as does bench/twin-boot.sh's comparison), the
+# arm64 twins and the Raspberry Pi twin Debian's arm64 one; the demo's
+# twin boots bootbench's own.
 if [ "$mode" = test ]; then
 	scripts/fetch-kernel.sh amd64 amd64 >/dev/null
 	scripts/fetch-kernel.sh arm64 arm64 >/dev/null

@@ -40,13 +40,10 @@ const (
 	// boot log seconds to print under TCG; this one is small, LZ4
 	// compressed and has what the twin and its benchmarks need built in.
 	PC Variant = "x86-64-pc"
-	// Virt is QEMU's arm64 virt machine, the arm64 twins' kernel, small
-	// for the same reason.
-	Virt Variant = "arm64-virt"
 )
 
 // Variants are the kernels Built builds.
-var Variants = []Variant{MaltaBE, MaltaLE, PC, Virt}
+var Variants = []Variant{MaltaBE, MaltaLE, PC}
 
 // variantSpec is how a Variant is built.
 type variantSpec struct {
@@ -81,11 +78,6 @@ var specs = map[Variant]variantSpec{
 		configs: []string{"twin.config", "pc.config", "router.config"},
 		target:  "bzImage", image: "arch/x86/boot/bzImage",
 		headers: [][2]string{{"/usr/include/gelf.h", "libelf-dev"}},
-	},
-	Virt: {
-		what: "arm64 virt", arch: "arm64", cross: "aarch64-linux-gnu-", compiler: "gcc-aarch64-linux-gnu",
-		configs: []string{"twin.config", "virt.config"},
-		target:  "Image", image: "arch/arm64/boot/Image",
 	},
 }
 

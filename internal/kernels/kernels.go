@@ -1,8 +1,8 @@
 // Package kernels finds the Debian kernels boards boot when their inventory
 // names none: unpacked from Debian's packages into the cache (by
 // scripts/fetch-kernel.sh), never installed into the host's /boot. For the
-// boards Debian has no kernel for (big-endian MIPS), and for the x86-64 and
-// arm64 twins, whose boots Debian's large kernels slow by seconds under
+// boards Debian has no kernel for (big-endian MIPS), and for the x86-64
+// twin, whose boots Debian's large kernel slows by seconds under
 // emulation, Built builds one from Debian's own Linux source with
 // bootbench's configuration (config/).
 package kernels
