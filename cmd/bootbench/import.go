@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
@@ -302,13 +304,31 @@ func didYouMean(name string, stored []string) string {
 
 // readImports reads and parses every file.
 func readImports(paths []string, o *importOptions) ([]*results.Import, error) {
-	var imports []*results.Import
-	for _, path := range paths {
-		im, err := readImport(path, o)
+	imports := make([]*results.Import, len(paths))
+	errs := make([]error, len(paths))
+	// Parsing is a third of a large import's time and each file is its
+	// own: every core parses. The first bad file in the list is the one
+	// said, whichever was parsed first.
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				imports[i], errs[i] = readImport(paths[i], o)
+			}
+		}()
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		imports = append(imports, im)
 	}
 	return imports, nil
 }

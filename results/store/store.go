@@ -206,8 +206,11 @@ func (s *Store) SaveRuns(ctx context.Context, runs []*results.Run) (err error) {
 			tx.Rollback()
 		}
 	}()
+	// The runs' statements are the same text run after run: prepared
+	// once a batch, not parsed again for each.
+	w := &preparedTx{tx: tx, stmts: map[string]*sql.Stmt{}}
 	for _, r := range runs {
-		if err := s.saveRunTx(ctx, tx, storable(r)); err != nil {
+		if err := s.saveRunTx(ctx, w, storable(r)); err != nil {
 			if c := s.eng.conflict(err); c != nil {
 				return fmt.Errorf("results: save run %s: %w", r.ID, c)
 			}
@@ -240,7 +243,7 @@ func (s *Store) saveRun(ctx context.Context, r *results.Run) (err error) {
 }
 
 // saveRunTx writes r, its board, stages, metrics and energy inside tx.
-func (s *Store) saveRunTx(ctx context.Context, tx *sql.Tx, r *results.Run) error {
+func (s *Store) saveRunTx(ctx context.Context, tx writer, r *results.Run) error {
 	if err := s.checkNew(ctx, tx, r); err != nil {
 		return err
 	}
@@ -280,7 +283,7 @@ func (s *Store) saveRunTx(ctx context.Context, tx *sql.Tx, r *results.Run) error
 // between; gives a clean ErrExists instead of a driver-specific
 // constraint message. On PostgreSQL a writer that commits the same id
 // meanwhile makes the insert fail, and SaveRun says the same.
-func (s *Store) checkNew(ctx context.Context, tx *sql.Tx, r *results.Run) error {
+func (s *Store) checkNew(ctx context.Context, tx writer, r *results.Run) error {
 	var exists bool
 	if err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?)`), r.ID).Scan(&exists); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
@@ -331,7 +334,7 @@ func (s *Store) Boards(ctx context.Context) ([]string, error) {
 // after newer runs. The fixed-width layout makes < on text correct.
 // Insert, then lower only if earlier: writers of one board's runs do
 // not queue behind each other's board row unless they must.
-func (s *Store) saveBoard(ctx context.Context, tx *sql.Tx, r *results.Run) error {
+func (s *Store) saveBoard(ctx context.Context, tx writer, r *results.Run) error {
 	seen := r.Started
 	if seen.IsZero() {
 		seen = time.Now()
@@ -345,7 +348,7 @@ func (s *Store) saveBoard(ctx context.Context, tx *sql.Tx, r *results.Run) error
 }
 
 // insertRun inserts r's own row.
-func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *results.Run) error {
+func (s *Store) insertRun(ctx context.Context, tx writer, r *results.Run) error {
 	var hello any // NULL when the board never said hello
 	if r.Hello != nil {
 		hello = string(r.Hello)
@@ -422,7 +425,7 @@ const rowsPerInsert = 500
 
 // insertRows inserts rows (all of one width) with as few statements as
 // rowsPerInsert allows; insert is the statement up to VALUES.
-func insertRows(ctx context.Context, tx *sql.Tx, eng engine, insert string, rows [][]any) error {
+func insertRows(ctx context.Context, tx writer, eng engine, insert string, rows [][]any) error {
 	for len(rows) > 0 {
 		n := min(len(rows), rowsPerInsert)
 		one := "(?" + strings.Repeat(", ?", len(rows[0])-1) + ")"
@@ -854,4 +857,47 @@ func intern(words map[string]string, b []byte) string {
 	w := string(b)
 	words[w] = w
 	return w
+}
+
+// writer is what a run is saved through: a transaction, or a
+// preparedTx over one.
+type writer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// preparedTx is a transaction that prepares each statement text once and
+// runs it again from there. The statements close with the transaction.
+type preparedTx struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func (p *preparedTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := p.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := p.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	p.stmts[query] = st
+	return st, nil
+}
+
+func (p *preparedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := p.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (p *preparedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := p.stmt(ctx, query)
+	if err != nil {
+		// The query fails again unprepared, and its Row says why.
+		return p.tx.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
 }
