@@ -666,6 +666,9 @@ func (s *Store) load(ctx context.Context, cond string, args []any, b bulk) ([]re
 	return runs, nil
 }
 
+// maxRoom bounds the metrics a read makes room for ahead, per run.
+const maxRoom = 4096
+
 // loadUnchecked is load without the check, for the check itself: the runs
 // as read, and what their rows say they were saved with.
 func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bulk) ([]results.Run, []savedMetrics, error) {
@@ -683,6 +686,12 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bu
 	index := make(map[results.RunID]int, len(runs))
 	for i, r := range runs {
 		index[r.ID] = i
+		// Room for the metrics the run was saved with, so a long read
+		// does not grow each run's slice a metric at a time (a count a
+		// damaged page made huge is not believed).
+		if c := saved[i].count; c.Valid && c.Int64 > 0 && c.Int64 <= maxRoom {
+			runs[i].Metrics = make([]results.Metric, 0, c.Int64)
+		}
 	}
 	// One query per child table for the whole selection rather than one
 	// per run: `results list` over a long bench history stays fast.
