@@ -59,6 +59,20 @@ var scripts = map[string]struct {
 			regexp.MustCompile(`(?m)^postgres +[0-9.]+ +[0-9.]+ +[0-9.]+$`),
 		},
 	},
+	"store-scale.sh": {
+		args:  []string{"200"},
+		needs: []string{"go", "/usr/bin/time"},
+		want: []*regexp.Regexp{
+			regexp.MustCompile(`(?m)^stores of 20 and 200 runs; rb450g at 680 and 800 MHz 10 runs each, the rest rb450 at 300 MHz$`),
+			regexp.MustCompile(`(?m)^import of 200 openssl speed outputs, [0-9]+ files a command: [0-9.]+ s, [0-9]+ runs/s$`),
+			regexp.MustCompile(`(?m)^results list +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9]+ +(?:[0-9.]+x|-) +(?:[0-9.]+x|-)$`),
+			regexp.MustCompile(`(?m)^results list --board rb450g +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9]+ +(?:[0-9.]+x|-) +(?:[0-9.]+x|-)$`),
+			regexp.MustCompile(`(?m)^results list --limit 0 --board rb450g +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9]+ +(?:[0-9.]+x|-) +(?:[0-9.]+x|-)$`),
+			regexp.MustCompile(`(?m)^results compare --by clock --board rb450g +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9]+ +(?:[0-9.]+x|-) +(?:[0-9.]+x|-)$`),
+			regexp.MustCompile(`(?m)^results export --format json +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9]+ +(?:[0-9.]+x|-) +(?:[0-9.]+x|-)$`),
+			regexp.MustCompile(`(?m)^results export --format csv +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9]+ +(?:[0-9.]+x|-) +(?:[0-9.]+x|-)$`),
+		},
+	},
 	"tftp-vs-dnsmasq.sh": {
 		args:  []string{"-n", "1", "-q"},
 		needs: []string{"root", "ip", "go", "curl", "dnsmasq", "in.tftpd"},

@@ -136,9 +136,19 @@ type Run struct {
 
 // Filter selects runs; zero fields match everything.
 type Filter struct {
-	Board    string
+	Board string
+	// Boards, when set, selects only runs of these boards (with Board,
+	// of the boards in both): a comparison of named boards reads theirs.
+	Boards   []string
 	ClockMHz boards.MHz
 	Status   string
+	// Since and Until bound when the runs started: Since <= Started <
+	// Until, each side open when zero. A store kept for years is read a
+	// window at a time.
+	Since, Until time.Time
+	// Limit, when positive, keeps only the newest Limit runs of those
+	// selected (still given oldest first): a page of a long history.
+	Limit int
 	// IDs, when set, selects only these runs.
 	IDs []RunID
 	// Skip leaves these runs out: the damaged runs results check names,

@@ -237,7 +237,9 @@ func loadBaseline(ctx context.Context, store *store.Store, ref, board string) ([
 	if err != nil {
 		return nil, err
 	}
-	runs, err := store.Runs(ctx, results.Filter{Board: sel.board, ClockMHz: sel.clock, Status: results.StatusOK})
+	// The window goes to the store: a baseline of last month's runs reads
+	// those, not the board's years.
+	runs, err := store.Runs(ctx, results.Filter{Board: sel.board, ClockMHz: sel.clock, Status: results.StatusOK, Since: sel.since})
 	if err != nil {
 		return nil, err
 	}

@@ -36,12 +36,13 @@ var metricRow = regexp.MustCompile(`(\d{8}-\d{6}-[0-9a-f]{8})([a-z0-9@.-]+)(B/s|
 // TestDamagedPageNamesTheRun: one byte changed in the last page of metric
 // rows in a store of 200 runs — in the run id of a metric row, in a metric's name, in the
 // page's header —
-// makes results list and results export exit non-zero with one line
-// naming the run the byte belonged to, where they exited 0 and left the
-// metric out; results check lists the run. Every other reading command
-// either fails the same way or, where it reads the metric through an
-// index the byte did not touch, prints what it prints on the sound store:
-// never less.
+// makes a listing of every run (results list --limit 0), which reads the
+// metrics table itself, exit non-zero with one line naming the run the
+// byte belonged to, where it exited 0 and left the metric out; results
+// check lists the run. Every other reading command either fails the same
+// way or, where it reads the metric through an index the byte did not
+// touch (a page of runs, a board's, an export read a page at a time),
+// prints what it prints on the sound store: never less.
 func TestDamagedPageNamesTheRun(t *testing.T) {
 	clean := storeOfRuns(t, 200)
 	image, err := os.ReadFile(clean)
@@ -80,9 +81,10 @@ func TestDamagedPageNamesTheRun(t *testing.T) {
 		args     []string
 		mustFail bool
 	}{
-		{[]string{"results", "list"}, true},
-		{[]string{"results", "export", "--format", "json"}, true},
-		{[]string{"results", "export", "--format", "csv"}, true},
+		{[]string{"results", "list", "--limit", "0"}, true},
+		{[]string{"results", "list"}, false},
+		{[]string{"results", "export", "--format", "json"}, false},
+		{[]string{"results", "export", "--format", "csv"}, false},
 		{[]string{"results", "export", "--format", "openwrt", "--board", "rb450"}, false},
 		{[]string{"results", "export", "--format", "json", "--clock", "300"}, false},
 		{[]string{"results", "show", run}, false},

@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
@@ -72,9 +74,9 @@ func cmdImport(ctx context.Context, args []string) error {
 	return nil
 }
 
-// storeImports stores each import in its own transaction and reports it
-// once committed; with --skip-existing, output another import stored
-// meanwhile is skipped. It returns how many it stored.
+// storeImports stores the imports a batch of files a transaction (see
+// storeBatch) and reports each once committed. It returns how many it
+// stored.
 func storeImports(ctx context.Context, o *importOptions, imports []*results.Import) (int, error) {
 	s, path, err := openStoreChecked(o.dbPath)
 	if err != nil {
@@ -91,8 +93,51 @@ func storeImports(ctx context.Context, o *importOptions, imports []*results.Impo
 		}
 	}
 	stored := 0
+	for len(imports) > 0 {
+		batch := imports[:min(len(imports), importBatch)]
+		imports = imports[len(batch):]
+		n, err := storeBatch(ctx, s, path, o, batch, &next)
+		stored += n
+		if err != nil {
+			return stored, err
+		}
+	}
+	return stored, nil
+}
+
+// importBatch is how many files import commits at once: a commit waits
+// for the disk, so one a file bounds an import at a few hundred runs a
+// second; a batch's lines are printed once it is committed.
+const importBatch = 200
+
+// storeBatch stores a batch of imports in one transaction, reps from
+// *next on, and reports each once committed. When the store refuses one
+// of them (output another import stored meanwhile, say), nothing of the
+// batch was stored, and it is stored file by file instead, as that one
+// file decides. It returns how many it stored.
+func storeBatch(ctx context.Context, s *store.Store, path string, o *importOptions, batch []*results.Import, next *int) (int, error) {
+	runs := make([]*results.Run, len(batch))
+	for i, im := range batch {
+		im.Board, im.ClockMHz, im.Rep = o.board, boards.MHz(o.clock), *next+i
+		runs[i] = im.Run()
+	}
+	if err := s.SaveRuns(ctx, runs); err != nil {
+		return storeOneByOne(ctx, s, path, o, batch, next)
+	}
+	*next += len(batch)
+	for i, im := range batch {
+		reportImported(im, runs[i])
+	}
+	return len(batch), nil
+}
+
+// storeOneByOne stores each import in its own transaction and reports it
+// once committed; with --skip-existing, output another import stored
+// meanwhile is skipped. It returns how many it stored.
+func storeOneByOne(ctx context.Context, s *store.Store, path string, o *importOptions, imports []*results.Import, next *int) (int, error) {
+	stored := 0
 	for _, im := range imports {
-		im.Board, im.ClockMHz, im.Rep = o.board, boards.MHz(o.clock), next
+		im.Board, im.ClockMHz, im.Rep = o.board, boards.MHz(o.clock), *next
 		r := im.Run()
 		if err := s.SaveRun(ctx, r); err != nil {
 			if errors.Is(err, store.ErrDuplicateInput) {
@@ -106,17 +151,21 @@ func storeImports(ctx context.Context, o *importOptions, imports []*results.Impo
 			}
 			return stored, storeFailure(path, fmt.Errorf("%s: %w", im.Path, err))
 		}
-		next++
+		*next++
 		stored++
-		// Printed only once committed: a line here is a promise that
-		// the run survives whatever happens next.
-		metrics := "metrics"
-		if len(r.Metrics) == 1 {
-			metrics = "metric"
-		}
-		fmt.Printf("imported %s as run %s (%d %s)\n", im.Label(), r.ID, len(r.Metrics), metrics)
+		reportImported(im, r)
 	}
 	return stored, nil
+}
+
+// reportImported says a run is stored. Printed only once committed: a
+// line is a promise that the run survives whatever happens next.
+func reportImported(im *results.Import, r *results.Run) {
+	metrics := "metrics"
+	if len(r.Metrics) == 1 {
+		metrics = "metric"
+	}
+	fmt.Printf("imported %s as run %s (%d %s)\n", im.Label(), r.ID, len(r.Metrics), metrics)
 }
 
 // importFlags parses and checks import's command line.
@@ -255,13 +304,31 @@ func didYouMean(name string, stored []string) string {
 
 // readImports reads and parses every file.
 func readImports(paths []string, o *importOptions) ([]*results.Import, error) {
-	var imports []*results.Import
-	for _, path := range paths {
-		im, err := readImport(path, o)
+	imports := make([]*results.Import, len(paths))
+	errs := make([]error, len(paths))
+	// Parsing is a third of a large import's time and each file is its
+	// own: every core parses. The first bad file in the list is the one
+	// said, whichever was parsed first.
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				imports[i], errs[i] = readImport(paths[i], o)
+			}
+		}()
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		imports = append(imports, im)
 	}
 	return imports, nil
 }

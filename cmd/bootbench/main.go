@@ -38,7 +38,7 @@ Usage:
                      [run's flags: --inventory, --clock, --bench, --seconds, ...]
   bootbench import   --board NAME --clock MHZ [--format auto|openssl|openssl-mr|iperf|iperf3|dd]
                      [--table N] [--tool-version V] [--rep N] [--force | --skip-existing] [--new-board] FILE...
-  bootbench results  list [--board NAME] | show RUN [--transcript | --raw] | check
+  bootbench results  list [--board NAME] [--clock MHZ] [--since DATE] [--until DATE] [--limit N] | show RUN [--transcript | --raw] | check
   bootbench results  push [--to postgres://USER@HOST/DATABASE [--board NAME]]   # deliver the spool; copy runs to a shared store
   bootbench results  compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...]
                      [--baseline [BOARD]@MHZ] [--clock MHZ] [--include-throttled] [--target-ci PCT] [--format text|json]

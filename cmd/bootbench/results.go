@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/results"
@@ -60,15 +62,29 @@ func cmdResults(ctx context.Context, args []string) error {
 }
 
 const (
-	listSynopsis = "results list [--board NAME] [--db PATH]"
+	listSynopsis = "results list [--board NAME] [--clock MHZ] [--since DATE] [--until DATE] [--limit N] [--db PATH]"
 	showSynopsis = "results show RUN [--transcript | --raw] [--db PATH]"
 )
 
+// listPage is how many runs results list shows unless --limit says: the
+// newest, so a store kept for years lists as fast as a new one.
+const listPage = 100
+
 func cmdResultsList(ctx context.Context, args []string) error {
-	fs := newCommand("results list", listSynopsis, "")
+	fs := newCommand("results list", listSynopsis, "Lists the newest "+fmt.Sprint(listPage)+" runs selected, oldest of them first, and says on\n"+
+		"stderr how many older ones it left out. DATE is YYYY-MM-DD (UTC) or RFC 3339;\n"+
+		"--since takes runs started at or after it, --until runs started before it.")
 	board := fs.String("board", "", "only this board")
+	clock := fs.Int("clock", 0, "only this clock setting (MHz)")
+	since := fs.String("since", "", "only runs started at or after this time (YYYY-MM-DD or RFC 3339)")
+	until := fs.String("until", "", "only runs started before this time (YYYY-MM-DD or RFC 3339)")
+	limit := fs.Int("limit", listPage, "list at most this many runs, the newest; 0 lists every run selected")
 	fs.storeFlag()
 	if err := fs.parse(args); err != nil {
+		return err
+	}
+	f, err := listFilter(*board, *clock, *since, *until, *limit)
+	if err != nil {
 		return err
 	}
 	// Runs the store has not got yet are said whatever the store does:
@@ -84,11 +100,78 @@ func cmdResultsList(ctx context.Context, args []string) error {
 	if err := checkBoardsNamed(ctx, s, path, "results list", *board); err != nil {
 		return err
 	}
-	runs, err := s.Runs(ctx, results.Filter{Board: *board})
+	runs, err := s.Runs(ctx, f)
 	if err != nil {
 		return storeFailure(path, err)
 	}
-	return export.WriteTable(os.Stdout, runs)
+	if err := export.WriteTable(os.Stdout, runs); err != nil {
+		return err
+	}
+	return listRest(ctx, s, path, f, runs)
+}
+
+// listFilter is list's flags as the store's filter, refused as usage
+// errors where they make no sense.
+func listFilter(board string, clock int, since, until string, limit int) (results.Filter, error) {
+	f := results.Filter{Board: board, ClockMHz: boards.MHz(clock), Limit: limit}
+	var err error
+	switch {
+	case clock < 0:
+		return f, usageErr("results list: --clock %d: give a clock in MHz, e.g. --clock 680", clock)
+	case limit < 0:
+		return f, usageErr("results list: --limit %d: give how many runs to list, or 0 for every run", limit)
+	}
+	if f.Since, err = parseWhen("--since", since); err != nil {
+		return f, err
+	}
+	if f.Until, err = parseWhen("--until", until); err != nil {
+		return f, err
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
+		return f, usageErr("results list: --since %s is not before --until %s: no run could start between them", since, until)
+	}
+	return f, nil
+}
+
+// parseWhen reads a --since or --until: a day (YYYY-MM-DD, its start in
+// UTC) or an RFC 3339 time, as the run times list shows and the JSON
+// export gives; "" is no bound.
+func parseWhen(flag, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse("2006-01-02", v); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, usageErr("results list: %s %q: give a day, 2026-12-01, or a time, 2026-12-01T10:00:00Z", flag, v)
+	}
+	return t, nil
+}
+
+// listRest says on stderr, after a full page, how many older runs the
+// page left out and how to see them; nothing when it showed them all.
+// Only a full page pays for the count.
+func listRest(ctx context.Context, s *store.Store, path string, f results.Filter, shown []results.Run) error {
+	if f.Limit <= 0 || len(shown) < f.Limit {
+		return nil
+	}
+	total, err := s.CountRuns(ctx, f)
+	if err != nil {
+		return storeFailure(path, err)
+	}
+	if total <= len(shown) {
+		return nil
+	}
+	older := total - len(shown)
+	before := ""
+	if first := shown[0].Started; !first.IsZero() {
+		before = ", --until " + first.UTC().Format(time.RFC3339Nano) + " the ones before"
+	}
+	stderrNote(fmt.Sprintf("results list: %d older run%s not shown (the newest %d of %d); --limit 0 lists them all%s",
+		older, plural(older), len(shown), total, before))
+	return nil
 }
 
 func cmdResultsShow(ctx context.Context, args []string) error {
@@ -303,7 +386,11 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 	for _, id := range splitList(*skip) {
 		skipped = append(skipped, results.RunID(id))
 	}
-	runs, err := s.Runs(ctx, results.Filter{Board: *board, ClockMHz: boards.MHz(*clock), Skip: skipped, WithTranscript: raw, WithSamples: samples})
+	f := results.Filter{Board: *board, ClockMHz: boards.MHz(*clock), Skip: skipped, WithTranscript: raw, WithSamples: samples}
+	if stream := streamed[*format]; stream != nil {
+		return exportStream(ctx, s, path, *out, f, stream)
+	}
+	runs, err := s.Runs(ctx, f)
 	if err != nil {
 		return storeFailure(path, err)
 	}
@@ -313,6 +400,73 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 		}
 	}
 	return writeOut(*out, func(w io.Writer) error { return write(w, runs) })
+}
+
+// streamed are the formats written as the runs are read, a page at a
+// time, so their memory is bounded whatever the store holds; the others
+// need every run before their first byte (a report's charts, a table's
+// widths, medians of settings).
+var streamed = map[string]func(io.Writer) export.RunWriter{
+	"json": export.NewJSONWriter,
+	"csv":  export.NewCSVWriter,
+}
+
+// exportStream writes the runs f selects to out as the store gives them.
+// A damaged run stops it with nothing written where the export goes:
+// a file is written beside and renamed (writeOut), standard output is
+// written through a temporary file, so a script never reads half an
+// export as a whole one.
+func exportStream(ctx context.Context, s *store.Store, path, out string, f results.Filter, stream func(io.Writer) export.RunWriter) error {
+	var readErr error // the store's, said as every reading command says it
+	write := func(w io.Writer) error {
+		rw := stream(w)
+		var writeErr error
+		readErr = s.EachRun(ctx, f, func(r *results.Run) error {
+			writeErr = rw.Write(r)
+			return writeErr
+		})
+		switch {
+		case writeErr != nil:
+			readErr = nil
+			return writeErr
+		case readErr != nil:
+			return readErr
+		}
+		return rw.Close()
+	}
+	var err error
+	if out == "" || out == "-" {
+		err = throughTempFile(os.Stdout, write)
+	} else {
+		err = writeOut(out, write)
+	}
+	if readErr != nil {
+		return storeFailure(path, readErr)
+	}
+	return err
+}
+
+// throughTempFile gives write a temporary file, and copies what it wrote
+// to dst only once it is all written.
+func throughTempFile(dst io.Writer, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp("", "bootbench-export-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	buf := bufio.NewWriterSize(tmp, 1<<16)
+	if err := write(buf); err != nil {
+		return err
+	}
+	if err := buf.Flush(); err != nil {
+		return err
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, tmp)
+	return err
 }
 
 const checkSynopsis = "results check [--db PATH]"

@@ -260,6 +260,14 @@ func Stored(ctx context.Context, s *store.Store, o Options) (*Comparison, error)
 		}
 		f.Board = o.Board
 	case ByBoard:
+		// Two or more boards named: theirs are the only runs compared,
+		// so theirs are the only runs read. One named is compared with
+		// every other board, whose runs it needs.
+		if picks, err := namedPicks(o); err == nil && len(picks) > 1 {
+			for _, p := range picks {
+				f.Boards = append(f.Boards, p.Board)
+			}
+		}
 	default:
 		return nil, fmt.Errorf("results: compare by %q: want %q or %q", o.By, ByClock, ByBoard)
 	}

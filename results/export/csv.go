@@ -27,33 +27,56 @@ var csvHeader = []string{"run", "board", "clock_mhz", "rep", "status", "started"
 // The firmware that booted the run and the clock it announced close each
 // row, empty when its console showed none.
 func WriteCSV(w io.Writer, runs []results.Run) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader); err != nil {
+	return writeAll(NewCSVWriter(w), runs)
+}
+
+// csvWriter writes WriteCSV's rows a run at a time; the header goes first,
+// whatever follows.
+type csvWriter struct {
+	cw     *csv.Writer
+	header bool
+}
+
+// NewCSVWriter writes runs in WriteCSV's shape as they come.
+func NewCSVWriter(w io.Writer) RunWriter { return &csvWriter{cw: csv.NewWriter(w)} }
+
+func (c *csvWriter) Write(r *results.Run) error {
+	if err := c.writeHeader(); err != nil {
 		return err
 	}
-	for _, r := range runs {
-		lead := []string{
-			string(r.ID), r.Board, strconv.Itoa(int(r.ClockMHz)), strconv.Itoa(r.Rep), r.Status,
-			jsonTime(r.Started), r.Bench, r.Tool, r.ToolVersion,
-		}
-		firmware := []string{r.Bootloader, firmwareClock(r.FirmwareClockMHz)}
-		if len(r.Metrics) == 0 {
-			if err := cw.Write(slices.Concat(lead, []string{"", "", ""}, firmware)); err != nil {
-				return err
-			}
-			continue
-		}
-		ms := append([]results.Metric(nil), r.Metrics...)
-		results.SortMetrics(ms)
-		for _, m := range ms {
-			row := slices.Concat(lead, []string{m.Name, m.Unit, strconv.FormatFloat(m.Value, 'f', -1, 64)}, firmware)
-			if err := cw.Write(row); err != nil {
-				return err
-			}
+	lead := []string{
+		string(r.ID), r.Board, strconv.Itoa(int(r.ClockMHz)), strconv.Itoa(r.Rep), r.Status,
+		jsonTime(r.Started), r.Bench, r.Tool, r.ToolVersion,
+	}
+	firmware := []string{r.Bootloader, firmwareClock(r.FirmwareClockMHz)}
+	if len(r.Metrics) == 0 {
+		return c.cw.Write(slices.Concat(lead, []string{"", "", ""}, firmware))
+	}
+	ms := append([]results.Metric(nil), r.Metrics...)
+	results.SortMetrics(ms)
+	for _, m := range ms {
+		row := slices.Concat(lead, []string{m.Name, m.Unit, strconv.FormatFloat(m.Value, 'f', -1, 64)}, firmware)
+		if err := c.cw.Write(row); err != nil {
+			return err
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	return nil
+}
+
+func (c *csvWriter) writeHeader() error {
+	if c.header {
+		return nil
+	}
+	c.header = true
+	return c.cw.Write(csvHeader)
+}
+
+func (c *csvWriter) Close() error {
+	if err := c.writeHeader(); err != nil {
+		return err
+	}
+	c.cw.Flush()
+	return c.cw.Error()
 }
 
 // firmwareClock is a firmware's announced clock as a cell: empty when it

@@ -5,6 +5,7 @@
 package export
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -134,50 +135,108 @@ func jsonTime(t time.Time) string {
 // {"runs":[{"id","board","clock_mhz","status","started","bench","metrics":[...]}, ...]},
 // indented by two spaces. Metrics is never null.
 func WriteJSON(w io.Writer, runs []results.Run) error {
-	out := struct {
-		Runs []jsonRun `json:"runs"`
-	}{Runs: make([]jsonRun, 0, len(runs))}
-	for _, r := range runs {
-		jr := jsonRun{
-			ID:          r.ID,
-			Board:       r.Board,
-			ClockMHz:    r.ClockMHz,
-			Status:      r.Status,
-			Started:     jsonTime(r.Started),
-			StartedFrom: r.StartedFrom,
-			Bench:       r.Bench,
-			Metrics:     make([]jsonMetric, 0, len(r.Metrics)),
-			Rep:         r.Rep,
-			Reason:      r.Reason,
-			Tool:        r.Tool,
-			ToolVersion: r.ToolVersion,
-			Finished:    jsonTime(r.Finished),
-			Kernel:      r.Kernel,
-			ImageDigest: r.ImageDigest,
+	return writeAll(NewJSONWriter(w), runs)
+}
 
-			ClockReportedMHz: r.ClockReportedMHz,
-			ClockCheck:       r.ClockCheck,
-			Hello:            r.Hello,
-			Throttle:         r.Throttle,
-			Route:            r.Route,
-			Energy:           jsonEnergyOf(r.Energy),
-			Bootloader:       r.Bootloader,
-			FirmwareClockMHz: r.FirmwareClockMHz,
+// RunWriter writes runs one at a time, as a store walk reads them: an
+// export holds one run, not the store, whatever the store's size. Close
+// ends the document; nothing is complete before it.
+type RunWriter interface {
+	Write(r *results.Run) error
+	Close() error
+}
+
+// writeAll writes runs through rw and closes it.
+func writeAll(rw RunWriter, runs []results.Run) error {
+	for i := range runs {
+		if err := rw.Write(&runs[i]); err != nil {
+			return err
 		}
-		ms := append([]results.Metric(nil), r.Metrics...)
-		results.SortMetrics(ms)
-		for _, m := range ms {
-			jr.Metrics = append(jr.Metrics, jsonMetric{m.Name, m.Unit, number(m.Value)})
-		}
-		for _, st := range r.Stages {
-			jr.Stages = append(jr.Stages, jsonStage{st.Name, number(st.Duration.Seconds())})
-		}
-		out.Runs = append(out.Runs, jr)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // reasons and kernel strings may contain <, >, &
-	return enc.Encode(out)
+	return rw.Close()
+}
+
+// jsonWriter writes WriteJSON's document a run at a time, byte for byte
+// as encoding/json indents the whole: each run is encoded at the depth it
+// has inside {"runs": [...]}.
+type jsonWriter struct {
+	w   io.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+	n   int
+}
+
+// NewJSONWriter writes runs in WriteJSON's shape as they come.
+func NewJSONWriter(w io.Writer) RunWriter {
+	j := &jsonWriter{w: w}
+	j.enc = json.NewEncoder(&j.buf)
+	j.enc.SetIndent("    ", "  ") // a run's lines, inside the document's two levels
+	j.enc.SetEscapeHTML(false)    // reasons and kernel strings may contain <, >, &
+	return j
+}
+
+func (j *jsonWriter) Write(r *results.Run) error {
+	j.buf.Reset()
+	if j.n == 0 {
+		j.buf.WriteString("{\n  \"runs\": [\n    ")
+	} else {
+		j.buf.WriteString(",\n    ")
+	}
+	if err := j.enc.Encode(jsonRunOf(r)); err != nil {
+		return err
+	}
+	j.buf.Truncate(j.buf.Len() - 1) // Encode's newline: the separator or the end follows
+	j.n++
+	_, err := j.w.Write(j.buf.Bytes())
+	return err
+}
+
+func (j *jsonWriter) Close() error {
+	end := "\n  ]\n}\n"
+	if j.n == 0 {
+		end = "{\n  \"runs\": []\n}\n"
+	}
+	_, err := io.WriteString(j.w, end)
+	return err
+}
+
+// jsonRunOf is r as the JSON export has it.
+func jsonRunOf(r *results.Run) jsonRun {
+	jr := jsonRun{
+		ID:          r.ID,
+		Board:       r.Board,
+		ClockMHz:    r.ClockMHz,
+		Status:      r.Status,
+		Started:     jsonTime(r.Started),
+		StartedFrom: r.StartedFrom,
+		Bench:       r.Bench,
+		Metrics:     make([]jsonMetric, 0, len(r.Metrics)),
+		Rep:         r.Rep,
+		Reason:      r.Reason,
+		Tool:        r.Tool,
+		ToolVersion: r.ToolVersion,
+		Finished:    jsonTime(r.Finished),
+		Kernel:      r.Kernel,
+		ImageDigest: r.ImageDigest,
+
+		ClockReportedMHz: r.ClockReportedMHz,
+		ClockCheck:       r.ClockCheck,
+		Hello:            r.Hello,
+		Throttle:         r.Throttle,
+		Route:            r.Route,
+		Energy:           jsonEnergyOf(r.Energy),
+		Bootloader:       r.Bootloader,
+		FirmwareClockMHz: r.FirmwareClockMHz,
+	}
+	ms := append([]results.Metric(nil), r.Metrics...)
+	results.SortMetrics(ms)
+	for _, m := range ms {
+		jr.Metrics = append(jr.Metrics, jsonMetric{m.Name, m.Unit, number(m.Value)})
+	}
+	for _, st := range r.Stages {
+		jr.Stages = append(jr.Stages, jsonStage{st.Name, number(st.Duration.Seconds())})
+	}
+	return jr
 }
 
 // WriteTable writes the human listing for `bootbench results list`.

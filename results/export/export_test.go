@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -199,5 +200,36 @@ func TestWriteJSONEnergy(t *testing.T) {
 	}
 	if e, ok := raw.Runs[1]["energy"]; ok {
 		t.Errorf("the run without a meter has energy %s", e)
+	}
+}
+
+// TestJSONWriterIsTheWholeDocument: runs written one at a time make, byte
+// for byte, the document encoding/json indents from all of them at once
+// (the export before it streamed), with no runs, one, or several.
+func TestJSONWriterIsTheWholeDocument(t *testing.T) {
+	all := exportRuns()
+	for _, n := range []int{0, 1, len(all)} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			whole := struct {
+				Runs []jsonRun `json:"runs"`
+			}{Runs: []jsonRun{}}
+			for i := range all[:n] {
+				whole.Runs = append(whole.Runs, jsonRunOf(&all[i]))
+			}
+			var want bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(whole); err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := WriteJSON(&got, all[:n]); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Errorf("streamed:\n%s\nwhole:\n%s", got.String(), want.String())
+			}
+		})
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // saveEnergy stores r's meter, samples and spans (schema version 6).
-func (s *Store) saveEnergy(ctx context.Context, tx *sql.Tx, r *results.Run) error {
+func (s *Store) saveEnergy(ctx context.Context, tx writer, r *results.Run) error {
 	e := r.Energy
 	if e == nil {
 		return nil

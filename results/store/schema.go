@@ -236,6 +236,19 @@ ALTER TABLE runs ADD COLUMN firmware_clock_mhz INTEGER NOT NULL DEFAULT 0; -- an
 ALTER TABLE runs ADD COLUMN bootloader TEXT COLLATE "C" NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN firmware_clock_mhz INTEGER NOT NULL DEFAULT 0;
 `},
+	// 9: a store kept for years is read a page or a window at a time:
+	// the newest runs, or one board's, in the store's order (started,
+	// then id). These indexes give a page without reading or sorting
+	// the rest; (started, id) takes over from (started) alone.
+	{sqlite: `
+CREATE INDEX runs_board_started ON runs(board, started, id);
+CREATE INDEX runs_started_id ON runs(started, id);
+DROP INDEX runs_started;
+`, postgres: `
+CREATE INDEX runs_board_started ON runs(board, started, id);
+CREATE INDEX runs_started_id ON runs(started, id);
+DROP INDEX runs_started;
+`},
 }
 
 // SchemaVersion reports the database's schema version (the number of

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -185,6 +186,43 @@ func (s *Store) SaveRun(ctx context.Context, r *results.Run) error {
 	return err
 }
 
+// SaveRuns stores runs in one transaction: all of them or none, each
+// whole. One commit for many runs is what makes a large import fast (a
+// commit waits for the disk). It stores nothing when any run would be
+// refused, and says why with that run's error; a caller that wants the
+// others stored saves them one by one (SaveRun), as it would have.
+func (s *Store) SaveRuns(ctx context.Context, runs []*results.Run) (err error) {
+	for _, r := range runs {
+		if err := r.Validate(); err != nil {
+			return fmt.Errorf("results: %w", invalidRun{err})
+		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("results: save %d runs: %w", len(runs), err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	// The runs' statements are the same text run after run: prepared
+	// once a batch, not parsed again for each.
+	w := &preparedTx{tx: tx, stmts: map[string]*sql.Stmt{}}
+	for _, r := range runs {
+		if err := s.saveRunTx(ctx, w, storable(r)); err != nil {
+			if c := s.eng.conflict(err); c != nil {
+				return fmt.Errorf("results: save run %s: %w", r.ID, c)
+			}
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("results: save %d runs: %w", len(runs), err)
+	}
+	return nil
+}
+
 func (s *Store) saveRun(ctx context.Context, r *results.Run) (err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -195,6 +233,17 @@ func (s *Store) saveRun(ctx context.Context, r *results.Run) (err error) {
 			tx.Rollback()
 		}
 	}()
+	if err := s.saveRunTx(ctx, tx, r); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("results: save run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// saveRunTx writes r, its board, stages, metrics and energy inside tx.
+func (s *Store) saveRunTx(ctx context.Context, tx writer, r *results.Run) error {
 	if err := s.checkNew(ctx, tx, r); err != nil {
 		return err
 	}
@@ -224,9 +273,6 @@ func (s *Store) saveRun(ctx context.Context, r *results.Run) (err error) {
 	if err := s.saveEnergy(ctx, tx, r); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("results: save run %s: %w", r.ID, err)
-	}
 	return nil
 }
 
@@ -237,7 +283,7 @@ func (s *Store) saveRun(ctx context.Context, r *results.Run) (err error) {
 // between; gives a clean ErrExists instead of a driver-specific
 // constraint message. On PostgreSQL a writer that commits the same id
 // meanwhile makes the insert fail, and SaveRun says the same.
-func (s *Store) checkNew(ctx context.Context, tx *sql.Tx, r *results.Run) error {
+func (s *Store) checkNew(ctx context.Context, tx writer, r *results.Run) error {
 	var exists bool
 	if err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?)`), r.ID).Scan(&exists); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
@@ -288,7 +334,7 @@ func (s *Store) Boards(ctx context.Context) ([]string, error) {
 // after newer runs. The fixed-width layout makes < on text correct.
 // Insert, then lower only if earlier: writers of one board's runs do
 // not queue behind each other's board row unless they must.
-func (s *Store) saveBoard(ctx context.Context, tx *sql.Tx, r *results.Run) error {
+func (s *Store) saveBoard(ctx context.Context, tx writer, r *results.Run) error {
 	seen := r.Started
 	if seen.IsZero() {
 		seen = time.Now()
@@ -302,7 +348,7 @@ func (s *Store) saveBoard(ctx context.Context, tx *sql.Tx, r *results.Run) error
 }
 
 // insertRun inserts r's own row.
-func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *results.Run) error {
+func (s *Store) insertRun(ctx context.Context, tx writer, r *results.Run) error {
 	var hello any // NULL when the board never said hello
 	if r.Hello != nil {
 		hello = string(r.Hello)
@@ -379,7 +425,7 @@ const rowsPerInsert = 500
 
 // insertRows inserts rows (all of one width) with as few statements as
 // rowsPerInsert allows; insert is the statement up to VALUES.
-func insertRows(ctx context.Context, tx *sql.Tx, eng engine, insert string, rows [][]any) error {
+func insertRows(ctx context.Context, tx writer, eng engine, insert string, rows [][]any) error {
 	for len(rows) > 0 {
 		n := min(len(rows), rowsPerInsert)
 		one := "(?" + strings.Repeat(", ?", len(rows[0])-1) + ")"
@@ -398,44 +444,149 @@ func insertRows(ctx context.Context, tx *sql.Tx, eng engine, insert string, rows
 
 // Runs returns the runs matching f, oldest first, with their metrics (in
 // metric order, see MetricLess) and stages. Transcript and RawOutput are
-// filled in only when f.WithTranscript is set.
+// filled in only when f.WithTranscript is set. The selection, f.Limit's
+// page included, is made in SQL over the runs' indexes: only the runs
+// returned are read, and only theirs are checked (see saved.go).
 func (s *Store) Runs(ctx context.Context, f results.Filter) ([]results.Run, error) {
-	var where []string
-	var args []any
-	if f.Board != "" {
-		where = append(where, "r.board = ?")
-		args = append(args, f.Board)
-	}
-	if f.ClockMHz != 0 {
-		where = append(where, "r.clock_mhz = ?")
-		args = append(args, f.ClockMHz)
-	}
-	if f.Status != "" {
-		where = append(where, "r.status = ?")
-		args = append(args, f.Status)
-	}
-	if f.IDs != nil {
-		where = append(where, "r.id IN (NULL"+strings.Repeat(", ?", len(f.IDs))+")")
-		for _, id := range f.IDs {
-			args = append(args, id)
-		}
-	}
-	if len(f.Skip) > 0 {
-		// No NULL in the list, as IN's has: NOT IN with a NULL is never true.
-		where = append(where, "r.id NOT IN (?"+strings.Repeat(", ?", len(f.Skip)-1)+")")
-		for _, id := range f.Skip {
-			args = append(args, id)
-		}
-	}
-	cond := ""
-	if len(where) > 0 {
-		cond = " WHERE " + strings.Join(where, " AND ")
-	}
-	runs, err := s.load(ctx, cond, args, bulk{f.WithTranscript, f.WithTranscript || f.WithSamples})
+	cond, args := selection(f)
+	runs, err := s.load(ctx, cond, args, bulkOf(f))
 	if err != nil {
 		return nil, fmt.Errorf("results: list runs: %w", err)
 	}
 	return runs, nil
+}
+
+func bulkOf(f results.Filter) bulk {
+	return bulk{f.WithTranscript, f.WithTranscript || f.WithSamples}
+}
+
+// CountRuns says how many runs match f, f.Limit aside: what a page of
+// them leaves out. It reads the runs' index only.
+func (s *Store) CountRuns(ctx context.Context, f results.Filter) (int, error) {
+	where, args := filterWhere(f)
+	var n int
+	if err := s.db.QueryRowContext(ctx, s.eng.bind(`SELECT count(*) FROM runs r`+where), args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("results: count runs: %w", err)
+	}
+	return n, nil
+}
+
+// pageRuns is how many runs EachRun reads at a time: enough that the
+// queries' own cost is small, few enough that a page's metrics take a few
+// megabytes.
+var pageRuns = 500 // a variable so tests can walk several pages of a few runs
+
+// EachRun calls fn with each run matching f, oldest first, as Runs would
+// return them, reading pageRuns runs at a time: a command that writes each
+// run as it is read (an export) holds one page, however large the store.
+// Each page is read in one snapshot and checked as Runs checks; a page
+// that fails the check stops the walk before fn sees any of its runs.
+// f.Limit is not taken: a walk is of every run selected.
+func (s *Store) EachRun(ctx context.Context, f results.Filter, fn func(*results.Run) error) error {
+	f.Limit = 0
+	where, args := filterWhere(f)
+	var after *results.Run
+	for {
+		cond, pageArgs := pageAfter(where, args, after)
+		runs, err := s.load(ctx, cond, pageArgs, bulkOf(f))
+		if err != nil {
+			return fmt.Errorf("results: list runs: %w", err)
+		}
+		for i := range runs {
+			if err := fn(&runs[i]); err != nil {
+				return err
+			}
+		}
+		if len(runs) < pageRuns {
+			return nil
+		}
+		after = &runs[len(runs)-1]
+	}
+}
+
+// pageAfter is the selection of the pageRuns runs after run after (all
+// from the first when nil) in the store's order, started then id, among
+// those where selects: a keyset page, which costs the same deep in the
+// store as at its start, unlike an OFFSET.
+func pageAfter(where string, args []any, after *results.Run) (string, []any) {
+	args = slices.Clone(args)
+	if after != nil {
+		started := formatTime(after.Started)
+		where = andWhere(where, "(r.started > ? OR (r.started = ? AND r.id > ?))")
+		args = append(args, started, started, after.ID)
+	}
+	args = append(args, pageRuns)
+	return " WHERE r.id IN (SELECT r.id FROM runs r" + where + " ORDER BY r.started, r.id LIMIT ?)", args
+}
+
+// selection is f as a condition over alias r for load: f's filter, and
+// f.Limit's page of the newest runs as a subquery, so the stages and
+// metrics read are those of the page alone.
+func selection(f results.Filter) (string, []any) {
+	where, args := filterWhere(f)
+	if f.Limit <= 0 {
+		return where, args
+	}
+	return " WHERE r.id IN (SELECT r.id FROM runs r" + where + " ORDER BY r.started DESC, r.id DESC LIMIT ?)",
+		append(args, f.Limit)
+}
+
+// filterWhere is f's filter as a WHERE clause over alias r ("" when f
+// selects every run), with its arguments in order.
+func filterWhere(f results.Filter) (string, []any) {
+	var where []string
+	var args []any
+	add := func(cond string, vals ...any) {
+		where = append(where, cond)
+		args = append(args, vals...)
+	}
+	if f.Board != "" {
+		add("r.board = ?", f.Board)
+	}
+	if f.Boards != nil {
+		add("r.board IN (NULL"+strings.Repeat(", ?", len(f.Boards))+")", anys(f.Boards)...)
+	}
+	if f.ClockMHz != 0 {
+		add("r.clock_mhz = ?", f.ClockMHz)
+	}
+	if f.Status != "" {
+		add("r.status = ?", f.Status)
+	}
+	// The stored times are fixed-width UTC text, so they compare as
+	// times do.
+	if !f.Since.IsZero() {
+		add("r.started >= ?", formatTime(f.Since))
+	}
+	if !f.Until.IsZero() {
+		add("r.started < ?", formatTime(f.Until))
+	}
+	if f.IDs != nil {
+		add("r.id IN (NULL"+strings.Repeat(", ?", len(f.IDs))+")", anys(f.IDs)...)
+	}
+	if len(f.Skip) > 0 {
+		// No NULL in the list, as IN's has: NOT IN with a NULL is never true.
+		add("r.id NOT IN (?"+strings.Repeat(", ?", len(f.Skip)-1)+")", anys(f.Skip)...)
+	}
+	if len(where) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(where, " AND "), args
+}
+
+// andWhere adds cond to a WHERE clause, or starts one.
+func andWhere(where, cond string) string {
+	if where == "" {
+		return " WHERE " + cond
+	}
+	return where + " AND " + cond
+}
+
+func anys[T any](vals []T) []any {
+	out := make([]any, len(vals))
+	for i, v := range vals {
+		out[i] = v
+	}
+	return out
 }
 
 // IDsWithPrefix returns the ids of up to 10 runs whose id starts with
@@ -515,6 +666,9 @@ func (s *Store) load(ctx context.Context, cond string, args []any, b bulk) ([]re
 	return runs, nil
 }
 
+// maxRoom bounds the metrics a read makes room for ahead, per run.
+const maxRoom = 4096
+
 // loadUnchecked is load without the check, for the check itself: the runs
 // as read, and what their rows say they were saved with.
 func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bulk) ([]results.Run, []savedMetrics, error) {
@@ -532,6 +686,12 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bu
 	index := make(map[results.RunID]int, len(runs))
 	for i, r := range runs {
 		index[r.ID] = i
+		// Room for the metrics the run was saved with, so a long read
+		// does not grow each run's slice a metric at a time (a count a
+		// damaged page made huge is not believed).
+		if c := saved[i].count; c.Valid && c.Int64 > 0 && c.Int64 <= maxRoom {
+			runs[i].Metrics = make([]results.Metric, 0, c.Int64)
+		}
 	}
 	// One query per child table for the whole selection rather than one
 	// per run: `results list` over a long bench history stays fast.
@@ -679,15 +839,74 @@ func loadMetrics(ctx context.Context, tx *sql.Tx, cond string, args []any, runs 
 		return err
 	}
 	defer rows.Close()
+	// Every run of a benchmark has the same hundred-odd names and units:
+	// one copy of each, not one a row, keeps a long read's memory to
+	// its values.
+	words := map[string]string{}
 	for rows.Next() {
 		var run results.RunID
 		var m results.Metric
-		if err := rows.Scan(&run, &m.Name, &m.Unit, &m.Value); err != nil {
+		var name, unit sql.RawBytes
+		if err := rows.Scan(&run, &name, &unit, &m.Value); err != nil {
 			return err
 		}
+		m.Name, m.Unit = intern(words, name), intern(words, unit)
 		if i, ok := index[run]; ok {
 			runs[i].Metrics = append(runs[i].Metrics, m)
 		}
 	}
 	return rows.Err()
+}
+
+// intern is b as a string, the one copy words holds of it.
+func intern(words map[string]string, b []byte) string {
+	if w, ok := words[string(b)]; ok { // no allocation for the lookup
+		return w
+	}
+	w := string(b)
+	words[w] = w
+	return w
+}
+
+// writer is what a run is saved through: a transaction, or a
+// preparedTx over one.
+type writer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// preparedTx is a transaction that prepares each statement text once and
+// runs it again from there. The statements close with the transaction.
+type preparedTx struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func (p *preparedTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := p.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := p.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	p.stmts[query] = st
+	return st, nil
+}
+
+func (p *preparedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := p.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (p *preparedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := p.stmt(ctx, query)
+	if err != nil {
+		// The query fails again unprepared, and its Row says why.
+		return p.tx.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
 }

@@ -262,22 +262,42 @@ func TestRunsFilterAndOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		at := func(d time.Duration) time.Time { return t0.Truncate(time.Second).Add(d) }
 		tests := []struct {
-			name string
-			f    results.Filter
-			want []string
+			name  string
+			f     results.Filter
+			want  []string
+			count int // CountRuns: every run selected, Limit aside
 		}{
-			{"all", results.Filter{}, []string{"b", "a", "c", "d"}},
-			{"board", results.Filter{Board: "rb450g"}, []string{"b", "a", "c"}},
-			{"clock", results.Filter{Board: "rb450g", ClockMHz: 680}, []string{"b", "a"}},
-			{"status", results.Filter{Status: results.StatusOK}, []string{"a", "c", "d"}},
-			{"none", results.Filter{Board: "nope"}, nil},
+			{"all", results.Filter{}, []string{"b", "a", "c", "d"}, 4},
+			{"board", results.Filter{Board: "rb450g"}, []string{"b", "a", "c"}, 3},
+			{"clock", results.Filter{Board: "rb450g", ClockMHz: 680}, []string{"b", "a"}, 2},
+			{"status", results.Filter{Status: results.StatusOK}, []string{"a", "c", "d"}, 3},
+			{"none", results.Filter{Board: "nope"}, nil, 0},
+			{"boards", results.Filter{Boards: []string{"qemu-arm64", "nope"}}, []string{"d"}, 1},
+			{"boards and board", results.Filter{Board: "rb450g", Boards: []string{"qemu-arm64"}}, nil, 0},
+			{"since, inclusive", results.Filter{Since: at(1500 * time.Millisecond)}, []string{"a", "c", "d"}, 3},
+			{"until, exclusive", results.Filter{Until: at(2 * time.Second)}, []string{"b", "a"}, 2},
+			{"window", results.Filter{Since: at(1500 * time.Millisecond), Until: at(3 * time.Second)}, []string{"a", "c"}, 2},
+			{"newest page", results.Filter{Limit: 2}, []string{"c", "d"}, 4},
+			{"a board's newest", results.Filter{Board: "rb450g", Limit: 2}, []string{"a", "c"}, 3},
+			{"a page in a window", results.Filter{Until: at(3 * time.Second), Limit: 1}, []string{"c"}, 3},
+			{"a page beyond the runs", results.Filter{Limit: 10}, []string{"b", "a", "c", "d"}, 4},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				runs, err := s.Runs(ctx, tt.f)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if n, err := s.CountRuns(ctx, tt.f); err != nil || n != tt.count {
+					t.Errorf("CountRuns = %d, %v; want %d", n, err, tt.count)
+				}
+				walked := eachRunIDs(t, s, tt.f)
+				all := tt.f
+				all.Limit = 0
+				if whole := runIDs(t, s, all); !reflect.DeepEqual(walked, whole) {
+					t.Errorf("EachRun, a run a page, walked %v; Runs without the limit gives %v", walked, whole)
 				}
 				var ids []string
 				for _, r := range runs {
@@ -295,6 +315,39 @@ func TestRunsFilterAndOrder(t *testing.T) {
 			})
 		}
 	})
+}
+
+// eachRunIDs are the ids EachRun walks through under f, a page a run so
+// every step from page to page is taken.
+func eachRunIDs(t *testing.T, s *Store, f results.Filter) []string {
+	t.Helper()
+	defer func(n int) { pageRuns = n }(pageRuns)
+	pageRuns = 1
+	var ids []string
+	err := s.EachRun(context.Background(), f, func(r *results.Run) error {
+		if len(r.Metrics) != 3 || len(r.Stages) != 4 {
+			t.Errorf("run %s: %d metrics, %d stages; want 3, 4", r.ID, len(r.Metrics), len(r.Stages))
+		}
+		ids = append(ids, string(r.ID))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func runIDs(t *testing.T, s *Store, f results.Filter) []string {
+	t.Helper()
+	runs, err := s.Runs(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range runs {
+		ids = append(ids, string(r.ID))
+	}
+	return ids
 }
 
 func count(t *testing.T, s *Store, table string) int {
@@ -328,6 +381,68 @@ func TestSaveRunAtomic(t *testing.T) {
 		}
 	})
 }
+
+// TestSaveRunsAllOrNone: a batch is stored whole, each run read back as
+// saved, or, when the store refuses any run of it, not at all.
+func TestSaveRunsAllOrNone(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		s, _ := e.open(t)
+		if err := s.SaveRun(ctx, sampleRun("kept", t0)); err != nil {
+			t.Fatal(err)
+		}
+		batch := func(ids ...string) []*results.Run {
+			var runs []*results.Run
+			for i, id := range ids {
+				r := sampleRun(id, t0.Add(time.Duration(i+1)*time.Second))
+				r.InputSHA256 = fmt.Sprintf("%064x", len(id)*1000+i)
+				runs = append(runs, r)
+			}
+			return runs
+		}
+		tests := []struct {
+			name string
+			runs []*results.Run
+			is   error // nil: stored
+		}{
+			{"an id already stored", batch("b1", "kept", "b3"), ErrExists},
+			{"one id twice", batch("b1", "b1"), ErrExists},
+			{"the same input twice", append(batch("b1"), batch("b22")[0], func() *results.Run {
+				r := sampleRun("b3", t0)
+				r.InputSHA256 = batch("b1")[0].InputSHA256
+				return r
+			}()), ErrDuplicateInput},
+			{"an invalid run", append(batch("b1"), &results.Run{ID: "b2"}), ErrInvalidRun},
+			{"stored", batch("b1", "b2", "b3"), nil},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				err := s.SaveRuns(ctx, tt.runs)
+				if !errors.Is(err, tt.is) || (tt.is == nil) != (err == nil) {
+					t.Fatalf("SaveRuns: %v, want %v", err, tt.is)
+				}
+				want := []string{"kept"}
+				if tt.is == nil {
+					for _, r := range tt.runs {
+						want = append(want, string(r.ID))
+					}
+				}
+				if got := runIDs(t, s, results.Filter{}); !reflect.DeepEqual(got, want) {
+					t.Errorf("stored %v, want %v", got, want)
+				}
+				for _, r := range tt.runs[:len(want)-1] {
+					got, err := s.Run(ctx, r.ID)
+					if err != nil || !reflect.DeepEqual(*got, want1(r)) {
+						t.Errorf("run %s reads back %+v, %v", r.ID, got, err)
+					}
+				}
+			})
+		}
+	})
+}
+
+// want1 is r as a store reads it back, transcript and all.
+func want1(r *results.Run) results.Run { return want(r, true) }
 
 func TestSaveRunRejects(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e engineKind) {
@@ -676,8 +791,16 @@ func TestRunsOrderBytewise(t *testing.T) {
 		for _, r := range runs {
 			ids = append(ids, string(r.ID))
 		}
-		if want := []string{"B-10", "Z", "_x", "a-10", "a-2"}; !reflect.DeepEqual(ids, want) {
+		want := []string{"B-10", "Z", "_x", "a-10", "a-2"}
+		if !reflect.DeepEqual(ids, want) {
 			t.Errorf("order %v, want %v", ids, want)
+		}
+		// Runs started at one instant: a walk's pages go on by id.
+		if walked := eachRunIDs(t, s, results.Filter{}); !reflect.DeepEqual(walked, want) {
+			t.Errorf("EachRun order %v, want %v", walked, want)
+		}
+		if page := runIDs(t, s, results.Filter{Limit: 2}); !reflect.DeepEqual(page, want[3:]) {
+			t.Errorf("newest 2: %v, want %v", page, want[3:])
 		}
 	})
 }
