@@ -66,6 +66,12 @@ func TestE2EAdapterPulled(t *testing.T) {
 	pulled := time.Now()
 	s.socat.Process.Kill() // the adapter, out of its socket
 	s.socat.Wait()
+	// udev removes a pulled adapter's device links; a killed socat leaves
+	// its link, whose pty number the next pty opened on this host (another
+	// test's adapter) takes, and the link would lead to that board's console.
+	if err := os.Remove(s.tty); err != nil {
+		t.Fatal(err)
+	}
 	code := exitCode(t, cmd, 4*time.Minute)
 	took := time.Since(pulled)
 	t.Logf("the run:\n%s%s", stdout.String(), stderr.String())
