@@ -54,10 +54,11 @@ fmt-check:
 # cache entry is built once (a lock beside each, APT's lists included), and
 # no test takes another package's namespaces or processes for leftovers.
 # -timeout 80m: cmd/bootbench's boots take some 50 min on a fresh machine
-# beside the other packages (the MIPS kernels and openssl built on the way).
+# beside the other packages (the MIPS and x86-64 kernels and openssl built on the way).
 # ./bench's TestScripts runs every bench/*.sh (netboot-vs-dnsmasq.sh,
 # realbench-vs-virtual.sh, speed-vs-openssl.sh, store-sqlite-vs-postgres.sh,
-# tftp-vs-dnsmasq.sh) at its smallest count, and fails for one it does not know.
+# store-scale.sh, tftp-vs-dnsmasq.sh, twin-boot.sh) at its smallest count, and
+# fails for one it does not know.
 # -artifacts keeps what a test leaves to be looked at (the energy test's HTML
 # report, the bench page's screenshots) under _artifacts/.
 # The fuzz targets run first, so that the last lines are scripts/testsummary's:
