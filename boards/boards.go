@@ -470,7 +470,7 @@ func (p Profile) CheckClock(mhz MHz) error {
 	case mhz == 0 || mhz == p.DefaultClock || mhz == p.FixedClock:
 		return nil
 	case p.ClockMethod == "" && p.FixedClock != 0:
-		return fmt.Errorf("board model %s runs at one clock, %d MHz; it has no clock settings", p.Name, p.FixedClock)
+		return fmt.Errorf("board model %s runs at one clock, %s; it has no clock settings", p.Name, p.FixedClock)
 	case p.ClockMethod == "":
 		return fmt.Errorf("board model %s runs at one clock; it has no clock settings", p.Name)
 	case len(p.Clocks) > 0 && !slices.Contains(p.Clocks, mhz):

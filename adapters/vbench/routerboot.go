@@ -158,7 +158,7 @@ func (r *routerBOOTROM) load(ctx context.Context) (*romLoad, error) {
 	if r.ownClock {
 		s, err := boards.IcountShift(boards.MHz(r.settings.CPUMHz))
 		if err != nil {
-			return nil, fmt.Errorf("%w: cpu frequency %d MHz: %v", errCannotStart, r.settings.CPUMHz, err)
+			return nil, fmt.Errorf("%w: cpu frequency %s: %v", errCannotStart, boards.MHz(r.settings.CPUMHz).Figure(), err)
 		}
 		load.icount, load.ownClock = s, true
 	}

@@ -93,6 +93,7 @@ func rbMenu() []rbItem {
 			return nil
 		}},
 		{key: "i", words: "board info", action: func(r *routerBOOTROM, _ context.Context) error {
+			// RouterBOOT's own banner, word for word (not bootbench's clock text).
 			r.say("Board: %s (virtual)\r\nBooter version: virtual\r\nCPU frequency: %d MHz\r\nMemory size: %d MB\r\n", r.board, r.settings.CPUMHz, r.ramMB)
 			return nil
 		}},

@@ -80,7 +80,7 @@ func showBoard(w io.Writer, p boards.Profile) {
 		p.Name, p.Description, archLine(p), p.RAMMB, p.Boot, p.ImageFormat, p.Console, p.Baud)
 	switch {
 	case p.ClockMethod == "" && p.FixedClock != 0:
-		fmt.Fprintf(w, "clocks        one clock, %d MHz, no setting\n", p.FixedClock)
+		fmt.Fprintf(w, "clocks        one clock, %s, no setting\n", p.FixedClock)
 	case p.ClockMethod == "":
 		fmt.Fprintf(w, "clocks        one clock, no setting\n")
 	case len(p.Clocks) == 0 && p.ClockLimits != nil:

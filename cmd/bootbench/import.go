@@ -227,7 +227,7 @@ func (o *importOptions) settleClock() error {
 	// A clock above a Raspberry Pi's safe limit is one the board runs
 	// (with over_voltage): only the firmware's limits hold here.
 	if err := p.CheckClock(boards.MHz(o.clock)); err != nil && !o.force {
-		return usageErr("import: %v; nothing imported (--force stores it at %d MHz anyway)", err, o.clock)
+		return usageErr("import: %v; nothing imported (--force stores it at %s anyway)", err, boards.MHz(o.clock).Figure())
 	}
 	return nil
 }
