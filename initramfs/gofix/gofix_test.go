@@ -201,7 +201,16 @@ func sleepFor(t *testing.T, goarch, qemu, overlay string) time.Duration {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build for %s: %v\n%s", goarch, err, out)
 	}
-	out, err := exec.Command(qemu, filepath.Join(dir, "probe")).Output()
+	run := exec.Command(qemu, filepath.Join(dir, "probe"))
+	// The probe's goroutine sleeps inside runtime.usleep, which the
+	// scheduler counts as running: past 10 ms sysmon preempts it with a
+	// signal, the signal ends nanosleep early, and usleep does not resume
+	// it (measured: some 40 sleeps a second cut short, none with
+	// asyncpreemptoff). On a loaded host enough were cut to bring the
+	// corrected 100 ms under 64 ms. The runtime's own callers of usleep
+	// do not run as preemptible goroutines, so the probe turns it off.
+	run.Env = userenv.Environ("GODEBUG=asyncpreemptoff=1")
+	out, err := run.Output()
 	if err != nil {
 		t.Fatalf("%s probe: %v", qemu, err)
 	}
