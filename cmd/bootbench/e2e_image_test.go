@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,6 +173,16 @@ func serveOnceStandalone(t *testing.T, lone, dir string, env []string) {
 	}
 	s := newSimBench(t, true)
 	inv := s.inventory(s.commandPower())
+	// serve runs the board's job from the inventory: a short one, as
+	// run's --seconds 0.1 above (the whole table took three minutes).
+	f, err := os.OpenFile(inv, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, "    job: {seconds: 0.1, algs: [md5, sha256]}")
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	db := filepath.Join(dir, "served.db")
 	cmd := userenv.Command(env, "ip", "netns", "exec", s.ns, lone, "serve", "--db", db, "--inventory", inv, "--once", "pc1")
 	cmd.Dir = dir
