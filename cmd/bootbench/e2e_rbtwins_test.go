@@ -79,15 +79,17 @@ func TestE2ERB450GClocks(t *testing.T) {
 	parallelE2E(t)
 	needs.Commands(t, "qemu-system-mips", "mips-linux-gnu-gcc")
 	db := filepath.Join(t.TempDir(), "results.db")
-	runs := runAtTwoClocks(t, db, "--board", "qemu-rb450g", "--bench", "openssl", "--algs", "md5,aes-128-cbc", "--seconds", "1")
+	// One algorithm: openssl takes whole seconds, six block sizes each,
+	// eight boots; md5 doubling is the clock's proof as well as two.
+	runs := runAtTwoClocks(t, db, "--board", "qemu-rb450g", "--bench", "openssl", "--algs", "md5", "--seconds", "1")
 	setting := map[int]string{1000: "c - 1000MHz", 500: "b - 500MHz"}
 	assertFirmwareSet(t, db, runs, func(mhz int) []string {
 		return []string{"your choice: f - cpu frequency", "your choice: " + setting[mhz], "your choice: 1 - boot Ethernet once, then NAND",
 			"your choice: x - exit setup", fmt.Sprintf("CPU frequency: %d MHz", mhz)}
 	})
 	at1024 := func(name string) bool { return strings.HasSuffix(name, "@1024") }
-	if n := len(assertDoubling(t, db, "qemu-rb450g", at1024)); n != 2 {
-		t.Errorf("%d @1024 metrics compared, want 2 (md5, aes-128-cbc)", n)
+	if n := len(assertDoubling(t, db, "qemu-rb450g", at1024)); n != 1 {
+		t.Errorf("%d @1024 metrics compared, want 1 (md5)", n)
 	}
 	row := bootbench(t, db, "results", "export", "--format", "openwrt", "--with-setting", "--board", "qemu-rb450g")
 	lines := strings.Split(strings.TrimSpace(row.stdout), "\n")
