@@ -20,7 +20,7 @@ var tftpLineRE = regexp.MustCompile(`\] tftp     (\S+) `)
 // TestE2EPiTwinClocks is an overclock comparison on the Pi 4's twin through
 // bootbench's own DHCP and TFTP, as on a real Pi: every boot fetches the
 // ROM's files in order under the board's serial folder, each run's
-// config.txt names its clock (arm_freq), and the built-in suite at 1000
+// config.txt names its clock (arm_freq), and the built-in suite (md5) at 1000
 // and 500 MHz, four boots each, interleaved, doubles with the clock
 // (2.00 ± 0.02, p < 0.05), both clocks verified.
 func TestE2EPiTwinClocks(t *testing.T) {
@@ -28,7 +28,10 @@ func TestE2EPiTwinClocks(t *testing.T) {
 	needs.Commands(t, "qemu-system-aarch64")
 	parallelE2E(t)
 	db := filepath.Join(t.TempDir(), "results.db")
-	r := bootbench(t, db, "run", "--board", "rpi4b-twin", "--clock", "1000,500", "--reps", "4", "--algs", "md5,sha256", "--seconds", "0.3")
+	// md5 alone: the ARMv8 SHA-2 instructions Go's sha256 uses cost QEMU
+	// about ten times md5's host time for the same virtual time (1.2 s
+	// against 0.1 s a block size), eight of a boot's thirteen seconds.
+	r := bootbench(t, db, "run", "--board", "rpi4b-twin", "--clock", "1000,500", "--reps", "4", "--algs", "md5", "--seconds", "0.3")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -65,8 +68,8 @@ func TestE2EPiTwinClocks(t *testing.T) {
 			t.Errorf("run %s at %d MHz: the console lacks %q:\n%s", run.ID, run.ClockMHz, line, show.stdout)
 		}
 	}
-	if n := len(assertDoubling(t, db, "rpi4b-twin", func(string) bool { return true })); n != 12 {
-		t.Errorf("%d metrics compared, want 12 (md5 and sha256 at six sizes)", n)
+	if n := len(assertDoubling(t, db, "rpi4b-twin", func(string) bool { return true })); n != 6 {
+		t.Errorf("%d metrics compared, want 6 (md5 at six sizes)", n)
 	}
 	assertNothingLeft(t, r.stderr)
 }
