@@ -63,9 +63,10 @@ func (s *simBench) routeState() string {
 
 // TestE2ERealBenchRoute runs the route benchmark on a board of a simulated
 // bench, its two routed ports cabled to two host NICs bootbench did not
-// create and the inventory names: the run stores every size ×
-// configuration × direction and the direct baseline, and the two NICs are
-// afterwards where and as they were.
+// create and the inventory names: the run stores every size × direction
+// of two configurations and the direct baseline, and the two NICs are
+// afterwards where and as they were. (TestE2ERoute runs every
+// configuration; what differs here is the NICs, which two show as well.)
 func TestE2ERealBenchRoute(t *testing.T) {
 	requireSimBench(t)
 	requireRoute(t)
@@ -84,7 +85,8 @@ func TestE2ERealBenchRoute(t *testing.T) {
 	}
 	before := s.routeState()
 	db := filepath.Join(t.TempDir(), "results.db")
-	r := s.run(db, "run", "--inventory", inv, "--board", "pc1", "--bench", "route", "--route-sizes", "64,1460", "--seconds", "1", "--retries", "0")
+	r := s.run(db, "run", "--inventory", inv, "--board", "pc1", "--bench", "route", "--route-sizes", "64,1460",
+		"--route-configs", "plain,firewall", "--seconds", "1", "--retries", "0")
 	t.Logf("bootbench's progress:\n%s", r.stderr)
 	defer assertNoIPerf(t)
 	defer assertNothingLeft(t, r.stderr)
@@ -109,5 +111,5 @@ func TestE2ERealBenchRoute(t *testing.T) {
 	if m == nil {
 		t.Fatal("no run id in the progress output")
 	}
-	assertRouteRun(t, db, m[1])
+	assertRouteRun(t, db, m[1], "plain", "firewall")
 }
