@@ -7,6 +7,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -38,8 +39,9 @@ var ErrExists = errors.New("run already stored")
 // same InputSHA256 is already stored: the same output imported twice.
 var ErrDuplicateInput = errors.New("input already imported")
 
-// bulk says which of a run's bulky parts a read loads.
-type bulk struct{ transcript, samples bool }
+// bulk says which of a run's parts a read loads: the bulky ones, and
+// the stages, which a comparison does without.
+type bulk struct{ transcript, samples, noStages bool }
 
 // Store is an open results database: a SQLite file or a PostgreSQL
 // database, the same to every caller. It is safe for concurrent use, and
@@ -457,7 +459,7 @@ func (s *Store) Runs(ctx context.Context, f results.Filter) ([]results.Run, erro
 }
 
 func bulkOf(f results.Filter) bulk {
-	return bulk{f.WithTranscript, f.WithTranscript || f.WithSamples}
+	return bulk{transcript: f.WithTranscript, samples: f.WithTranscript || f.WithSamples}
 }
 
 // CountRuns says how many runs match f, f.Limit aside: what a page of
@@ -483,40 +485,127 @@ var pageRuns = 500 // a variable so tests can walk several pages of a few runs
 // that fails the check stops the walk before fn sees any of its runs.
 // f.Limit is not taken: a walk is of every run selected.
 func (s *Store) EachRun(ctx context.Context, f results.Filter, fn func(*results.Run) error) error {
-	f.Limit = 0
-	where, args := filterWhere(f)
-	var after *results.Run
-	for {
-		cond, pageArgs := pageAfter(where, args, after)
-		runs, err := s.load(ctx, cond, pageArgs, bulkOf(f))
-		if err != nil {
-			return fmt.Errorf("results: list runs: %w", err)
+	return s.eachRun(ctx, f, bulkOf(f), fn)
+}
+
+// EachMeasured is EachRun for a comparison: each run with its metrics
+// (checked as every read checks them) and its power figures, but not its
+// stages, transcript or power samples, which a comparison does not use.
+// fn may keep the run, and its metrics, as its own.
+func (s *Store) EachMeasured(ctx context.Context, f results.Filter, fn func(*results.Run) error) error {
+	return s.eachRun(ctx, f, bulk{noStages: true}, fn)
+}
+
+func (s *Store) eachRun(ctx context.Context, f results.Filter, b bulk, fn func(*results.Run) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pages := s.readPages(ctx, f, b)
+	// However the walk ends, the pages read ahead are waited for: none
+	// reads on after the walk returns (and its store may be closed).
+	defer func() {
+		cancel()
+		for p := range pages {
+			<-p
 		}
-		for i := range runs {
-			if err := fn(&runs[i]); err != nil {
+	}()
+	for p := range pages {
+		pg := <-p
+		if pg.err != nil {
+			return fmt.Errorf("results: list runs: %w", pg.err)
+		}
+		for i := range pg.runs {
+			if err := fn(&pg.runs[i]); err != nil {
 				return err
 			}
 		}
-		if len(runs) < pageRuns {
-			return nil
-		}
-		after = &runs[len(runs)-1]
 	}
+	return nil
 }
 
-// pageAfter is the selection of the pageRuns runs after run after (all
-// from the first when nil) in the store's order, started then id, among
-// those where selects: a keyset page, which costs the same deep in the
-// store as at its start, unlike an OFFSET.
-func pageAfter(where string, args []any, after *results.Run) (string, []any) {
+// pagesAhead is how many pages a walk reads while its caller takes the
+// one before: a store's reads are mostly SQLite's work and the driver's,
+// which a second core does beside the first.
+const pagesAhead = 1
+
+// page is one page of a walk, as load read it.
+type page struct {
+	runs []results.Run
+	err  error
+}
+
+// readPages reads the pages of the runs f selects in the store's order,
+// each loaded on a goroutine of its own, pagesAhead ahead of the caller:
+// the channel gives, in order, where each page will arrive. It ends after
+// the last page, or one that failed, or when ctx is done.
+func (s *Store) readPages(ctx context.Context, f results.Filter, b bulk) <-chan chan page {
+	f.Limit = 0
+	where, args := filterWhere(f)
+	out := make(chan chan page, pagesAhead)
+	go func() {
+		defer close(out)
+		var after *pageKey
+		for {
+			ids, last, err := s.pageAfter(ctx, where, args, after)
+			p := make(chan page, 1)
+			select {
+			case out <- p:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || len(ids) == 0 {
+				p <- page{err: err}
+				return
+			}
+			// The page by its ids: each query of the load seeks them,
+			// where a subquery would select the page again for each.
+			go func() {
+				runs, err := s.load(ctx, " WHERE r.id IN (?"+strings.Repeat(", ?", len(ids)-1)+")", anys(ids), b)
+				p <- page{runs, err}
+			}()
+			if len(ids) < pageRuns {
+				return
+			}
+			after = &last
+		}
+	}()
+	return out
+}
+
+// pageKey is where a run is in the store's order: started, then id.
+type pageKey struct {
+	started string
+	id      results.RunID
+}
+
+// pageAfter is the ids of the pageRuns runs after after (from the first
+// when nil) in the store's order, started then id, among those where
+// selects, and where the last of them is: a keyset page, which costs the
+// same deep in the store as at its start, unlike an OFFSET.
+func (s *Store) pageAfter(ctx context.Context, where string, args []any, after *pageKey) ([]results.RunID, pageKey, error) {
 	args = slices.Clone(args)
 	if after != nil {
-		started := formatTime(after.Started)
-		where = andWhere(where, "(r.started > ? OR (r.started = ? AND r.id > ?))")
-		args = append(args, started, started, after.ID)
+		// A row value, not started > ? OR (started = ? AND id > ?):
+		// both engines seek an index to a row value's bound, where
+		// the OR has them read the selection from its start again
+		// for every page.
+		where = andWhere(where, "(r.started, r.id) > (?, ?)")
+		args = append(args, after.started, after.id)
 	}
 	args = append(args, pageRuns)
-	return " WHERE r.id IN (SELECT r.id FROM runs r" + where + " ORDER BY r.started, r.id LIMIT ?)", args
+	rows, err := s.db.QueryContext(ctx, s.eng.bind(`SELECT r.id, r.started FROM runs r`+where+` ORDER BY r.started, r.id LIMIT ?`), args...)
+	if err != nil {
+		return nil, pageKey{}, err
+	}
+	defer rows.Close()
+	var ids []results.RunID
+	var last pageKey
+	for rows.Next() {
+		if err := rows.Scan(&last.id, &last.started); err != nil {
+			return nil, pageKey{}, err
+		}
+		ids = append(ids, last.id)
+	}
+	return ids, last, rows.Err()
 }
 
 // selection is f as a condition over alias r for load: f's filter, and
@@ -634,7 +723,7 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 // Run returns the run with the given id, transcript included. A missing id
 // gives an error wrapping ErrNotFound.
 func (s *Store) Run(ctx context.Context, id results.RunID) (*results.Run, error) {
-	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, bulk{true, true})
+	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, bulk{transcript: true, samples: true})
 	if err != nil {
 		return nil, fmt.Errorf("results: run %s: %w", id, err)
 	}
@@ -660,10 +749,61 @@ func (s *Store) load(ctx context.Context, cond string, args []any, b bulk) ([]re
 	if e := checkSaved(runs, saved); e != nil {
 		return nil, e
 	}
-	for i := range runs {
-		results.SortMetrics(runs[i].Metrics)
-	}
+	sortMetrics(runs)
 	return runs, nil
+}
+
+// sortMetrics sorts each run's metrics as results.SortMetrics does.
+// Runs of one benchmark read the same names in the same order, so the
+// order found for one run is reused for the next that reads the same:
+// comparing names costs little, finding their order much more.
+func sortMetrics(runs []results.Run) {
+	var names []string // of the run the order was found for, as read
+	var order []int    // order[j]: where the j-th metric sorted was read
+	var buf []results.Metric
+	for i := range runs {
+		ms := runs[i].Metrics
+		if !sameNames(ms, names) {
+			names = names[:0]
+			for _, m := range ms {
+				names = append(names, m.Name)
+			}
+			order = order[:0]
+			for j := range ms {
+				order = append(order, j)
+			}
+			// Names are a run's key, so no two are equal: the order
+			// is the one a stable sort gives.
+			slices.SortFunc(order, func(a, b int) int { return metricCmp(names[a], names[b]) })
+		}
+		buf = append(buf[:0], ms...)
+		for j, k := range order {
+			ms[j] = buf[k]
+		}
+	}
+}
+
+func metricCmp(a, b string) int {
+	switch {
+	case results.MetricLess(a, b):
+		return -1
+	case results.MetricLess(b, a):
+		return 1
+	}
+	return 0
+}
+
+// sameNames says whether ms are named names, in that order.
+func sameNames(ms []results.Metric, names []string) bool {
+	if len(ms) != len(names) {
+		return false
+	}
+	for i, m := range ms {
+		if m.Name != names[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // maxRoom bounds the metrics a read makes room for ahead, per run.
@@ -695,8 +835,10 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bu
 	}
 	// One query per child table for the whole selection rather than one
 	// per run: `results list` over a long bench history stays fast.
-	if err := loadStages(ctx, tx, cond, args, runs, index); err != nil {
-		return nil, nil, err
+	if !b.noStages {
+		if err := loadStages(ctx, tx, cond, args, runs, index); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := loadMetrics(ctx, tx, cond, args, runs, index); err != nil {
 		return nil, nil, err
@@ -843,15 +985,21 @@ func loadMetrics(ctx context.Context, tx *sql.Tx, cond string, args []any, runs 
 	// one copy of each, not one a row, keeps a long read's memory to
 	// its values.
 	words := map[string]string{}
+	// A run's metrics come one after another: its id is looked up once,
+	// not once a metric.
+	var run, last, name, unit sql.RawBytes
+	i, ok := 0, false
 	for rows.Next() {
-		var run results.RunID
 		var m results.Metric
-		var name, unit sql.RawBytes
 		if err := rows.Scan(&run, &name, &unit, &m.Value); err != nil {
 			return err
 		}
+		if !bytes.Equal(run, last) || last == nil {
+			i, ok = index[results.RunID(run)]
+			last = append(last[:0], run...)
+		}
 		m.Name, m.Unit = intern(words, name), intern(words, unit)
-		if i, ok := index[run]; ok {
+		if ok {
 			runs[i].Metrics = append(runs[i].Metrics, m)
 		}
 	}
