@@ -86,10 +86,14 @@ func DefaultPath() string {
 //   - _txlock=immediate: write transactions take the write lock up front, so
 //     two writers queue on busy_timeout instead of deadlocking on a
 //     read-to-write upgrade (which busy_timeout cannot resolve).
+//   - cell_size_check: SQLite checks each b-tree page in full as it loads
+//     it, so a write that meets a damaged page fails (and rolls back)
+//     rather than writing into it.
 func dsn(path string) string {
 	return fileURI(path) +
 		"?_pragma=busy_timeout(10000)" +
 		"&_pragma=foreign_keys(1)" +
+		"&_pragma=cell_size_check(1)" +
 		"&_txlock=immediate"
 }
 
@@ -173,6 +177,9 @@ func (s *Store) SaveRun(ctx context.Context, r *results.Run) error {
 	if err == nil {
 		return nil
 	}
+	if IsDamaged(err) {
+		return s.damagedWrite(err)
+	}
 	switch s.eng.conflict(err) {
 	case ErrExists:
 		return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
@@ -211,13 +218,21 @@ func (s *Store) SaveRuns(ctx context.Context, runs []*results.Run) (err error) {
 	// The runs' statements are the same text run after run: prepared
 	// once a batch, not parsed again for each.
 	w := &preparedTx{tx: tx, stmts: map[string]*sql.Stmt{}}
-	for _, r := range runs {
-		if err := s.saveRunTx(ctx, w, storable(r)); err != nil {
+	written := make([]*results.Run, len(runs))
+	for i, r := range runs {
+		written[i] = storable(r)
+		if err := s.saveRunTx(ctx, w, written[i]); err != nil {
 			if c := s.eng.conflict(err); c != nil {
 				return fmt.Errorf("results: save run %s: %w", r.ID, c)
 			}
+			if IsDamaged(err) {
+				return s.damagedWrite(err)
+			}
 			return err
 		}
+	}
+	if err := s.checkWritten(ctx, tx, written); err != nil {
+		return s.damagedWrite(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("results: save %d runs: %w", len(runs), err)
@@ -238,10 +253,68 @@ func (s *Store) saveRun(ctx context.Context, r *results.Run) (err error) {
 	if err := s.saveRunTx(ctx, tx, r); err != nil {
 		return err
 	}
+	if err := s.checkWritten(ctx, tx, []*results.Run{r}); err != nil {
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
 	return nil
+}
+
+// checkWritten reads the runs just written back inside tx, before it
+// commits: each must be there with as many metrics as it was saved with,
+// or the write fails and nothing of it is stored. With SQLite checking
+// each page a write reads as it loads it (cell_size_check, see dsn), a
+// write checks the store where it touches it, at a cost that stays with
+// the runs written; a check of the whole store, which grows with it, is
+// results check's, and every read checks each run's metrics in full.
+func (s *Store) checkWritten(ctx context.Context, tx *sql.Tx, runs []*results.Run) error {
+	for len(runs) > 0 {
+		n := min(len(runs), rowsPerInsert)
+		ids := make([]any, n)
+		for i, r := range runs[:n] {
+			ids[i] = r.ID
+		}
+		rows, err := tx.QueryContext(ctx, s.eng.bind(`SELECT r.id, r.metric_count, (SELECT count(*) FROM metrics m WHERE m.run = r.id)
+			FROM runs r WHERE r.id IN (?`+strings.Repeat(", ?", n-1)+`)`), ids...)
+		if err != nil {
+			return err
+		}
+		counts := map[results.RunID][2]int{}
+		for rows.Next() {
+			var id results.RunID
+			var saved, read int
+			if err := rows.Scan(&id, &saved, &read); err != nil {
+				rows.Close()
+				return err
+			}
+			counts[id] = [2]int{saved, read}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		for _, r := range runs[:n] {
+			c, ok := counts[r.ID]
+			switch {
+			case !ok:
+				return &DamagedRunError{Runs: []results.RunID{r.ID}, What: "does not read back as it was written"}
+			case c[0] != len(r.Metrics) || c[1] != len(r.Metrics):
+				return &DamagedRunError{Runs: []results.RunID{r.ID}, What: fmt.Sprintf("reads back %d metrics, but was written with %d", c[1], len(r.Metrics))}
+			}
+		}
+		runs = runs[n:]
+	}
+	return nil
+}
+
+// damagedWrite says that a write met damage in the store, err what it
+// met; the write's transaction is rolled back.
+func (s *Store) damagedWrite(err error) error {
+	return &StoreError{Path: s.path, Kind: ErrDamaged, What: fmt.Sprintf("fails its integrity check (%v) where this write meets it", err),
+		Do: "nothing was written; see bootbench results check"}
 }
 
 // saveRunTx writes r, its board, stages, metrics and energy inside tx.
@@ -704,6 +777,41 @@ func (s *Store) RunByInputSHA256(ctx context.Context, sum string) (results.RunID
 		return "", fmt.Errorf("results: look up input %s: %w", sum, err)
 	}
 	return id, nil
+}
+
+// RunsByInputSHA256 is RunByInputSHA256 for many inputs at once, read in
+// one snapshot a few hundred at a time: the ids of the runs imported from
+// those of sums that are stored, by sum.
+func (s *Store) RunsByInputSHA256(ctx context.Context, sums []string) (map[string]results.RunID, error) {
+	tx, err := s.db.BeginTx(ctx, s.eng.readTx())
+	if err != nil {
+		return nil, fmt.Errorf("results: look up inputs: %w", err)
+	}
+	defer tx.Rollback() // read-only: nothing to commit
+	found := map[string]results.RunID{}
+	for len(sums) > 0 {
+		n := min(len(sums), rowsPerInsert)
+		rows, err := tx.QueryContext(ctx, s.eng.bind(`SELECT input_sha256, id FROM runs WHERE input_sha256 IN (?`+strings.Repeat(", ?", n-1)+`)`), anys(sums[:n])...)
+		if err != nil {
+			return nil, fmt.Errorf("results: look up inputs: %w", err)
+		}
+		for rows.Next() {
+			var sum string
+			var id results.RunID
+			if err := rows.Scan(&sum, &id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("results: look up inputs: %w", err)
+			}
+			found[sum] = id
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("results: look up inputs: %w", err)
+		}
+		sums = sums[n:]
+	}
+	return found, nil
 }
 
 // IntegrityCheck runs the store's consistency checks (on SQLite its full
