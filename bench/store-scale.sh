@@ -12,8 +12,8 @@
 # is the RB450 openssl 0.9.8k capture the tests use (104 metrics), each file
 # with a line of its own so none is refused as imported already. Imports go
 # in batches of files, one `bootbench import` each; the import rate is the
-# bigger store's, over its import commands only (each of which checks the
-# store's integrity first, as import does).
+# bigger store's, over its import commands only (each checks the store
+# where it writes, as import does).
 #
 # Peak memory is /usr/bin/time's maximum resident set size.
 #
@@ -53,9 +53,9 @@ fi
 small=$((n / 10))
 per=$((n / 20))
 [ "$per" -le 5000 ] || per=5000
-# Files a command: import checks the whole store's integrity before it
-# writes, so fewer, larger commands for a larger store (and at most
-# 20,000 files parsed in memory at once).
+# Files a command: fewer, larger commands for a larger store, as a lab
+# importing a backlog would (and at most 20,000 files parsed in memory at
+# once).
 batch=$((n / 10))
 [ "$batch" -ge 5000 ] || batch=5000
 [ "$batch" -le 20000 ] || batch=20000

@@ -238,8 +238,13 @@ func loadBaseline(ctx context.Context, store *store.Store, ref, board string) ([
 		return nil, err
 	}
 	// The window goes to the store: a baseline of last month's runs reads
-	// those, not the board's years.
-	runs, err := store.Runs(ctx, results.Filter{Board: sel.board, ClockMHz: sel.clock, Status: results.StatusOK, Since: sel.since})
+	// those, not the board's years, and of them what a comparison uses.
+	var runs []results.Run
+	err = store.EachMeasured(ctx, results.Filter{Board: sel.board, ClockMHz: sel.clock, Status: results.StatusOK, Since: sel.since},
+		func(r *results.Run) error {
+			runs = append(runs, *r)
+			return nil
+		})
 	if err != nil {
 		return nil, err
 	}

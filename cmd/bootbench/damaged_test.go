@@ -49,12 +49,13 @@ func TestDamagedPageNamesTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The last page of the metrics table's rows; the pages after it, if
-	// any, are its index's.
+	// The last page of the metrics table's rows. The table is kept in
+	// its key's order (WITHOUT ROWID): its rows are in the leaf pages of
+	// an index b-tree.
 	const page = 4096
 	lastPage, rows := -1, [][]int(nil)
 	for p := (len(image)/page - 1) * page; p > 0 && lastPage < 0; p -= page {
-		if image[p] == 0x0d { // a table's leaf page
+		if image[p] == 0x0a { // an index's leaf page
 			if rows = metricRow.FindAllSubmatchIndex(image[p:p+page], -1); rows != nil {
 				lastPage = p
 			}
@@ -186,7 +187,7 @@ func TestCheckAdviceWorks(t *testing.T) {
 		// One metric row deleted: the run reads fewer metrics than it
 		// was saved with (the finding's case).
 		"a run lost a metric": func(t *testing.T, db string) {
-			sqliteFile(t, db, `DELETE FROM metrics WHERE rowid = (SELECT min(rowid) FROM metrics)`)
+			sqliteFile(t, db, `DELETE FROM metrics WHERE (run, name) = (SELECT run, name FROM metrics ORDER BY run, name LIMIT 1)`)
 		},
 		// One page in the middle of the file overwritten.
 		"a page overwritten": func(t *testing.T, db string) {

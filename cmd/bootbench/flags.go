@@ -134,6 +134,10 @@ func storeErr(err error) error {
 // storeFailure turns SQLite finding the store damaged while reading it
 // into an error that names the store and what to do.
 func storeFailure(path string, err error) error {
+	var se *store.StoreError
+	if errors.As(err, &se) {
+		return storeErr(err) // it names the store, and says what to do
+	}
 	if store.IsDamaged(err) {
 		return &exitError{code: 2, err: fmt.Errorf("results store %s is damaged (%v): see bootbench results check --db %s", path, err, path)}
 	}

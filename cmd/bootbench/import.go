@@ -122,6 +122,10 @@ func storeBatch(ctx context.Context, s *store.Store, path string, o *importOptio
 		runs[i] = im.Run()
 	}
 	if err := s.SaveRuns(ctx, runs); err != nil {
+		if store.IsDamaged(err) {
+			// Met damage: the store takes nothing more.
+			return 0, storeFailure(path, err)
+		}
 		return storeOneByOne(ctx, s, path, o, batch, next)
 	}
 	*next += len(batch)
@@ -351,17 +355,25 @@ func dropImported(ctx context.Context, o *importOptions, imports []*results.Impo
 	default:
 		defer s.Close()
 	}
+	sums := make([]string, len(imports))
+	for i, im := range imports {
+		sums[i] = results.InputSHA256(im.Data)
+	}
+	// Looked up together: one by one, a large import's lookups took
+	// longer than its writes.
+	stored := map[string]results.RunID{}
+	if s != nil {
+		if stored, err = s.RunsByInputSHA256(ctx, sums); err != nil {
+			return nil, 0, storeFailure(path, err)
+		}
+	}
 	var keep []*results.Import
 	seen := map[string]string{} // sha256 → file, for the same output named twice
-	for _, im := range imports {
-		sum := results.InputSHA256(im.Data)
+	for i, im := range imports {
+		sum := sums[i]
 		prev, dup := seen[sum]
-		if !dup && s != nil {
-			id, err := s.RunByInputSHA256(ctx, sum)
-			if err != nil {
-				return nil, 0, storeFailure(path, err)
-			}
-			prev, dup = "run "+string(id), id != ""
+		if id := stored[sum]; !dup && id != "" {
+			prev, dup = "run "+string(id), true
 		}
 		switch {
 		case dup && o.skipExisting:

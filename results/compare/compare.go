@@ -91,6 +91,10 @@ type Options struct {
 	// a side would bring its metrics within, as a fraction of the ratio
 	// (its half-width); 0 is DefaultTargetCI.
 	TargetCI float64
+
+	// values are the metrics of runs read from a store (see Stored),
+	// which the runs themselves no longer hold; nil when they do.
+	values *runValues
 }
 
 // DefaultTargetCI is the target interval a comparison measures itself
@@ -272,14 +276,21 @@ func Stored(ctx context.Context, s *store.Store, o Options) (*Comparison, error)
 		return nil, fmt.Errorf("results: compare by %q: want %q or %q", o.By, ByClock, ByBoard)
 	}
 	// Two reads, one a status: a failed or damaged run is never read.
+	// Each run's metrics are kept as values alone as it is read: a
+	// comparison of thousands of runs holds little more than their
+	// figures.
 	var runs []results.Run
+	o.values = newRunValues()
 	for _, status := range []string{results.StatusOK, results.StatusThrottled} {
 		f.Status = status
-		rs, err := s.Runs(ctx, f)
+		err := s.EachMeasured(ctx, f, func(r *results.Run) error {
+			o.values.take(r)
+			runs = append(runs, *r)
+			return nil
+		})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("results: list runs: %w", err)
 		}
-		runs = append(runs, rs...)
 	}
 	// In the store's order, as one read would give them.
 	slices.SortStableFunc(runs, func(a, b results.Run) int {
@@ -401,7 +412,7 @@ func compareClocks(o Options, runs []results.Run) (*Comparison, error) {
 			if base != 0 && clk != 0 {
 				cr = round4(float64(clk) / float64(base))
 			}
-			cand, err := compareSides(byClock[base], byClock[clk], float64(clk)/float64(base), cr != nil, o.target())
+			cand, err := compareSides(o.values, byClock[base], byClock[clk], float64(clk)/float64(base), cr != nil, o.target())
 			if err != nil {
 				return nil, fmt.Errorf("results: compare %s at %s with %s: %w", board, clk.Figure(), base.Figure(), err)
 			}
@@ -508,7 +519,7 @@ func compareBoards(o Options, runs []results.Run) (*Comparison, error) {
 		c.Skipped = append(c.Skipped, skipped...)
 		for _, pr := range pairs {
 			bRuns, cRuns := base.bench[pr[0]], cand.bench[pr[1]]
-			mc, err := compareSides(bRuns, cRuns, 0, false, o.target())
+			mc, err := compareSides(o.values, bRuns, cRuns, 0, false, o.target())
 			if err != nil {
 				return nil, fmt.Errorf("results: compare %s with %s: %w", cand.pick, base.pick, err)
 			}
@@ -646,12 +657,12 @@ func pairBenches(base, cand side) (pairs [][2]benchKey, skipped []string) {
 }
 
 // compareSides compares every metric both sides measured.
-func compareSides(base, cand []results.Run, clockRatio float64, haveClock bool, target float64) (*Candidate, error) {
-	bv, bu, err := metricValues(base)
+func compareSides(values *runValues, base, cand []results.Run, clockRatio float64, haveClock bool, target float64) (*Candidate, error) {
+	bv, bu, err := values.metricValues(base)
 	if err != nil {
 		return nil, err
 	}
-	cv, cu, err := metricValues(cand)
+	cv, cu, err := values.metricValues(cand)
 	if err != nil {
 		return nil, err
 	}
@@ -673,21 +684,6 @@ func compareSides(base, cand []results.Run, clockRatio float64, haveClock bool, 
 		out.Metrics = append(out.Metrics, mc)
 	}
 	return out, nil
-}
-
-// metricValues collects each metric's values over runs.
-func metricValues(runs []results.Run) (map[string][]float64, map[string]string, error) {
-	vals, units := map[string][]float64{}, map[string]string{}
-	for _, r := range runs {
-		for _, m := range r.Metrics {
-			if u, ok := units[m.Name]; ok && u != m.Unit {
-				return nil, nil, fmt.Errorf("metric %s is in %s in one run and %s in run %s", m.Name, u, m.Unit, r.ID)
-			}
-			units[m.Name] = m.Unit
-			vals[m.Name] = append(vals[m.Name], m.Value)
-		}
-	}
-	return vals, units, nil
 }
 
 func compareMetric(name, unit string, base, cand []float64, clockRatio float64, haveClock bool) MetricCompare {
@@ -1038,7 +1034,7 @@ func optText(n *number, decimals int) string {
 // Mann-Whitney p-value and the ratio's interval. The caller pools like with
 // like (one board, clock and benchmark a side).
 func Runs(base, cand []results.Run) ([]MetricCompare, error) {
-	c, err := compareSides(base, cand, 0, false, DefaultTargetCI)
+	c, err := compareSides(nil, base, cand, 0, false, DefaultTargetCI)
 	if err != nil {
 		return nil, err
 	}

@@ -364,7 +364,7 @@ func Converge(board string, settings boards.Clocks, runs []results.Run, target f
 
 // medians judges one setting's runs: each metric's median interval.
 func (c *Convergence) medians(clock boards.MHz, runs []results.Run) error {
-	vals, _, err := metricValues(runs)
+	vals, _, err := (*runValues)(nil).metricValues(runs)
 	if err != nil {
 		return err
 	}

@@ -49,10 +49,14 @@ func compareMeasured(o Options, runs []results.Run) (*Comparison, error) {
 	}
 	c, err := compareRuns(o, okOnly(runs))
 	var left []results.Run
-	if all, aerr := compareRuns(o, runs); aerr == nil {
-		left = pooledThrottled(all)
-	} else {
-		left = throttledOfBoards(runs, comparedBoards(o, c))
+	// Without a throttled run, the comparison that would include them
+	// is this one, and leaves none out: not made again.
+	if slices.ContainsFunc(runs, func(r results.Run) bool { return r.Status == results.StatusThrottled }) {
+		if all, aerr := compareRuns(o, runs); aerr == nil {
+			left = pooledThrottled(all)
+		} else {
+			left = throttledOfBoards(runs, comparedBoards(o, c))
+		}
 	}
 	t := throttledOf(left)
 	if err != nil {

@@ -434,7 +434,7 @@ func sigDigits(s string) int {
 // OpenSSL reads, or names itself openssl-speed style output.
 func looksLikeOpenSSL(data []byte) bool {
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20) // grown for a long line, as eachLine's
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, numbersLine) ||

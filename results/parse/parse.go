@@ -132,7 +132,10 @@ const maxLine = 1 << 20
 // stops at the first error fn returns.
 func eachLine(r io.Reader, fn func(n int, line string) error) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), maxLine)
+	// A small buffer to start, grown for a long line: outputs are a few
+	// kilobytes, and an import parses thousands of them, each several
+	// times over while its format is detected.
+	sc.Buffer(make([]byte, 0, 4096), maxLine)
 	n := 0
 	for sc.Scan() {
 		n++

@@ -15,6 +15,10 @@ func (s *Store) NextRep(ctx context.Context, board string, clockMHz boards.MHz) 
 	err := s.db.QueryRowContext(ctx,
 		s.eng.bind(`SELECT COALESCE(MAX(rep) + 1, 1) FROM runs WHERE board = ? AND clock_mhz = ?`),
 		board, clockMHz).Scan(&n)
+	if IsDamaged(err) {
+		// Read for a write, which does not go ahead.
+		return 0, s.damagedWrite(err)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("results: next repetition of %s at %s: %w", board, clockMHz.Figure(), err)
 	}

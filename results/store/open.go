@@ -65,14 +65,19 @@ func Open(path string) (*Store, error) {
 	return openWith(path, migrations)
 }
 
-// OpenChecked is Open for writers that must not add to a damaged store: an
-// existing store must pass its integrity check (SQLite's; on PostgreSQL
-// the store's consistency checks) before anything is written to it.
+// OpenChecked is Open for writers that must not add to a damaged store.
+// On PostgreSQL an existing store must pass the store's consistency
+// checks before anything is written to it. On SQLite every write is
+// checked where it meets the store, as any store's writes are (see dsn
+// and checkWritten): damage a write meets leaves the store as it was,
+// and the write fails with ErrDamaged, at a cost that stays with what is
+// written, where SQLite's integrity check of the whole store before
+// each import took longer the larger the store grew.
 func OpenChecked(path string) (*Store, error) {
 	if IsURL(path) {
 		return openPostgres(context.Background(), path, migrations, pgWriteChecked)
 	}
-	return openWrite(path, migrations, true)
+	return openWrite(path, migrations)
 }
 
 // OpenReadOnly opens the store at path for reading only. It never creates
@@ -118,7 +123,7 @@ func openWith(path string, migs []migration) (*Store, error) {
 	if IsURL(path) {
 		return openPostgres(context.Background(), path, migs, pgWrite)
 	}
-	return openWrite(path, migs, false)
+	return openWrite(path, migs)
 }
 
 // storeState is what inspect found at a path.
@@ -131,7 +136,7 @@ const (
 	stateLegacy                    // bootbench's tables, written before stores were marked
 )
 
-func openWrite(path string, migs []migration, verify bool) (*Store, error) {
+func openWrite(path string, migs []migration) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("results: empty store path")
 	}
@@ -147,11 +152,6 @@ func openWrite(path string, migs []migration, verify bool) (*Store, error) {
 	}
 	if err := checkWritable(path, state); err != nil {
 		return nil, err
-	}
-	if verify && (state == stateOurs || state == stateLegacy) {
-		if err := verifyStore(path); err != nil {
-			return nil, err
-		}
 	}
 	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
@@ -185,25 +185,6 @@ func checkWritable(path string, state storeState) error {
 			return &StoreError{Path: path, Kind: ErrReadOnlyStore,
 				What: fmt.Sprintf("is read-only (%s: %v)", p, err), Do: "this command writes to it; give it write access, or name another file"}
 		}
-	}
-	return nil
-}
-
-// verifyStore runs the integrity check over a read-only connection, so a
-// damaged store is refused untouched.
-func verifyStore(path string) error {
-	db, err := openReadConn(path)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	problems, err := integrityProblems(context.Background(), db)
-	if err != nil {
-		// SQLite gave up checking: the damage is worse than a list.
-		problems = []string{err.Error()}
-	}
-	if len(problems) > 0 {
-		return &StoreError{Path: path, Kind: ErrDamaged, What: "fails its integrity check (" + problems[0] + ")", Do: "nothing was written; see bootbench results check"}
 	}
 	return nil
 }
@@ -266,7 +247,7 @@ func upgradedCopy(old *Store, migs []migration) (*Store, error) {
 		os.RemoveAll(dir)
 		return nil, old.describe(err)
 	}
-	up, err := openWrite(cp, migs, false)
+	up, err := openWrite(cp, migs)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("results: upgrade a copy of %s: %w", old.path, err)

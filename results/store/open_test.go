@@ -102,6 +102,35 @@ func foreignDB(version int, appID uint32, wal bool) func(t *testing.T, path stri
 }
 
 // corruptPage overwrites one page in the middle of a store with garbage.
+// rootPage is the number of table's first page in the store at path.
+func rootPage(t *testing.T, path, table string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", fileURI(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT rootpage FROM sqlite_master WHERE name = ?`, table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// damagePage overwrites page n (from 1) of the file at path.
+func damagePage(t *testing.T, path string, n int) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const page = 4096
+	if _, err := f.WriteAt([]byte(strings.Repeat("\xde\xad\xbe\xef", page/4)), int64(n-1)*page); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func corruptPage(t *testing.T, path string) {
 	t.Helper()
 	storeWithRuns(t, path, 30)
@@ -162,7 +191,9 @@ func TestOpenRefusesBadStores(t *testing.T) {
 			ErrNotStore, "is not a SQLite database: it was left untouched", nil},
 		{"SQLite header cut short", func(t *testing.T, p string) { os.WriteFile(p, []byte("SQLite format 3\x00\x10\x00"), 0o644) },
 			ErrNotStore, "is not a SQLite database", nil},
-		{"corrupted page", corruptPage, ErrDamaged, "", []string{"Open", "OpenReadOnly"}},
+		// Opened by all: a read checks the runs it reads, a write the
+		// store where it meets it (TestOpenCheckedRefusesDamage).
+		{"corrupted page", corruptPage, ErrDamaged, "", []string{"Open", "OpenChecked", "OpenReadOnly"}},
 	}
 	for _, tt := range tests {
 		for _, o := range openers {
@@ -309,18 +340,25 @@ func TestOpenMarksStores(t *testing.T) {
 	}
 }
 
-// TestOpenCheckedRefusesDamage: a writer that checks first leaves a damaged
-// store as it was, and Check lists what is wrong.
+// TestOpenCheckedRefusesDamage: a write that meets damage in the store
+// (the runs table's first page, which every run written goes through)
+// stores nothing, says so, and leaves the store as it was; Check lists
+// what is wrong.
 func TestOpenCheckedRefusesDamage(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "results.db")
-	corruptPage(t, path)
+	storeWithRuns(t, path, 30)
+	damagePage(t, path, rootPage(t, path, "runs"))
 	before := dirState(t, dir)
-	if s, err := OpenChecked(path); err == nil {
-		s.Close()
-		t.Fatal("OpenChecked opened a damaged store")
-	} else if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "nothing was written; see bootbench results check") {
+	s, err := OpenChecked(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.SaveRun(ctx, sampleRun("r999", t0.Add(time.Hour)))
+	s.Close()
+	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "fails its integrity check (") || !strings.Contains(err.Error(), ") where this write meets it: ") ||
+		!strings.Contains(err.Error(), "nothing was written; see bootbench results check") {
 		t.Errorf("err = %v, want ErrDamaged saying nothing was written", err)
 	}
 	sameState(t, before, dirState(t, dir))

@@ -29,23 +29,27 @@ type savedMetrics struct {
 // metricsDigest is the hex sha256 of metrics, whatever their order: name,
 // unit and the value's IEEE bits of each, by name.
 func metricsDigest(ms []results.Metric) string {
-	sorted := slices.Clone(ms)
-	slices.SortFunc(sorted, func(a, b results.Metric) int { return strings.Compare(a.Name, b.Name) })
-	h := sha256.New()
-	var bits [8]byte
+	byName := func(a, b results.Metric) int { return strings.Compare(a.Name, b.Name) }
+	sorted := ms
+	// Read in their key's order, a run's metrics come sorted already.
+	if !slices.IsSortedFunc(ms, byName) {
+		sorted = slices.Clone(ms)
+		slices.SortFunc(sorted, byName)
+	}
+	b := make([]byte, 0, 48*len(sorted)) // room for the usual name and unit
 	for _, m := range sorted {
 		v := m.Value
 		if v == 0 {
 			v = 0 // -0 reads back from SQLite as 0
 		}
-		binary.BigEndian.PutUint64(bits[:], math.Float64bits(v))
-		h.Write([]byte(m.Name))
-		h.Write([]byte{0})
-		h.Write([]byte(m.Unit))
-		h.Write([]byte{0})
-		h.Write(bits[:])
+		b = append(b, m.Name...)
+		b = append(b, 0)
+		b = append(b, m.Unit...)
+		b = append(b, 0)
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(v))
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // DamagedRunError says which runs read otherwise than they were saved.

@@ -249,6 +249,31 @@ CREATE INDEX runs_board_started ON runs(board, started, id);
 CREATE INDEX runs_started_id ON runs(started, id);
 DROP INDEX runs_started;
 `},
+	// 10: a run's metrics kept together, in the order of their key: a
+	// comparison reads thousands of runs' metrics, and SQLite's ordinary
+	// table kept them in a table of their own beside an index on (run,
+	// name), each read a lookup in both. WITHOUT ROWID makes the key's
+	// b-tree hold the rows themselves (and an import writes one b-tree,
+	// not two). PostgreSQL has no such tables; its key takes the unit and
+	// value in, so reading a run's metrics needs the key's index alone.
+	{sqlite: `
+CREATE TABLE metrics_by_run (
+	run   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	name  TEXT NOT NULL,
+	unit  TEXT NOT NULL,
+	value REAL NOT NULL,
+	PRIMARY KEY (run, name)
+) WITHOUT ROWID;
+INSERT INTO metrics_by_run(run, name, unit, value) SELECT run, name, unit, value FROM metrics ORDER BY run, name;
+DROP TABLE metrics;
+ALTER TABLE metrics_by_run RENAME TO metrics;
+-- An import numbers its runs after the highest of the board's setting:
+-- found in the index, not by reading every run of the setting.
+CREATE INDEX runs_board_clock_rep ON runs(board, clock_mhz, rep);
+`, postgres: `
+ALTER TABLE metrics DROP CONSTRAINT metrics_pkey, ADD PRIMARY KEY (run, name) INCLUDE (unit, value);
+CREATE INDEX runs_board_clock_rep ON runs(board, clock_mhz, rep);
+`},
 }
 
 // SchemaVersion reports the database's schema version (the number of

@@ -7,6 +7,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -38,8 +39,9 @@ var ErrExists = errors.New("run already stored")
 // same InputSHA256 is already stored: the same output imported twice.
 var ErrDuplicateInput = errors.New("input already imported")
 
-// bulk says which of a run's bulky parts a read loads.
-type bulk struct{ transcript, samples bool }
+// bulk says which of a run's parts a read loads: the bulky ones, and
+// the stages, which a comparison does without.
+type bulk struct{ transcript, samples, noStages bool }
 
 // Store is an open results database: a SQLite file or a PostgreSQL
 // database, the same to every caller. It is safe for concurrent use, and
@@ -84,10 +86,14 @@ func DefaultPath() string {
 //   - _txlock=immediate: write transactions take the write lock up front, so
 //     two writers queue on busy_timeout instead of deadlocking on a
 //     read-to-write upgrade (which busy_timeout cannot resolve).
+//   - cell_size_check: SQLite checks each b-tree page in full as it loads
+//     it, so a write that meets a damaged page fails (and rolls back)
+//     rather than writing into it.
 func dsn(path string) string {
 	return fileURI(path) +
 		"?_pragma=busy_timeout(10000)" +
 		"&_pragma=foreign_keys(1)" +
+		"&_pragma=cell_size_check(1)" +
 		"&_txlock=immediate"
 }
 
@@ -171,6 +177,9 @@ func (s *Store) SaveRun(ctx context.Context, r *results.Run) error {
 	if err == nil {
 		return nil
 	}
+	if IsDamaged(err) {
+		return s.damagedWrite(err)
+	}
 	switch s.eng.conflict(err) {
 	case ErrExists:
 		return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
@@ -209,13 +218,21 @@ func (s *Store) SaveRuns(ctx context.Context, runs []*results.Run) (err error) {
 	// The runs' statements are the same text run after run: prepared
 	// once a batch, not parsed again for each.
 	w := &preparedTx{tx: tx, stmts: map[string]*sql.Stmt{}}
-	for _, r := range runs {
-		if err := s.saveRunTx(ctx, w, storable(r)); err != nil {
+	written := make([]*results.Run, len(runs))
+	for i, r := range runs {
+		written[i] = storable(r)
+		if err := s.saveRunTx(ctx, w, written[i]); err != nil {
 			if c := s.eng.conflict(err); c != nil {
 				return fmt.Errorf("results: save run %s: %w", r.ID, c)
 			}
+			if IsDamaged(err) {
+				return s.damagedWrite(err)
+			}
 			return err
 		}
+	}
+	if err := s.checkWritten(ctx, tx, written); err != nil {
+		return s.damagedWrite(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("results: save %d runs: %w", len(runs), err)
@@ -236,10 +253,68 @@ func (s *Store) saveRun(ctx context.Context, r *results.Run) (err error) {
 	if err := s.saveRunTx(ctx, tx, r); err != nil {
 		return err
 	}
+	if err := s.checkWritten(ctx, tx, []*results.Run{r}); err != nil {
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
 	return nil
+}
+
+// checkWritten reads the runs just written back inside tx, before it
+// commits: each must be there with as many metrics as it was saved with,
+// or the write fails and nothing of it is stored. With SQLite checking
+// each page a write reads as it loads it (cell_size_check, see dsn), a
+// write checks the store where it touches it, at a cost that stays with
+// the runs written; a check of the whole store, which grows with it, is
+// results check's, and every read checks each run's metrics in full.
+func (s *Store) checkWritten(ctx context.Context, tx *sql.Tx, runs []*results.Run) error {
+	for len(runs) > 0 {
+		n := min(len(runs), rowsPerInsert)
+		ids := make([]any, n)
+		for i, r := range runs[:n] {
+			ids[i] = r.ID
+		}
+		rows, err := tx.QueryContext(ctx, s.eng.bind(`SELECT r.id, r.metric_count, (SELECT count(*) FROM metrics m WHERE m.run = r.id)
+			FROM runs r WHERE r.id IN (?`+strings.Repeat(", ?", n-1)+`)`), ids...)
+		if err != nil {
+			return err
+		}
+		counts := map[results.RunID][2]int{}
+		for rows.Next() {
+			var id results.RunID
+			var saved, read int
+			if err := rows.Scan(&id, &saved, &read); err != nil {
+				rows.Close()
+				return err
+			}
+			counts[id] = [2]int{saved, read}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		for _, r := range runs[:n] {
+			c, ok := counts[r.ID]
+			switch {
+			case !ok:
+				return &DamagedRunError{Runs: []results.RunID{r.ID}, What: "does not read back as it was written"}
+			case c[0] != len(r.Metrics) || c[1] != len(r.Metrics):
+				return &DamagedRunError{Runs: []results.RunID{r.ID}, What: fmt.Sprintf("reads back %d metrics, but was written with %d", c[1], len(r.Metrics))}
+			}
+		}
+		runs = runs[n:]
+	}
+	return nil
+}
+
+// damagedWrite says that a write met damage in the store, err what it
+// met; the write's transaction is rolled back.
+func (s *Store) damagedWrite(err error) error {
+	return &StoreError{Path: s.path, Kind: ErrDamaged, What: fmt.Sprintf("fails its integrity check (%v) where this write meets it", err),
+		Do: "nothing was written; see bootbench results check"}
 }
 
 // saveRunTx writes r, its board, stages, metrics and energy inside tx.
@@ -457,7 +532,7 @@ func (s *Store) Runs(ctx context.Context, f results.Filter) ([]results.Run, erro
 }
 
 func bulkOf(f results.Filter) bulk {
-	return bulk{f.WithTranscript, f.WithTranscript || f.WithSamples}
+	return bulk{transcript: f.WithTranscript, samples: f.WithTranscript || f.WithSamples}
 }
 
 // CountRuns says how many runs match f, f.Limit aside: what a page of
@@ -483,40 +558,127 @@ var pageRuns = 500 // a variable so tests can walk several pages of a few runs
 // that fails the check stops the walk before fn sees any of its runs.
 // f.Limit is not taken: a walk is of every run selected.
 func (s *Store) EachRun(ctx context.Context, f results.Filter, fn func(*results.Run) error) error {
-	f.Limit = 0
-	where, args := filterWhere(f)
-	var after *results.Run
-	for {
-		cond, pageArgs := pageAfter(where, args, after)
-		runs, err := s.load(ctx, cond, pageArgs, bulkOf(f))
-		if err != nil {
-			return fmt.Errorf("results: list runs: %w", err)
+	return s.eachRun(ctx, f, bulkOf(f), fn)
+}
+
+// EachMeasured is EachRun for a comparison: each run with its metrics
+// (checked as every read checks them) and its power figures, but not its
+// stages, transcript or power samples, which a comparison does not use.
+// fn may keep the run, and its metrics, as its own.
+func (s *Store) EachMeasured(ctx context.Context, f results.Filter, fn func(*results.Run) error) error {
+	return s.eachRun(ctx, f, bulk{noStages: true}, fn)
+}
+
+func (s *Store) eachRun(ctx context.Context, f results.Filter, b bulk, fn func(*results.Run) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pages := s.readPages(ctx, f, b)
+	// However the walk ends, the pages read ahead are waited for: none
+	// reads on after the walk returns (and its store may be closed).
+	defer func() {
+		cancel()
+		for p := range pages {
+			<-p
 		}
-		for i := range runs {
-			if err := fn(&runs[i]); err != nil {
+	}()
+	for p := range pages {
+		pg := <-p
+		if pg.err != nil {
+			return fmt.Errorf("results: list runs: %w", pg.err)
+		}
+		for i := range pg.runs {
+			if err := fn(&pg.runs[i]); err != nil {
 				return err
 			}
 		}
-		if len(runs) < pageRuns {
-			return nil
-		}
-		after = &runs[len(runs)-1]
 	}
+	return nil
 }
 
-// pageAfter is the selection of the pageRuns runs after run after (all
-// from the first when nil) in the store's order, started then id, among
-// those where selects: a keyset page, which costs the same deep in the
-// store as at its start, unlike an OFFSET.
-func pageAfter(where string, args []any, after *results.Run) (string, []any) {
+// pagesAhead is how many pages a walk reads while its caller takes the
+// one before: a store's reads are mostly SQLite's work and the driver's,
+// which a second core does beside the first.
+const pagesAhead = 1
+
+// page is one page of a walk, as load read it.
+type page struct {
+	runs []results.Run
+	err  error
+}
+
+// readPages reads the pages of the runs f selects in the store's order,
+// each loaded on a goroutine of its own, pagesAhead ahead of the caller:
+// the channel gives, in order, where each page will arrive. It ends after
+// the last page, or one that failed, or when ctx is done.
+func (s *Store) readPages(ctx context.Context, f results.Filter, b bulk) <-chan chan page {
+	f.Limit = 0
+	where, args := filterWhere(f)
+	out := make(chan chan page, pagesAhead)
+	go func() {
+		defer close(out)
+		var after *pageKey
+		for {
+			ids, last, err := s.pageAfter(ctx, where, args, after)
+			p := make(chan page, 1)
+			select {
+			case out <- p:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || len(ids) == 0 {
+				p <- page{err: err}
+				return
+			}
+			// The page by its ids: each query of the load seeks them,
+			// where a subquery would select the page again for each.
+			go func() {
+				runs, err := s.load(ctx, " WHERE r.id IN (?"+strings.Repeat(", ?", len(ids)-1)+")", anys(ids), b)
+				p <- page{runs, err}
+			}()
+			if len(ids) < pageRuns {
+				return
+			}
+			after = &last
+		}
+	}()
+	return out
+}
+
+// pageKey is where a run is in the store's order: started, then id.
+type pageKey struct {
+	started string
+	id      results.RunID
+}
+
+// pageAfter is the ids of the pageRuns runs after after (from the first
+// when nil) in the store's order, started then id, among those where
+// selects, and where the last of them is: a keyset page, which costs the
+// same deep in the store as at its start, unlike an OFFSET.
+func (s *Store) pageAfter(ctx context.Context, where string, args []any, after *pageKey) ([]results.RunID, pageKey, error) {
 	args = slices.Clone(args)
 	if after != nil {
-		started := formatTime(after.Started)
-		where = andWhere(where, "(r.started > ? OR (r.started = ? AND r.id > ?))")
-		args = append(args, started, started, after.ID)
+		// A row value, not started > ? OR (started = ? AND id > ?):
+		// both engines seek an index to a row value's bound, where
+		// the OR has them read the selection from its start again
+		// for every page.
+		where = andWhere(where, "(r.started, r.id) > (?, ?)")
+		args = append(args, after.started, after.id)
 	}
 	args = append(args, pageRuns)
-	return " WHERE r.id IN (SELECT r.id FROM runs r" + where + " ORDER BY r.started, r.id LIMIT ?)", args
+	rows, err := s.db.QueryContext(ctx, s.eng.bind(`SELECT r.id, r.started FROM runs r`+where+` ORDER BY r.started, r.id LIMIT ?`), args...)
+	if err != nil {
+		return nil, pageKey{}, err
+	}
+	defer rows.Close()
+	var ids []results.RunID
+	var last pageKey
+	for rows.Next() {
+		if err := rows.Scan(&last.id, &last.started); err != nil {
+			return nil, pageKey{}, err
+		}
+		ids = append(ids, last.id)
+	}
+	return ids, last, rows.Err()
 }
 
 // selection is f as a condition over alias r for load: f's filter, and
@@ -617,6 +779,41 @@ func (s *Store) RunByInputSHA256(ctx context.Context, sum string) (results.RunID
 	return id, nil
 }
 
+// RunsByInputSHA256 is RunByInputSHA256 for many inputs at once, read in
+// one snapshot a few hundred at a time: the ids of the runs imported from
+// those of sums that are stored, by sum.
+func (s *Store) RunsByInputSHA256(ctx context.Context, sums []string) (map[string]results.RunID, error) {
+	tx, err := s.db.BeginTx(ctx, s.eng.readTx())
+	if err != nil {
+		return nil, fmt.Errorf("results: look up inputs: %w", err)
+	}
+	defer tx.Rollback() // read-only: nothing to commit
+	found := map[string]results.RunID{}
+	for len(sums) > 0 {
+		n := min(len(sums), rowsPerInsert)
+		rows, err := tx.QueryContext(ctx, s.eng.bind(`SELECT input_sha256, id FROM runs WHERE input_sha256 IN (?`+strings.Repeat(", ?", n-1)+`)`), anys(sums[:n])...)
+		if err != nil {
+			return nil, fmt.Errorf("results: look up inputs: %w", err)
+		}
+		for rows.Next() {
+			var sum string
+			var id results.RunID
+			if err := rows.Scan(&sum, &id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("results: look up inputs: %w", err)
+			}
+			found[sum] = id
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("results: look up inputs: %w", err)
+		}
+		sums = sums[n:]
+	}
+	return found, nil
+}
+
 // IntegrityCheck runs the store's consistency checks (on SQLite its full
 // integrity check and the foreign key check), and reports the first
 // problem found.
@@ -634,7 +831,7 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 // Run returns the run with the given id, transcript included. A missing id
 // gives an error wrapping ErrNotFound.
 func (s *Store) Run(ctx context.Context, id results.RunID) (*results.Run, error) {
-	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, bulk{true, true})
+	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, bulk{transcript: true, samples: true})
 	if err != nil {
 		return nil, fmt.Errorf("results: run %s: %w", id, err)
 	}
@@ -660,10 +857,61 @@ func (s *Store) load(ctx context.Context, cond string, args []any, b bulk) ([]re
 	if e := checkSaved(runs, saved); e != nil {
 		return nil, e
 	}
-	for i := range runs {
-		results.SortMetrics(runs[i].Metrics)
-	}
+	sortMetrics(runs)
 	return runs, nil
+}
+
+// sortMetrics sorts each run's metrics as results.SortMetrics does.
+// Runs of one benchmark read the same names in the same order, so the
+// order found for one run is reused for the next that reads the same:
+// comparing names costs little, finding their order much more.
+func sortMetrics(runs []results.Run) {
+	var names []string // of the run the order was found for, as read
+	var order []int    // order[j]: where the j-th metric sorted was read
+	var buf []results.Metric
+	for i := range runs {
+		ms := runs[i].Metrics
+		if !sameNames(ms, names) {
+			names = names[:0]
+			for _, m := range ms {
+				names = append(names, m.Name)
+			}
+			order = order[:0]
+			for j := range ms {
+				order = append(order, j)
+			}
+			// Names are a run's key, so no two are equal: the order
+			// is the one a stable sort gives.
+			slices.SortFunc(order, func(a, b int) int { return metricCmp(names[a], names[b]) })
+		}
+		buf = append(buf[:0], ms...)
+		for j, k := range order {
+			ms[j] = buf[k]
+		}
+	}
+}
+
+func metricCmp(a, b string) int {
+	switch {
+	case results.MetricLess(a, b):
+		return -1
+	case results.MetricLess(b, a):
+		return 1
+	}
+	return 0
+}
+
+// sameNames says whether ms are named names, in that order.
+func sameNames(ms []results.Metric, names []string) bool {
+	if len(ms) != len(names) {
+		return false
+	}
+	for i, m := range ms {
+		if m.Name != names[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // maxRoom bounds the metrics a read makes room for ahead, per run.
@@ -695,8 +943,10 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bu
 	}
 	// One query per child table for the whole selection rather than one
 	// per run: `results list` over a long bench history stays fast.
-	if err := loadStages(ctx, tx, cond, args, runs, index); err != nil {
-		return nil, nil, err
+	if !b.noStages {
+		if err := loadStages(ctx, tx, cond, args, runs, index); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := loadMetrics(ctx, tx, cond, args, runs, index); err != nil {
 		return nil, nil, err
@@ -843,15 +1093,21 @@ func loadMetrics(ctx context.Context, tx *sql.Tx, cond string, args []any, runs 
 	// one copy of each, not one a row, keeps a long read's memory to
 	// its values.
 	words := map[string]string{}
+	// A run's metrics come one after another: its id is looked up once,
+	// not once a metric.
+	var run, last, name, unit sql.RawBytes
+	i, ok := 0, false
 	for rows.Next() {
-		var run results.RunID
 		var m results.Metric
-		var name, unit sql.RawBytes
 		if err := rows.Scan(&run, &name, &unit, &m.Value); err != nil {
 			return err
 		}
+		if !bytes.Equal(run, last) || last == nil {
+			i, ok = index[results.RunID(run)]
+			last = append(last[:0], run...)
+		}
 		m.Name, m.Unit = intern(words, name), intern(words, unit)
-		if i, ok := index[run]; ok {
+		if ok {
 			runs[i].Metrics = append(runs[i].Metrics, m)
 		}
 	}
