@@ -116,6 +116,12 @@ func (r *run) watch(ctx context.Context, lines <-chan serialctl.Line, events <-c
 				w.consoleNote(l)
 				continue
 			}
+			if l.Cut {
+				// Half a line, cut by the console's loss, which the
+				// next line notes: the loss decides the run, not a
+				// frame that lost its end with it.
+				continue
+			}
 			hadHello, hadPanic := w.hello, w.panicked != ""
 			if err, done := w.line(l); done {
 				return err

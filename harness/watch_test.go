@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/contract/frame"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
@@ -59,6 +60,9 @@ func TestConsoleLost(t *testing.T) {
 	}{
 		{"gone", []serialctl.Line{lost}, "console-lost: console /dev/ttyUSB0 lost: hung up at the firmware stage, and not back within 100ms: was its adapter unplugged?"},
 		{"back in time", []serialctl.Line{lost, back}, "boot-timeout: no hello from the board within 1s"},
+		// The adapter pulled in the middle of a frame: the loss decides,
+		// not the checksum of the half frame it left.
+		{"a frame cut", []serialctl.Line{cutFrame(t), lost}, "console-lost: console /dev/ttyUSB0 lost: hung up at the firmware stage"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &run{o: config{Job: plan.Job{Board: boards.Board{Name: "pc1"}, BootTimeout: time.Second, RunTimeout: time.Second}},
@@ -77,4 +81,14 @@ func TestConsoleLost(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cutFrame is the first half of a raw frame, as a console's loss leaves it.
+func cutFrame(t *testing.T) serialctl.Line {
+	t.Helper()
+	f, err := frame.Encode("r1", 1, frame.Raw, "aGVsbG8gd29ybGQsIHRoaXMgaXMgYSBjaHVuawo=")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serialctl.Line{Text: []byte(f[:len(f)/2]), Cut: true}
 }

@@ -34,6 +34,10 @@ type Line struct {
 	// unplugged, its pty's other end closed); Back the note that it is
 	// there again.
 	Lost, Back bool
+	// Cut marks the text the console's loss cut off before its line end:
+	// what the board sent of a line, never all of it (a frame's checksum
+	// would fail on it, though nothing of the board's was wrong).
+	Cut bool
 }
 
 // Console reads a port in the background.
@@ -117,11 +121,12 @@ func (c *Console) loop() {
 		if c.isClosed() {
 			return
 		}
+		lost := c.src != nil && c.src.lost(err)
 		if len(partial) > 0 {
-			c.emit(Line{Time: time.Now(), Text: partial})
+			c.emit(Line{Time: time.Now(), Text: partial, Cut: lost})
 			partial = nil
 		}
-		if c.src == nil || !c.src.lost(err) {
+		if !lost {
 			if !errors.Is(err, io.EOF) {
 				c.mu.Lock()
 				c.err = err

@@ -282,7 +282,7 @@ func testReconnect(t *testing.T, open func(spec, lockDir string) (*Console, erro
 	u.unplug(sig)
 	board.Close()
 	lost := readLines(t, c, 2, 3*time.Second)
-	if lost[0].Note || string(lost[0].Text) != "half a li" || !lost[1].Note || !lost[1].Lost || lost[1].Back ||
+	if lost[0].Note || string(lost[0].Text) != "half a li" || !lost[0].Cut || !lost[1].Note || !lost[1].Lost || lost[1].Back ||
 		!strings.HasPrefix(string(lost[1].Text), "[bootbench: console "+u.host) ||
 		!strings.HasSuffix(string(lost[1].Text), " lost: hung up]") {
 		t.Fatalf("after unplugging: %q", texts(lost))
