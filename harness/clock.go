@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/contract/frame"
@@ -42,14 +41,6 @@ func (r *run) applyClock(ctx context.Context) error {
 	return nil
 }
 
-// Clock-check tolerances. cpufreq reports the operating point it set,
-// which is exact up to the driver's rounding; BogoMIPS is a calibration
-// loop count and wanders a few percent from boot to boot.
-const (
-	cpufreqTolerance  = 0.02
-	bogomipsTolerance = 0.06
-)
-
 // checkClock compares the clock the run asked for with what the board
 // reported in its hello. It returns the reported clock (0: none), how it
 // was checked, and an error when the board is not at the requested clock.
@@ -69,12 +60,12 @@ func checkClock(p boards.Profile, want boards.MHz, h frame.HelloBody) (reported 
 		// QEMU's option may not be what the guest's timers run on.
 		return want, results.ClockVerified, nil
 	case h.CPUFreqCurKHz > 0:
-		if near(reported, want, cpufreqTolerance) {
+		if boards.ClockAgrees(boards.FromCPUFreq, reported, want) {
 			return reported, results.ClockVerified, nil
 		}
 		return reported, results.ClockMismatch, fmt.Errorf("asked for %s, the board runs at %s (cpufreq; %s)", want, reported, setNote(h))
 	case reported > 0:
-		if near(reported, want, bogomipsTolerance) {
+		if boards.ClockAgrees(boards.FromBogoMIPS, reported, want) {
 			return reported, results.ClockVerified, nil
 		}
 		return reported, results.ClockMismatch, fmt.Errorf("asked for %s, the board's BogoMIPS %s say about %s", want, h.BogoMIPS, reported)
@@ -90,10 +81,6 @@ func checkClock(p boards.Profile, want boards.MHz, h frame.HelloBody) (reported 
 		return 0, results.ClockMismatch, fmt.Errorf("asked for %s, but the board reports no clock: %s%s", want, setNote(h), bogoNote(h))
 	}
 	return 0, results.ClockUnverified, nil
-}
-
-func near(got, want boards.MHz, tol float64) bool {
-	return math.Abs(float64(got-want)) <= tol*float64(want)
 }
 
 func setNote(h frame.HelloBody) string {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/contract/frame"
+	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/serialctl"
 	"github.com/bootbench/bootbench/serialctl/fwclock"
 )
@@ -62,6 +64,20 @@ func (w *watcher) announcedClock(text []byte) {
 	}
 }
 
+// judgeClock is the run's clock verdict from the board's hello and, for a
+// clock set in the firmware, from what the firmware announced as well: a
+// mismatch names both figures, whichever of them disagreed.
+func judgeClock(p boards.Profile, want, announced boards.MHz, h frame.HelloBody) (boards.MHz, string, error) {
+	reported, check, err := checkClock(p, want, h)
+	if ferr := firmwareClockCheck(p, want, announced); ferr != nil {
+		return reported, results.ClockMismatch, fmt.Errorf("%v; the kernel's BogoMIPS %s say about %s", ferr, h.BogoMIPS, reported)
+	}
+	if err != nil && p.ClockMethod.SetInFirmware() {
+		return reported, check, fmt.Errorf("%v; the firmware announced %s", err, announced)
+	}
+	return reported, check, err
+}
+
 // firmwareClockCheck holds a clock set in the firmware to what the firmware
 // announced: both it and BogoMIPS must agree with the clock asked for.
 func firmwareClockCheck(p boards.Profile, want, announced boards.MHz) error {
@@ -70,12 +86,8 @@ func firmwareClockCheck(p boards.Profile, want, announced boards.MHz) error {
 		return nil
 	case announced == 0:
 		return fmt.Errorf("asked for %s, but the firmware announced no clock as it booted", want)
-	case !near(announced, want, announcedTolerance):
+	case !boards.ClockAgrees(boards.FromFirmware, announced, want):
 		return fmt.Errorf("asked for %s, the firmware announced %s", want, announced)
 	}
 	return nil
 }
-
-// announcedTolerance: a firmware announces the clock it set, rounded to
-// the MHz.
-const announcedTolerance = 0.01

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/bootbench/bootbench/boards"
+	"github.com/bootbench/bootbench/contract/frame"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/store"
 )
@@ -118,6 +119,38 @@ func TestFirmwareClockCheck(t *testing.T) {
 		err := firmwareClockCheck(tt.p, tt.want, tt.announce)
 		if got := fmt.Sprint(err); tt.err == "" && err != nil || tt.err != "" && got != tt.err {
 			t.Errorf("%s: %v, want %q", tt.name, err, tt.err)
+		}
+	}
+}
+
+// TestJudgeClock: a clock set in the firmware stands only when both the
+// firmware's announcement and the kernel's BogoMIPS (0.6656 per MHz on an
+// RB450G's 24Kc) agree with it, and a mismatch names both figures.
+func TestJudgeClock(t *testing.T) {
+	rb450g, err := boards.Get("rb450g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at800, at680 := frame.HelloBody{BogoMIPS: "532.48"}, frame.HelloBody{BogoMIPS: "452.60"}
+	tests := []struct {
+		name      string
+		announced boards.MHz
+		h         frame.HelloBody
+		check     string
+		err       string
+	}{
+		{"both agree", 800, at800, results.ClockVerified, ""},
+		{"the firmware disagrees", 680, at800, results.ClockMismatch,
+			"asked for 800 MHz, the firmware announced 680 MHz; the kernel's BogoMIPS 532.48 say about 800 MHz"},
+		{"the kernel disagrees", 800, at680, results.ClockMismatch,
+			"asked for 800 MHz, the board's BogoMIPS 452.60 say about 680 MHz; the firmware announced 800 MHz"},
+		{"a firmware rounding beyond its MHz", 805, at800, results.ClockMismatch,
+			"asked for 800 MHz, the firmware announced 805 MHz; the kernel's BogoMIPS 532.48 say about 800 MHz"},
+	}
+	for _, tt := range tests {
+		_, check, err := judgeClock(rb450g, 800, tt.announced, tt.h)
+		if check != tt.check || fmt.Sprint(err) != tt.err && (tt.err != "" || err != nil) {
+			t.Errorf("%s: %s, %v; want %s, %q", tt.name, check, err, tt.check, tt.err)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func clockDrop(asked boards.MHz, samples []frame.WatchSample) *results.ClockDrop
 	}
 	var drop *results.ClockDrop
 	for p := range samples[0].CurKHz {
-		if p > 0 && !near(boards.MHzFromKHz(samples[0].CurKHz[p]), asked, cpufreqTolerance) {
+		if p > 0 && !boards.ClockAgrees(boards.FromCPUFreq, boards.MHzFromKHz(samples[0].CurKHz[p]), asked) {
 			continue
 		}
 		for _, s := range samples {
@@ -48,7 +48,7 @@ func clockDrop(asked boards.MHz, samples []frame.WatchSample) *results.ClockDrop
 				continue // the policy could not be read this time
 			}
 			mhz := boards.MHzFromKHz(s.CurKHz[p])
-			if mhz >= asked || near(mhz, asked, cpufreqTolerance) {
+			if mhz >= asked || boards.ClockAgrees(boards.FromCPUFreq, mhz, asked) {
 				continue
 			}
 			if drop == nil {
