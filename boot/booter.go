@@ -55,7 +55,7 @@ type Spec struct {
 type Booter struct {
 	Server    net.IP
 	Mask      net.IPMask
-	Transport string // how iPXE fetches kernel and image: "http" or "tftp"
+	Transport plan.Transport // how iPXE fetches kernel and image
 
 	mu     sync.Mutex
 	byMAC  map[string]*bootBoard
@@ -80,7 +80,7 @@ func SplitFile(path string) (k Key, name string, ok bool) {
 }
 
 // NewBooter answers for server on a subnet of mask.
-func NewBooter(server net.IP, mask net.IPMask, transport string) *Booter {
+func NewBooter(server net.IP, mask net.IPMask, transport plan.Transport) *Booter {
 	return &Booter{Server: server, Mask: mask, Transport: transport, byMAC: map[string]*bootBoard{}, byName: map[Key]*bootBoard{}}
 }
 
@@ -299,7 +299,7 @@ func (bt *Booter) generated(b boards.Board, cur *bootFiles, file string) ([]byte
 	case m == boards.BootPXELinux && (file == "pxelinux.cfg/default" || file == "pxelinux.cfg/"+pxelinuxMAC(b.MAC)):
 		return []byte(PXELinuxConfig(string(spec.Run), spec.Cmdline)), nil
 	case file == "kernel.elf" && (m == boards.BootRouterBOOT || m == boards.BootCFE):
-		cur.once.Do(func() { cur.elf, cur.err = SingleELF(b.Profile, spec) })
+		cur.once.Do(func() { cur.elf, _, cur.err = SingleELF(b.Profile, spec) })
 		return cur.elf, cur.err
 	}
 	return nil, netboot.ErrNotFound
@@ -353,10 +353,10 @@ func pxelinuxMAC(mac net.HardwareAddr) string {
 // UEFI application: its EFI stub loads the initrd from iPXE's file system
 // by that name (iPXE before 1.21 has no other way to hand it over); a BIOS
 // boot ignores it.
-func IPXEScript(transport string, server net.IP, board Key, runID, cmdline string) string {
-	base := transport + "://" + server.String() + "/"
+func IPXEScript(transport plan.Transport, server net.IP, board Key, runID, cmdline string) string {
+	base := string(transport) + "://" + server.String() + "/"
 	return "#!ipxe\n" +
-		"echo bootbench: run " + runID + " loading from " + server.String() + " by " + transport + "\n" +
+		"echo bootbench: run " + runID + " loading from " + server.String() + " by " + string(transport) + "\n" +
 		"kernel " + base + board.File("vmlinuz") + " initrd=initramfs.cpio " + cmdline + "\n" +
 		"initrd " + base + board.File("initramfs.cpio") + "\n" +
 		"boot\n"
@@ -397,26 +397,45 @@ func PXELinuxConfig(runID, cmdline string) string {
 		"\tappend " + cmdline + "\n"
 }
 
-// SingleELF is the one file RouterBOOT (and CFE's boot -elf) loads: the
-// kernel with the image, as the plan compressed it, as an extra segment. The run's command
-// line, with rd_start/rd_size telling the kernel where the image is, goes
-// into the kernel's own command line area (OpenWrt's CMDLINE:), since these
-// loaders pass only their own parameters. A kernel without one gets one
-// added where the profile says its loader reads it (the virtual RouterBOOT
-// board's ROM); otherwise such a kernel cannot be booted this way.
-func SingleELF(p boards.Profile, spec *Spec) ([]byte, error) {
+// SingleELF is the one file a board boots when it loads a kernel with no
+// bootloader of bootbench's in between: RouterBOOT's and CFE's netboot
+// (boot -elf), and a virtual board QEMU hands the file to directly. It is
+// the kernel with the image, as the plan compressed it, as an extra
+// segment, and the kernel finds the image through rd_start/rd_size.
+//
+// Where the run's command line goes is the loader's: RouterBOOT and CFE
+// pass only their own parameters, so it goes into the kernel's own command
+// line area (OpenWrt's CMDLINE:), one added where the profile says its
+// loader reads it (the virtual RouterBOOT board's ROM); a loader that
+// passes a command line (QEMU's -append) gets it there only when the
+// kernel has such an area (bootbench's), and otherwise appendArgs is what
+// the loader must add to spec's command line for the kernel to find the
+// image.
+func SingleELF(p boards.Profile, spec *Spec) (elf []byte, appendArgs string, err error) {
 	kernel, err := os.ReadFile(spec.Kernel)
 	if err != nil {
-		return nil, fmt.Errorf("read kernel: %w", err)
+		return nil, "", fmt.Errorf("read kernel: %w", err)
 	}
 	payload, err := os.ReadFile(spec.Image)
 	if err != nil {
-		return nil, fmt.Errorf("read image: %w", err)
+		return nil, "", fmt.Errorf("read image: %w", err)
 	}
-	o := initramfs.ELFOptions{EmbedCmdline: spec.Cmdline, AddCmdlineArea: p.Virtual != nil && p.Virtual.AddCmdlineArea}
-	elf, _, err := initramfs.WrapELF(kernel, payload, o)
+	var o initramfs.ELFOptions
+	if loaderPassesNoCmdline(p) || initramfs.HasCmdlineArea(kernel) {
+		o = initramfs.ELFOptions{EmbedCmdline: spec.Cmdline, AddCmdlineArea: p.Virtual != nil && p.Virtual.AddCmdlineArea}
+	}
+	elf, rd, err := initramfs.WrapELF(kernel, payload, o)
 	if err != nil {
-		return nil, fmt.Errorf("kernel and image in one ELF: %w", err)
+		return nil, "", fmt.Errorf("kernel and image in one ELF: %w", err)
 	}
-	return elf, nil
+	if o.EmbedCmdline != "" {
+		return elf, "", nil
+	}
+	return elf, rd, nil
+}
+
+// loaderPassesNoCmdline: RouterBOOT and CFE start the kernel with their
+// own parameters only.
+func loaderPassesNoCmdline(p boards.Profile) bool {
+	return p.Boot == boards.BootRouterBOOT || p.Boot == boards.BootCFE
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/contract/bootparam"
-	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"
 )
@@ -80,22 +79,10 @@ func (r *run) serve(ctx context.Context, built *plan.Built, dir string, events c
 func (r *run) stageDirect(built *plan.Built, dir, cmdline string) (k, initrd, args string, err error) {
 	switch {
 	case built.Plan.Wrap.ELF:
-		kb, err := os.ReadFile(built.Kernel)
-		if err != nil {
-			return "", "", "", fmt.Errorf("read kernel: %w", err)
-		}
-		payload, err := os.ReadFile(built.Payload)
-		if err != nil {
-			return "", "", "", fmt.Errorf("read image: %w", err)
-		}
 		// QEMU's Malta hands a MIPS kernel at most 255 bytes of -append
 		// and drops the rest without a word: a kernel with a command line
 		// area of its own (bootbench's) gets the whole line there.
-		var o initramfs.ELFOptions
-		if initramfs.HasCmdlineArea(kb) {
-			o.EmbedCmdline = cmdline
-		}
-		elf, rd, err := initramfs.WrapELF(kb, payload, o)
+		elf, rd, err := boot.SingleELF(r.o.Board.Profile, &boot.Spec{Kernel: built.Kernel, Image: built.Payload, Cmdline: cmdline})
 		if err != nil {
 			return "", "", "", fmt.Errorf("wrap kernel and image in one ELF: %w", err)
 		}
@@ -103,8 +90,8 @@ func (r *run) stageDirect(built *plan.Built, dir, cmdline string) (k, initrd, ar
 		if err := os.WriteFile(k, elf, 0o644); err != nil {
 			return "", "", "", err
 		}
-		if o.EmbedCmdline != "" {
-			r.say("image", "kernel and image in one ELF: %s (%s, the command line in the kernel's own area)", mib(int64(len(elf))), rd)
+		if rd == "" {
+			r.say("image", "kernel and image in one ELF: %s (the command line in the kernel's own area)", mib(int64(len(elf))))
 			return k, "", "", nil
 		}
 		args = cmdline + " " + rd

@@ -78,9 +78,9 @@ func Serve(ctx, stop context.Context, o ServeOptions) error {
 	s := &server{o: o, ctx: ctx, stop: stop, byMAC: map[string]*servedBoard{}, byKey: map[boot.Key]*servedBoard{}, unknown: newUnknownHints(o.Unknown, o.UnknownMore)}
 	defer s.closeBoards()
 	defer s.unknown.close()
-	transport := o.Job.Transport
-	if transport == "" {
-		transport = "http"
+	transport, err := plan.ParseTransport(string(o.Job.Transport))
+	if err != nil {
+		return err
 	}
 	booter := boot.NewBooter(o.Bench.ServerIP(), o.Bench.Mask(), transport)
 	for _, sv := range o.Boards {

@@ -47,15 +47,35 @@ type Job struct {
 	Kernel string
 	Source string // bootbench module source, to build the image
 	Append string // extra kernel command line parameters
-	// Transport is how iPXE fetches the kernel and image: "http" (default,
-	// several times faster) or "tftp".
-	Transport string
+	// Transport is how iPXE fetches the kernel and image; "" is HTTP.
+	Transport Transport
 
 	BootTimeout time.Duration // 0: the profile's
 	RunTimeout  time.Duration // 0: the profile's
 	// Retries is how many times a run that never got going, or whose
 	// frames went corrupt, is booted again. Every attempt is stored.
 	Retries int
+}
+
+// Transport is how iPXE fetches the kernel and image from bootbench.
+type Transport string
+
+const (
+	// HTTP is the default: several times faster than TFTP's lock step.
+	HTTP Transport = "http"
+	// TFTP is for an iPXE built without HTTP.
+	TFTP Transport = "tftp"
+)
+
+// ParseTransport reads a transport's name; "" is the default, HTTP.
+func ParseTransport(s string) (Transport, error) {
+	switch t := Transport(s); t {
+	case "":
+		return HTTP, nil
+	case HTTP, TFTP:
+		return t, nil
+	}
+	return "", fmt.Errorf("unknown transport %q (http or tftp)", s)
 }
 
 // Settle checks the job against its board and puts in the defaults.
@@ -70,12 +90,11 @@ func (j *Job) Settle() error {
 	if j.Clock == 0 {
 		j.Clock = p.DefaultClock
 	}
-	if j.Transport == "" {
-		j.Transport = "http"
+	t, err := ParseTransport(string(j.Transport))
+	if err != nil {
+		return err
 	}
-	if j.Transport != "http" && j.Transport != "tftp" {
-		return fmt.Errorf("unknown transport %q (http or tftp)", j.Transport)
-	}
+	j.Transport = t
 	if j.Benchmark == "" {
 		j.Benchmark = benchmark.Speed
 	}

@@ -100,7 +100,7 @@ func addRunFlags(fs *flag.FlagSet, reps string) *runFlags {
 		seconds:          fs.Float64("seconds", 0.3, "seconds per algorithm and block size"),
 		algs:             fs.String("algs", "", "algorithms, comma separated, as the benchmark names them (default: its default set; openssl: the OpenWrt table's)"),
 		kernel:           fs.String("kernel", "", "kernel image (default: the inventory's, else the board's: a Debian kernel fetched into the cache, or bootbench's own built there; a Debian kernel here compares the two on a twin)"),
-		transport:        fs.String("transport", "http", "how iPXE loads kernel and image from bootbench: http or tftp"),
+		transport:        fs.String("transport", string(plan.HTTP), "how iPXE loads kernel and image from bootbench: http or tftp"),
 		appendArgs:       fs.String("append", "", "extra kernel command line parameters"),
 		bootTimeout:      fs.Duration("boot-timeout", 0, "time allowed from power-on to the board's hello (default: the profile's)"),
 		runTimeout:       fs.Duration("run-timeout", 0, "time allowed from hello to the result (default: the profile's)"),
@@ -147,7 +147,8 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 	switch {
 	case *rf.retries < 0:
 		return nil, usageErr("%s: --retries must be 0 or more", cmd)
-	case *rf.transport != "http" && *rf.transport != "tftp":
+	}
+	if _, err := plan.ParseTransport(*rf.transport); err != nil {
 		return nil, usageErr("%s: --transport must be http or tftp", cmd)
 	}
 	bm, err := benchmark.Lookup(*rf.bench)
@@ -485,7 +486,7 @@ func (j *runJob) job(rg *rig.Rig) plan.Job {
 	rf := j.rf
 	return plan.Job{
 		Board: rg.Board, Benchmark: *rf.bench, Seconds: time.Duration(*rf.seconds * float64(time.Second)), Algs: splitList(*rf.algs),
-		Kernel: *rf.kernel, Source: j.src, Append: *rf.appendArgs, Transport: *rf.transport, AllowOvervoltage: *rf.allowOvervoltage,
+		Kernel: *rf.kernel, Source: j.src, Append: *rf.appendArgs, Transport: plan.Transport(*rf.transport), AllowOvervoltage: *rf.allowOvervoltage,
 		BootTimeout: *rf.bootTimeout, RunTimeout: *rf.runTimeout, Retries: *rf.retries, Route: j.routeSettings(),
 	}
 }

@@ -84,7 +84,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	}
 	defer closeBench()
 	var onceErr error
-	job := plan.Job{Source: src, Transport: "http"}
+	job := plan.Job{Source: src, Transport: plan.HTTP}
 	autos := newServedAutos(job, served)
 	o := harness.ServeOptions{
 		Bench: bench, Boards: served,
