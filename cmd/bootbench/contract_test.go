@@ -190,6 +190,12 @@ func TestImportMREra(t *testing.T) {
 	if show := bootbench(t, db, "results", "list", "--board", "rb450"); strings.Count(show.stdout, "rb450") != 2 {
 		t.Errorf("runs:\n%s", show.stdout)
 	}
+
+	// A --tool-version the figures contradict is not suggested back.
+	r = bootbench(t, db, "import", "--board", "rb450", "--clock", "300", "--tool-version", "3.0.2", mr)
+	if r.code != 2 || !strings.Contains(r.stderr, "(--tool-version 3.0.2 did not settle it: is it the version that printed this file?)") || strings.Contains(r.stderr, "say which with --tool-version") {
+		t.Errorf("import with a contradicted --tool-version: exit %d\n%s", r.code, r.stderr)
+	}
 }
 
 // TestShowRaw: the benchmark's output comes back byte for byte.
