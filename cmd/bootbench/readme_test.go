@@ -39,6 +39,11 @@ var (
 	flagRE       = regexp.MustCompile(`(?:^|[\s\[(])(--?[a-z][a-z0-9-]*)`)
 	inlineCodeRE = regexp.MustCompile("`((?:bin/)?bootbench [^`]+)`")
 	promptRE     = regexp.MustCompile(`^\s*(?:\$ )?(?:bin/)?bootbench\s`)
+	// commandLike is a word in a command's place: an inline span whose
+	// first word is one and that gives flags is held to the binary's
+	// commands; any other (a line the host types on a board's console,
+	// `bootbench route <config>`) is prose.
+	commandLike = regexp.MustCompile(`^[a-z][a-z-]*$`)
 )
 
 // readmeUses finds the command lines of a README: lines in code blocks
@@ -90,9 +95,15 @@ func usesOf(n int, line string, strict bool) []readmeUse {
 		return nil
 	}
 	cmd := words[0]
+	if cmd == "help" {
+		if len(words) == 1 {
+			return nil
+		}
+		return usesOf(n, "bootbench "+strings.Join(words[1:], " "), strict) // help CMD is CMD --help
+	}
 	if !slices.Contains(commandWords, cmd) {
-		if !strict {
-			return nil // prose quoting something else (a console line)
+		if !strict && !(commandLike.MatchString(cmd) && len(flagsIn(line)) > 0) {
+			return nil // prose quoting something else (a console line the host types)
 		}
 		return []readmeUse{{line: n, text: line, command: cmd}}
 	}
@@ -227,6 +238,8 @@ func TestREADMECheckCatchesMismatch(t *testing.T) {
 			[]string{"README.md:1: results export has no flag --gzip"}},
 		{"an example block", "```\n$ bootbench speed --seconds 1 --threads 4\n```\n",
 			[]string{"README.md:2: speed has no flag --threads"}},
+		{"a command the binary lacks", "Try `bootbench frobnicate --board rb450g` first.\n",
+			[]string{`README.md:1: bootbench has no command "frobnicate"`}},
 		{"all accepted", "## Commands\n\n```\nbootbench results  list [--board NAME] | show RUN [--transcript | --raw] | check\nbootbench boards   list | show NAME\n```\nThen `bootbench import --board rb450 --clock 300 FILE`.\n", nil},
 	}
 	for _, tt := range tests {
