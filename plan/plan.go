@@ -159,9 +159,6 @@ type Wrapping struct {
 	// ELF puts kernel and payload in one ELF file, for loaders that
 	// take one (RouterBOOT, CFE, QEMU's -kernel for a MIPS board).
 	ELF bool
-	// EmbedCmdline writes the command line into the kernel's own area:
-	// those loaders pass none of ours.
-	EmbedCmdline bool
 }
 
 // New is the plan of job, whose Settle has been called.
@@ -220,7 +217,7 @@ func wrapping(p boards.Profile) Wrapping {
 	case p.ImageFormat == boards.FormatELF && p.Boot == boards.BootQEMUDirect:
 		return Wrapping{Payload: "cpio", ELF: true}
 	case p.ImageFormat == boards.FormatELF:
-		return Wrapping{Payload: "cpio.gz", ELF: true, EmbedCmdline: true}
+		return Wrapping{Payload: "cpio.gz", ELF: true}
 	case p.ImageFormat == boards.FormatCPIOGz:
 		return Wrapping{Payload: "cpio.gz"}
 	case p.ImageFormat == boards.FormatCPIOXz, p.ImageFormat == boards.FormatUImage:

@@ -27,7 +27,7 @@ func TestNew(t *testing.T) {
 		wantCmdline string
 	}{
 		{"RouterBOOT at a clock", Job{Board: boards.Board{Name: "rb1", Profile: rb, Kernel: "/k/vmlinux", Baud: 57600}, Clock: 800, Append: "x=1"}, nil,
-			"/k/vmlinux", "", Wrapping{Payload: "cpio.gz", ELF: true, EmbedCmdline: true}, 0,
+			"/k/vmlinux", "", Wrapping{Payload: "cpio.gz", ELF: true}, 0,
 			"console=ttyS0,57600 panic=-1 quiet loglevel=1 cpu_mhz=800 bootbench.run=R bootbench.bench=speed x=1"},
 		{"PC, Debian's kernel, cpufreq", Job{Board: boards.Board{Name: "pc1", Profile: pc}, Clock: 1000, Seconds: time.Second}, nil,
 			"", "amd64", Wrapping{Payload: "cpio"}, 0,
