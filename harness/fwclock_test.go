@@ -4,64 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/contract/frame"
+	"github.com/bootbench/bootbench/internal/testkit/menuboard"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/store"
 )
-
-// menuBoard is a RouterBOARD switched on and off by the run, whose
-// RouterBOOT prints its banner and, at a key, the main menu in menu: a
-// firmware version whose menu bootbench has not met.
-type menuBoard struct {
-	menu string
-	mu   sync.Mutex
-	w    *io.PipeWriter
-	ons  int
-	offs int
-}
-
-func (m *menuBoard) String() string { return "menu board" }
-
-func (m *menuBoard) Console(ctx context.Context) (io.ReadWriteCloser, error) {
-	r, w := io.Pipe()
-	m.w = w
-	return console{r, keys{m}}, nil
-}
-
-// keys is what the bench types to the board.
-type keys struct{ m *menuBoard }
-
-func (k keys) Write(p []byte) (int, error) {
-	if string(p) == "\x7f" {
-		go io.WriteString(k.m.w, "\r\n"+k.m.menu)
-	}
-	return len(p), nil
-}
-
-func (m *menuBoard) On(ctx context.Context) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.ons++
-	go io.WriteString(m.w, "RouterBOOT booter 3.41\r\n\r\nRB450G\r\n\r\nCPU frequency: 680 MHz\r\n  Memory size: 256 MB\r\n\r\nPress any key within 2 seconds to enter setup")
-	return nil
-}
-
-func (m *menuBoard) Off(ctx context.Context) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.offs++
-	m.w.Close()
-	return nil
-}
 
 // TestFirmwareMenuReworded: a RouterBOOT whose menu words its items
 // otherwise than the profile knows is refused in one line quoting the
@@ -75,7 +29,7 @@ func TestFirmwareMenuReworded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	board := &menuBoard{menu: string(menu)}
+	board := &menuboard.Board{Menu: string(menu)}
 	o := fakeOptions(t, board, boards.Profile{})
 	o.Board = boards.Board{Name: "rb1", Profile: p, MAC: net.HardwareAddr{0, 0x0c, 0x42, 1, 2, 3}, Address: netip.MustParseAddr("198.18.5.40"), Kernel: o.Kernel}
 	o.Bench = stubBench{net.IPv4(198, 18, 5, 1)}
@@ -85,8 +39,8 @@ func TestFirmwareMenuReworded(t *testing.T) {
 	if rec != nil || !errors.Is(err, ErrFirmwareRefused) || Kind(err) != FailSetup || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("got %v, %v\nwant no record and one line with %s", rec, err, want)
 	}
-	if board.ons != 1 || board.offs != 1 {
-		t.Errorf("board switched on %d times, off %d times; want once each", board.ons, board.offs)
+	if ons, offs := board.Switched(); ons != 1 || offs != 1 {
+		t.Errorf("board switched on %d times, off %d times; want once each", ons, offs)
 	}
 	runs, err := o.Store.(*store.Store).Runs(context.Background(), results.Filter{})
 	if err != nil || len(runs) != 0 {

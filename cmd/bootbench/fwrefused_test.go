@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,58 +15,13 @@ import (
 	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/harness"
 	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/internal/testkit/menuboard"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
 	"github.com/bootbench/bootbench/results/spool"
 	"github.com/bootbench/bootbench/results/store"
 )
-
-// rewordedRouterBOOT is an RB450G whose RouterBOOT prints its banner at
-// power-on and, at a key, a main menu worded otherwise than bootbench
-// knows (RouterBOOT 3.41's "c - cpu clock").
-type rewordedRouterBOOT struct {
-	menu     string
-	mu       sync.Mutex
-	w        *io.PipeWriter
-	ons, off int
-}
-
-func (b *rewordedRouterBOOT) String() string { return "reworded RouterBOOT" }
-
-func (b *rewordedRouterBOOT) Console(ctx context.Context) (io.ReadWriteCloser, error) {
-	r, w := io.Pipe()
-	b.w = w
-	return struct {
-		io.ReadCloser
-		io.Writer
-	}{r, routerBOOTKeys{b}}, nil
-}
-
-type routerBOOTKeys struct{ b *rewordedRouterBOOT }
-
-func (k routerBOOTKeys) Write(p []byte) (int, error) {
-	if string(p) == "\x7f" {
-		go io.WriteString(k.b.w, "\r\n"+k.b.menu)
-	}
-	return len(p), nil
-}
-
-func (b *rewordedRouterBOOT) On(ctx context.Context) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.ons++
-	go io.WriteString(b.w, "RouterBOOT booter 3.41\r\n\r\nRB450G\r\n\r\nCPU frequency: 680 MHz\r\n  Memory size: 256 MB\r\n\r\nPress any key within 2 seconds to enter setup")
-	return nil
-}
-
-func (b *rewordedRouterBOOT) Off(ctx context.Context) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.off++
-	b.w.Close()
-	return nil
-}
 
 type quietBench struct{}
 
@@ -102,7 +55,7 @@ func TestRunPlanStopsAtFirmwareRefusal(t *testing.T) {
 	}
 	board := boards.Board{Name: "rb1", Profile: p, MAC: net.HardwareAddr{0, 0x0c, 0x42, 1, 2, 3}, Address: netip.MustParseAddr("198.18.5.40")}
 	job := plan.Job{Board: board, Kernel: kernel, BootTimeout: 5 * time.Second, RunTimeout: 5 * time.Second}
-	target := &rewordedRouterBOOT{menu: string(menu)}
+	target := &menuboard.Board{Menu: string(menu)}
 	rg := harness.Rig{Target: target, Bench: quietBench{}, Store: st, Builders: plan.Builders{CacheDir: dir,
 		BuildImage: func(context.Context, initramfs.Spec, string) (*initramfs.Image, error) {
 			return &initramfs.Image{Path: image, Size: 5, Digest: "00", Cached: true}, nil
@@ -120,7 +73,7 @@ func TestRunPlanStopsAtFirmwareRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 0 || target.ons != 1 || target.off != 1 {
-		t.Errorf("%d runs stored, board on %d times and off %d; want none stored, on and off once", len(runs), target.ons, target.off)
+	if ons, offs := target.Switched(); len(runs) != 0 || ons != 1 || offs != 1 {
+		t.Errorf("%d runs stored, board on %d times and off %d; want none stored, on and off once", len(runs), ons, offs)
 	}
 }
