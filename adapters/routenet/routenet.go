@@ -87,6 +87,10 @@ type Net struct {
 type record struct {
 	Namespaces []string    `json:"namespaces"`
 	Moved      []movedLink `json:"moved"`
+	// HostNetns is the network namespace the run took its interfaces
+	// from (/proc/self/ns/net's link, "net:[4026531840]"): only a
+	// bootbench in that namespace can put them back by their names.
+	HostNetns string `json:"host_netns,omitempty"`
 }
 
 // movedLink is a host interface moved into a namespace: the VLAN it is,
@@ -139,6 +143,7 @@ func (n *Net) claim(cacheDir string) error {
 	var b [4]byte
 	rand.Read(b[:])
 	n.record = filepath.Join(cacheDir, "routenet-"+hex.EncodeToString(b[:]))
+	n.rec.HostNetns = hostNetns()
 	if err := os.MkdirAll(n.record, 0o755); err != nil {
 		return fmt.Errorf("route networks: %w", err)
 	}
@@ -341,6 +346,13 @@ func Sweep(cacheDir string) []string {
 		if err != nil || json.Unmarshal(b, &rec) != nil {
 			continue
 		}
+		if rec.HostNetns != "" && rec.HostNetns != hostNetns() {
+			// Its interfaces' names are another namespace's: "lan0" here
+			// is not the lan0 it moved. Its namespaces go, and with them
+			// what it made; a host NIC in one returns to the host's first
+			// namespace, as the kernel returns it.
+			rec.Moved = nil
+		}
 		if err := undo(context.Background(), rec); err != nil {
 			done = append(done, fmt.Sprintf("could not undo a killed run's route networks: %v", err))
 			continue
@@ -380,4 +392,11 @@ func describe(s hostState) string {
 		addrs = strings.Join(s.Addrs, " ")
 	}
 	return fmt.Sprintf("%s, %s, mtu %d", state, addrs, s.MTU)
+}
+
+// hostNetns names this process's network namespace ("" where /proc
+// cannot tell).
+func hostNetns() string {
+	ns, _ := os.Readlink("/proc/self/ns/net")
+	return ns
 }

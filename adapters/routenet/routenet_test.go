@@ -118,6 +118,41 @@ func TestHostLinks(t *testing.T) {
 			t.Errorf("after the %s run, records left: %v", mode, recs)
 		}
 	}
+
+	// A run killed in one namespace, swept from another that has a lan0
+	// of its own: that lan0 is left as it is, the killed run's
+	// namespaces go.
+	other := "bbrtother-" + suffix()
+	run(t, "ip", "netns", "add", other)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", other).Run() })
+	run(t, "ip", "-n", other, "link", "add", "lan0", "type", "veth", "peer", "name", "olan")
+	run(t, "ip", "-n", other, "addr", "add", "198.18.9.99/24", "dev", "lan0")
+	run(t, "ip", "-n", other, "link", "add", "wan0", "type", "veth", "peer", "name", "owan")
+	run(t, "ip", "-n", other, "link", "set", "lan0", "up")
+	otherBefore := state(t, other)
+	killed := userenv.Command([]string{childEnv + "=killed", "ROUTENET_TEST_CACHE=" + cache},
+		"nsenter", "--net=/run/netns/"+host, os.Args[0], "-test.run", "^TestHostLinks$", "-test.v")
+	out, _ := killed.CombinedOutput()
+	left := childNamespaces(string(out))
+	if len(left) != 2 {
+		t.Fatalf("the killed run named namespaces %q\n%s", left, out)
+	}
+	sweep := userenv.Command([]string{childEnv + "=sweep-elsewhere", "ROUTENET_TEST_CACHE=" + cache},
+		"nsenter", "--net=/run/netns/"+other, os.Args[0], "-test.run", "^TestHostLinks$")
+	if out, err := sweep.CombinedOutput(); err != nil {
+		t.Fatalf("sweep from another namespace: %v\n%s", err, out)
+	}
+	if after := state(t, other); after != otherBefore {
+		t.Errorf("a sweep from another namespace changed its own lan0:\n%s\nbefore:\n%s", after, otherBefore)
+	}
+	for _, ns := range left {
+		if _, err := os.Stat(filepath.Join("/run/netns", ns)); err == nil {
+			t.Errorf("namespace %s of the run killed elsewhere is left", ns)
+		}
+	}
+	if recs, _ := filepath.Glob(filepath.Join(cache, "routenet-*")); len(recs) > 0 {
+		t.Errorf("records left: %v", recs)
+	}
 }
 
 // child is one run inside the bench host: set up with the two host
@@ -125,6 +160,13 @@ func TestHostLinks(t *testing.T) {
 // killed, or sweep what a killed one left.
 func child(t *testing.T, mode string) {
 	cache := os.Getenv("ROUTENET_TEST_CACHE")
+	if mode == "sweep-elsewhere" {
+		done := Sweep(cache)
+		if len(done) != 2 || strings.Contains(strings.Join(done, "\n"), "put back") {
+			t.Fatalf("sweep from another namespace said %q; want its two namespaces removed, nothing put back", done)
+		}
+		return
+	}
 	if mode == "sweep" {
 		done := Sweep(cache)
 		if len(done) != 4 || !strings.Contains(strings.Join(done, "\n"), "put back lan0 (up, 198.18.9.7/24, mtu 9000)") {
