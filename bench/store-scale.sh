@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Do the reading commands stay bounded as a store grows for years? Builds a
-# SQLite store of N runs and one of N/10 (the baseline) from the same real
-# capture, then runs each reading command once on each and prints its time
+# store of N runs and one of N/10 (the baseline) from the same real capture, then runs each reading command once on each and prints its time
 # and peak memory side by side, with their ratio: a command that reads only
 # what it is asked for costs about the same on both (1x), one that loads the
 # whole store costs about 10x.
@@ -15,23 +14,37 @@
 # bigger store's, over its import commands only (each checks the store
 # where it writes, as import does).
 #
-# Peak memory is /usr/bin/time's maximum resident set size.
+# Peak memory is /usr/bin/time's maximum resident set size, bootbench's
+# alone: a PostgreSQL server's own memory is not in it.
 #
-# Usage, from the repository root: bench/store-scale.sh [-b BOOTBENCH] N
+# The stores are SQLite files (-e sqlite, the default) or two databases of a
+# throwaway PostgreSQL cluster (-e postgres), started as
+# bench/store-sqlite-vs-postgres.sh starts it (bench/pg.bash) and stopped on
+# exit; each is filled by import, as the SQLite files are.
+#
+# Usage, from the repository root: bench/store-scale.sh [-b BOOTBENCH] [-e sqlite|postgres] N
 # (N a multiple of 20, at least 200; -b measures another build instead of
 # building this tree's).
 set -euo pipefail
 
 die() { echo "store-scale: $*" >&2; exit 1; }
-bb=
-while getopts b: opt; do
+. "$(dirname "$0")/pg.bash"
+usage() { echo "usage: $0 [-b BOOTBENCH] [-e sqlite|postgres] N" >&2; exit 2; }
+bb= engine=sqlite
+while getopts b:e: opt; do
 	case $opt in
 	b) bb=$OPTARG ;;
-	*) echo "usage: $0 [-b BOOTBENCH] N" >&2; exit 2 ;;
+	e) engine=$OPTARG ;;
+	*) usage ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# = 1 ] || { echo "usage: $0 [-b BOOTBENCH] N" >&2; exit 2; }
+[ $# = 1 ] || usage
+case $engine in
+sqlite) ;;
+postgres) pg_find ;;
+*) die "-e wants sqlite or postgres" ;;
+esac
 n=$1
 [[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -ge 200 ] && [ $((n % 20)) = 0 ] || die "N wants a multiple of 20, at least 200"
 [ -f cmd/bootbench/main.go ] || die "run from the bootbench repository root"
@@ -39,7 +52,11 @@ n=$1
 capture=cmd/bootbench/testdata/openssl-0.9.8k-rb450-300mhz.txt
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+cleanup() {
+	pg_stop
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -49,6 +66,20 @@ if [ -z "$bb" ]; then
 	bb=$tmp/bootbench
 fi
 [ -x "$bb" ] || die "$bb is not an executable"
+
+# store[NAME]: where the store NAME (small, big) is.
+declare -A store
+for name in small big; do
+	store[$name]=$tmp/$name.db
+done
+if [ "$engine" = postgres ]; then
+	echo "starting PostgreSQL..." >&2
+	pg_start "$tmp"
+	for name in small big; do
+		pg_createdb "$name"
+		store[$name]=$(pg_url "$name")
+	done
+fi
 
 small=$((n / 10))
 per=$((n / 20))
@@ -90,9 +121,9 @@ build() {
 	import_range "$1" rb450 300 $((2 * per + 1)) "$2"
 }
 echo "building a store of $small runs..." >&2
-build "$tmp/small.db" "$small"
+build "${store[small]}" "$small"
 echo "building a store of $n runs..." >&2
-build "$tmp/big.db" "$n"
+build "${store[big]}" "$n"
 big_import=$import_s
 
 # measure NAME DB CMD...: runs the command, its output to a file, and
@@ -102,7 +133,7 @@ measure() {
 	local name=$1 db=$2
 	shift 2
 	# A build without the command's flags (-b) gets "-", not figures.
-	if ! /usr/bin/time -f '%e %M' -o "$tmp/time" "$bb" "$@" --db "$tmp/$db.db" >"$tmp/out" 2>"$tmp/err"; then
+	if ! /usr/bin/time -f '%e %M' -o "$tmp/time" "$bb" "$@" --db "${store[$db]}" >"$tmp/out" 2>"$tmp/err"; then
 		echo "$name on the $db store failed: $(tail -n 1 "$tmp/err")" >&2
 		result[$name.$db]="- -"
 		return
@@ -126,7 +157,12 @@ for c in "${commands[@]}"; do
 	done
 done
 
-echo "$("$bb" version 2>/dev/null | head -n1); SQLite (modernc.org/sqlite) in WAL mode; $(nproc) cores"
+if [ "$engine" = postgres ]; then
+	what="$(pg_version), throwaway cluster, default settings, on a unix socket"
+else
+	what="SQLite (modernc.org/sqlite) in WAL mode"
+fi
+echo "$("$bb" version 2>/dev/null | head -n1); $what; $(nproc) cores"
 echo "stores of $small and $n runs; rb450g at 680 and 800 MHz $per runs each, the rest rb450 at 300 MHz"
 echo
 echo "import of $n openssl speed outputs, $batch files a command: $big_import s, $(awk -v n="$n" -v s="$big_import" 'BEGIN { printf "%.0f", n / s }') runs/s"

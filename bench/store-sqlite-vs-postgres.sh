@@ -13,12 +13,14 @@
 # PostgreSQL is a throwaway cluster the script starts with Debian's initdb and
 # pg_ctl (as the postgres user when run as root), listening only on a unix
 # socket in a temporary directory, with the package's default settings
-# (fsync on, as SQLite syncs its WAL on every commit), stopped on exit.
+# (fsync on, as SQLite syncs its WAL on every commit), stopped on exit
+# (bench/pg.bash).
 #
 # Usage, from the repository root: bench/store-sqlite-vs-postgres.sh [-i N] [-r R] [-k K]
 set -euo pipefail
 
 die() { echo "store-sqlite-vs-postgres: $*" >&2; exit 1; }
+. "$(dirname "$0")/pg.bash"
 imports=1000 runs=10000 reps=5
 while getopts i:r:k: opt; do
 	case $opt in
@@ -33,19 +35,11 @@ for n in "$imports" "$runs" "$reps"; do
 done
 [ $((runs % 2)) = 0 ] || die "-r wants an even number of runs (half at each clock)"
 [ -f cmd/bootbench/main.go ] || die "run from the bootbench repository root"
-pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
-[ -n "$pgbin" ] && [ -x "$pgbin/initdb" ] || die "no PostgreSQL server in /usr/lib/postgresql/*/bin (apt-get install postgresql)"
+pg_find
 
 tmp=$(mktemp -d)
-as_pg=()
-if [ "$(id -u)" = 0 ]; then
-	id postgres >/dev/null 2>&1 || die "no postgres user to run the server as (apt-get install postgresql creates it)"
-	as_pg=(runuser -u postgres --)
-	chown postgres: "$tmp"
-fi
-pg_up=
 cleanup() {
-	[ -z "$pg_up" ] || "${as_pg[@]}" "$pgbin/pg_ctl" -D "$tmp/pg" -m fast -w stop >/dev/null 2>&1 || true
+	pg_stop
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -59,12 +53,9 @@ rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.1f", n / s }'; }
 echo "building bootbench, starting PostgreSQL, writing $((imports > runs ? imports : runs)) captures..." >&2
 make --no-print-directory build BIN="$tmp/bootbench" >/dev/null  # the binary a user gets
 bb=$tmp/bootbench
-"${as_pg[@]}" "$pgbin/initdb" -D "$tmp/pg" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
-"${as_pg[@]}" "$pgbin/pg_ctl" -D "$tmp/pg" -l "$tmp/pg.log" -w -o "-k $tmp -c listen_addresses=" start >/dev/null
-pg_up=1
-pg() { echo "postgres://postgres@/$1?host=$tmp"; }
+pg_start "$tmp"
 for db in imports compare; do
-	"$pgbin/createdb" -h "$tmp" -U postgres "$db"
+	pg_createdb "$db"
 done
 
 mkdir "$tmp/in"
@@ -77,7 +68,7 @@ captures() { mapfile -t files < <(seq "$1" "$2" | sed "s|.*|$tmp/in/&.txt|"); }
 declare -A import_s
 for store in sqlite postgres; do
 	db=$tmp/imports.db
-	[ $store = sqlite ] || db=$(pg imports)
+	[ $store = sqlite ] || db=$(pg_url imports)
 	captures 1 "$imports"
 	start=$(now)
 	"$bb" import --board rb450 --clock 300 --db "$db" "${files[@]}" >/dev/null
@@ -93,14 +84,14 @@ captures 1 "$half"
 captures $((half + 1)) "$runs"
 "$bb" import --board rb450g --clock 800 --db "$tmp/compare.db" "${files[@]}" >/dev/null
 start=$(now)
-"$bb" results push --db "$tmp/compare.db" --to "$(pg compare)" >/dev/null
+"$bb" results push --db "$tmp/compare.db" --to "$(pg_url compare)" >/dev/null
 push_s=$(since "$start")
 
 declare -A cmp_times
 for k in $(seq 1 "$reps"); do
 	for store in sqlite postgres; do # interleaved, so drift hits both alike
 		db=$tmp/compare.db
-		[ $store = sqlite ] || db=$(pg compare)
+		[ $store = sqlite ] || db=$(pg_url compare)
 		start=$(now)
 		"$bb" results compare --by clock --board rb450g --db "$db" >"$tmp/compare-$store.txt"
 		cmp_times[$store]+="$(since "$start") "
@@ -109,7 +100,7 @@ done
 cmp -s "$tmp/compare-sqlite.txt" "$tmp/compare-postgres.txt" || die "the two stores compare differently"
 stats() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%8.3f %8.3f %8.3f", m, v[1], v[NR] }'; }
 
-echo "$("$pgbin/postgres" --version), throwaway cluster, default settings; SQLite (modernc.org/sqlite) in WAL mode; $(nproc) cores"
+echo "$(pg_version), throwaway cluster, default settings; SQLite (modernc.org/sqlite) in WAL mode; $(nproc) cores"
 echo
 echo "import of $imports openssl speed outputs, one bootbench import"
 printf '%-10s %9s %9s\n' store seconds runs/s

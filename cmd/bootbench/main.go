@@ -43,7 +43,7 @@ Usage:
   bootbench results  compare --by clock|board [--board NAME] [--boards BOARD[@MHZ],...]
                      [--baseline [BOARD]@MHZ] [--clock MHZ] [--include-throttled] [--target-ci PCT] [--format text|json]
   bootbench results  export [--format json|openwrt|csv|gobench|html] [--with-setting] [--board NAME] [--clock MHZ]
-                     [--skip RUN,...] [-o OUT]
+                     [--since DATE] [--until DATE] [--skip RUN,...] [-o OUT]
   bootbench boards   list | show NAME
   bootbench image    build --arch GOARCH|DEBIAN_ARCH [--bench ` + benchNames + `|NAME] [--bench-cmd "..."] [--add HOST:IMG]...
                      [--sysroot DIR] [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--compress gz|xz|none] [--goarm 5|6|7] [--gomips softfloat|hardfloat]

@@ -83,7 +83,7 @@ func cmdResultsList(ctx context.Context, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	f, err := listFilter(*board, *clock, *since, *until, *limit)
+	f, err := listFilter("results list", *board, *clock, *since, *until, *limit)
 	if err != nil {
 		return err
 	}
@@ -110,33 +110,34 @@ func cmdResultsList(ctx context.Context, args []string) error {
 	return listRest(ctx, s, path, f, runs)
 }
 
-// listFilter is list's flags as the store's filter, refused as usage
-// errors where they make no sense.
-func listFilter(board string, clock int, since, until string, limit int) (results.Filter, error) {
+// listFilter is the selecting flags of list and export (cmd, as errors
+// name it) as the store's filter, refused as usage errors where they
+// make no sense.
+func listFilter(cmd, board string, clock int, since, until string, limit int) (results.Filter, error) {
 	f := results.Filter{Board: board, ClockMHz: boards.MHz(clock), Limit: limit}
 	var err error
 	switch {
 	case clock < 0:
-		return f, usageErr("results list: --clock %d: give a clock in MHz, e.g. --clock 680", clock)
+		return f, usageErr("%s: --clock %d: give a clock in MHz, e.g. --clock 680", cmd, clock)
 	case limit < 0:
-		return f, usageErr("results list: --limit %d: give how many runs to list, or 0 for every run", limit)
+		return f, usageErr("%s: --limit %d: give how many runs to list, or 0 for every run", cmd, limit)
 	}
-	if f.Since, err = parseWhen("--since", since); err != nil {
+	if f.Since, err = parseWhen(cmd, "--since", since); err != nil {
 		return f, err
 	}
-	if f.Until, err = parseWhen("--until", until); err != nil {
+	if f.Until, err = parseWhen(cmd, "--until", until); err != nil {
 		return f, err
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
-		return f, usageErr("results list: --since %s is not before --until %s: no run could start between them", since, until)
+		return f, usageErr("%s: --since %s is not before --until %s: no run could start between them", cmd, since, until)
 	}
 	return f, nil
 }
 
-// parseWhen reads a --since or --until: a day (YYYY-MM-DD, its start in
-// UTC) or an RFC 3339 time, as the run times list shows and the JSON
+// parseWhen reads cmd's --since or --until: a day (YYYY-MM-DD, its start
+// in UTC) or an RFC 3339 time, as the run times list shows and the JSON
 // export gives; "" is no bound.
-func parseWhen(flag, v string) (time.Time, error) {
+func parseWhen(cmd, flag, v string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
 	}
@@ -145,7 +146,7 @@ func parseWhen(flag, v string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return time.Time{}, usageErr("results list: %s %q: give a day, 2026-12-01, or a time, 2026-12-01T10:00:00Z", flag, v)
+		return time.Time{}, usageErr("%s: %s %q: give a day, 2026-12-01, or a time, 2026-12-01T10:00:00Z", cmd, flag, v)
 	}
 	return t, nil
 }
@@ -333,15 +334,20 @@ func exportFormats(sep string) string {
 }
 
 func cmdResultsExport(ctx context.Context, args []string) error {
-	synopsis := "results export [--format " + exportFormats("|") + "] [--with-setting] [--board NAME] [--clock MHZ] [--skip RUN,...] [-o OUT] [--db PATH]"
+	synopsis := "results export [--format " + exportFormats("|") + "] [--with-setting] [--board NAME] [--clock MHZ] [--since DATE] [--until DATE] [--skip RUN,...] [-o OUT] [--db PATH]"
 	fs := newCommand("results export", synopsis, "--format openwrt prints, per run, what the OpenWrt wiki's OpenSSL benchmark recipe\n"+
 		"prints on the board: its /proc/cpuinfo line (system type, machine, cpu model, BogoMIPS)\n"+
 		"and the openssl version and figures, no header. --with-setting gives one row per board\n"+
-		"and clock instead, board and clock first, under a header.")
+		"and clock instead, board and clock first, under a header. DATE is YYYY-MM-DD (UTC) or\n"+
+		"RFC 3339; --since takes runs started at or after it, --until runs started before it.\n"+
+		"--board, --clock, --since and --until select in the store: an HTML report of one\n"+
+		"board's last month reads that month's runs alone.")
 	format := fs.String("format", "json", "output format: "+exportFormats(", "))
 	withSetting := fs.Bool("with-setting", false, "openwrt: one row per board and clock setting (medians of its runs), with board and clock columns and a header")
 	board := fs.String("board", "", "only this board")
 	clock := fs.Int("clock", 0, "only this clock setting (MHz)")
+	since := fs.String("since", "", "only runs started at or after this time (YYYY-MM-DD or RFC 3339)")
+	until := fs.String("until", "", "only runs started before this time (YYYY-MM-DD or RFC 3339)")
 	skip := fs.String("skip", "", "leave out these runs, comma separated: the damaged runs 'results check' names, to export what still reads")
 	out := fs.String("o", "", "write to this file (default standard output)")
 	fs.storeFlag()
@@ -363,8 +369,9 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 	case *withSetting:
 		write = export.WriteOpenWrtSettings
 	}
-	if *clock < 0 {
-		return usageErr("results export: --clock %d: give a clock in MHz, e.g. --clock 680", *clock)
+	f, err := listFilter("results export", *board, *clock, *since, *until, 0)
+	if err != nil {
+		return err
 	}
 	if err := checkOutPath(*out); err != nil {
 		return err
@@ -382,11 +389,10 @@ func cmdResultsExport(ctx context.Context, args []string) error {
 	raw := *format == "openwrt" && !*withSetting
 	// The report draws each run's power, and the JSON carries it.
 	samples := *format == "html" || *format == "json"
-	var skipped []results.RunID
 	for _, id := range splitList(*skip) {
-		skipped = append(skipped, results.RunID(id))
+		f.Skip = append(f.Skip, results.RunID(id))
 	}
-	f := results.Filter{Board: *board, ClockMHz: boards.MHz(*clock), Skip: skipped, WithTranscript: raw, WithSamples: samples}
+	f.WithTranscript, f.WithSamples = raw, samples
 	if stream := streamed[*format]; stream != nil {
 		return exportStream(ctx, s, path, *out, f, stream)
 	}

@@ -66,18 +66,18 @@ func Open(path string) (*Store, error) {
 }
 
 // OpenChecked is Open for writers that must not add to a damaged store.
-// On PostgreSQL an existing store must pass the store's consistency
-// checks before anything is written to it. On SQLite every write is
-// checked where it meets the store, as any store's writes are (see dsn
-// and checkWritten): damage a write meets leaves the store as it was,
-// and the write fails with ErrDamaged, at a cost that stays with what is
-// written, where SQLite's integrity check of the whole store before
-// each import took longer the larger the store grew.
+// On either engine every write is checked where it meets the store, as
+// any store's writes are: SQLite checks each page a write reads (see
+// dsn), no run is written under an id that has rows stored without its
+// run (checkNew), and each run written must read back with the metrics
+// it was written with before the transaction commits (checkWritten).
+// Damage a write meets leaves the store as it was, and the write fails
+// with ErrDamaged, at a cost that stays with what is written, where a
+// check of the whole store before each import (SQLite's integrity check,
+// PostgreSQL's consistency query) took longer the larger the store grew.
+// Damage elsewhere is found by the reads that meet it and by Check.
 func OpenChecked(path string) (*Store, error) {
-	if IsURL(path) {
-		return openPostgres(context.Background(), path, migrations, pgWriteChecked)
-	}
-	return openWrite(path, migrations)
+	return Open(path)
 }
 
 // OpenReadOnly opens the store at path for reading only. It never creates

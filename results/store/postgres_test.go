@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -320,8 +321,9 @@ func TestPostgresWritersRefused(t *testing.T) {
 }
 
 // TestPostgresCheck: the consistency check finds rows that break the
-// store's promises (here, left by a restore that ran with triggers off),
-// and a writer that checks first refuses to add to such a store.
+// store's promises (here, left by a restore that ran with triggers off).
+// A writer checks only what it meets: storing a run under the orphan's id
+// fails as damaged and changes nothing, storing another run succeeds.
 func TestPostgresCheck(t *testing.T) {
 	ctx := context.Background()
 	d := newPGDB(t)
@@ -330,18 +332,42 @@ func TestPostgresCheck(t *testing.T) {
 		t.Fatalf("Check of a sound store = %+v, %v", rep, err)
 	}
 	d.exec(t, `SET session_replication_role = replica; INSERT INTO bootbench.metrics VALUES ('ghost', 'md5@16', 'B/s', 1)`)
-	before := d.state(t)
-	if s, err := OpenChecked(d.url); err == nil {
-		s.Close()
-		t.Fatal("OpenChecked opened an inconsistent store")
-	} else if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "fails its consistency check (metric md5@16 of run ghost refers to a missing run): nothing was written") {
-		t.Errorf("err = %v, want ErrDamaged naming the orphan", err)
+	s, err := OpenChecked(d.url)
+	if err != nil {
+		t.Fatalf("OpenChecked: %v; want the store opened, damage met by the writes that meet it", err)
 	}
-	rep, err := Check(ctx, d.url)
-	if err != nil || len(rep.Problems) != 1 || rep.Runs != 2 || rep.Version != len(migrations) {
-		t.Errorf("Check = %+v, %v; want the one problem", rep, err)
+	defer s.Close()
+	before := d.state(t)
+	for _, tt := range []struct {
+		name string
+		save func(r *results.Run) error
+	}{
+		{"SaveRun", func(r *results.Run) error { return s.SaveRun(ctx, r) }},
+		{"SaveRuns", func(r *results.Run) error { return s.SaveRuns(ctx, []*results.Run{sampleRun("r100", t0), r}) }},
+	} {
+		err := tt.save(sampleRun("ghost", t0))
+		if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "(run ghost has metrics stored without its run) where this write meets it: nothing was written") {
+			t.Errorf("%s of run ghost: err = %v, want ErrDamaged naming the orphan", tt.name, err)
+		}
+		if after := d.state(t); after != before {
+			t.Errorf("%s of run ghost changed the database:\nbefore %s\nafter  %s", tt.name, before, after)
+		}
+	}
+	// A metric of a name the run does not have is refused the same.
+	d.exec(t, `SET session_replication_role = replica; INSERT INTO bootbench.metrics VALUES ('ghost2', 'other', 'B/s', 1)`)
+	before = d.state(t)
+	if err := s.SaveRun(ctx, sampleRun("ghost2", t0)); !errors.Is(err, ErrDamaged) {
+		t.Errorf("SaveRun of run ghost2: err = %v, want ErrDamaged", err)
 	}
 	if after := d.state(t); after != before {
-		t.Errorf("database changed:\nbefore %s\nafter  %s", before, after)
+		t.Errorf("SaveRun of run ghost2 changed the database:\nbefore %s\nafter  %s", before, after)
+	}
+	if err := s.SaveRun(ctx, sampleRun("r002", t0)); err != nil {
+		t.Errorf("SaveRun of a run the damage is not under: %v", err)
+	}
+	rep, err := Check(ctx, d.url)
+	if err != nil || len(rep.Problems) != 2 || rep.Runs != 3 || rep.Version != len(migrations) ||
+		!slices.Contains(rep.Problems, "metric md5@16 of run ghost refers to a missing run") {
+		t.Errorf("Check = %+v, %v; want the two orphans", rep, err)
 	}
 }

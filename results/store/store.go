@@ -358,13 +358,31 @@ func (s *Store) saveRunTx(ctx context.Context, tx writer, r *results.Run) error 
 // between; gives a clean ErrExists instead of a driver-specific
 // constraint message. On PostgreSQL a writer that commits the same id
 // meanwhile makes the insert fail, and SaveRun says the same.
+//
+// A new id must have nothing stored under it either: stages, metrics or
+// power rows of a run that is not there (which the foreign keys forbid,
+// and a restore with triggers off, or damage, can leave) are damage this
+// write meets, said as such before anything is written, where the
+// inserts would fail on a key, or the read-back (checkWritten) would
+// count rows the run was not written with. The same index lookups as
+// the id's: what a write checks stays with what it writes.
 func (s *Store) checkNew(ctx context.Context, tx writer, r *results.Run) error {
 	var exists bool
-	if err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?)`), r.ID).Scan(&exists); err != nil {
+	var orphans string
+	if err := tx.QueryRowContext(ctx, s.eng.bind(`SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?), CASE
+			WHEN EXISTS(SELECT 1 FROM metrics WHERE run = ?) THEN 'metrics'
+			WHEN EXISTS(SELECT 1 FROM stages WHERE run = ?) THEN 'stages'
+			WHEN EXISTS(SELECT 1 FROM power_meters WHERE run = ?) THEN 'a power meter'
+			WHEN EXISTS(SELECT 1 FROM power_samples WHERE run = ?) THEN 'power samples'
+			WHEN EXISTS(SELECT 1 FROM power_spans WHERE run = ?) THEN 'power spans'
+			ELSE '' END`), r.ID, r.ID, r.ID, r.ID, r.ID, r.ID).Scan(&exists, &orphans); err != nil {
 		return fmt.Errorf("results: save run %s: %w", r.ID, err)
 	}
-	if exists {
+	switch {
+	case exists:
 		return fmt.Errorf("results: save run %s: %w", r.ID, ErrExists)
+	case orphans != "":
+		return &DamagedRunError{Runs: []results.RunID{r.ID}, What: "has " + orphans + " stored without its run"}
 	}
 	if r.InputSHA256 == "" {
 		return nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -439,6 +440,72 @@ func TestSaveRunsAllOrNone(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestWriteMeetsOrphans: rows left under a run id without the run (a
+// restore with the foreign keys off) are damage a write under that id
+// meets: it stores nothing and says so. A write under another id stores,
+// however many such rows the store holds elsewhere.
+func TestWriteMeetsOrphans(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e engineKind) {
+		ctx := context.Background()
+		s, _ := e.open(t)
+		if err := s.SaveRun(ctx, sampleRun("kept", t0)); err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct {
+			id   results.RunID
+			stmt string
+		}{
+			{"ghost-metric", `INSERT INTO metrics(run, name, unit, value) VALUES (?, 'md5@16', 'B/s', 1)`},
+			{"ghost-stage", `INSERT INTO stages(run, seq, name, seconds) VALUES (?, 7, 'kernel', 1)`},
+			{"ghost-power", `INSERT INTO power_samples(run, seq, seconds, watts) VALUES (?, 0, 0, 1)`},
+		} {
+			id, stmt := tt.id, tt.stmt
+			orphan(t, s, stmt, id)
+			for _, save := range []func() error{
+				func() error { return s.SaveRun(ctx, sampleRun(string(id), t0)) },
+				func() error {
+					return s.SaveRuns(ctx, []*results.Run{sampleRun("other", t0), sampleRun(string(id), t0)})
+				},
+			} {
+				err := save()
+				if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "(run "+string(id)+" has ") ||
+					!strings.Contains(err.Error(), "stored without its run) where this write meets it: nothing was written") {
+					t.Errorf("storing run %s over %s: %v; want ErrDamaged naming it", id, stmt, err)
+				}
+				if got := runIDs(t, s, results.Filter{}); !reflect.DeepEqual(got, []string{"kept"}) {
+					t.Errorf("stored %v, want [kept] alone", got)
+				}
+			}
+		}
+		if err := s.SaveRuns(ctx, []*results.Run{sampleRun("other", t0.Add(time.Second))}); err != nil {
+			t.Errorf("a write the orphans are not under: %v", err)
+		}
+	})
+}
+
+// orphan runs stmt with the id as its one argument, around the foreign
+// keys, as a restore with them off would.
+func orphan(t *testing.T, s *Store, stmt string, id results.RunID) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	off, on := `SET session_replication_role = replica`, `SET session_replication_role = DEFAULT`
+	if _, ok := s.eng.(sqliteEngine); ok {
+		off, on = `PRAGMA foreign_keys = OFF`, `PRAGMA foreign_keys = ON`
+	}
+	if _, err := conn.ExecContext(ctx, off); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(ctx, on)
+	if _, err := conn.ExecContext(ctx, s.eng.bind(stmt), id); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
 }
 
 // want1 is r as a store reads it back, transcript and all.
