@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,13 +13,10 @@ import (
 	"github.com/bootbench/bootbench/boards"
 	"github.com/bootbench/bootbench/boot"
 	"github.com/bootbench/bootbench/harness"
-	"github.com/bootbench/bootbench/initramfs"
 	"github.com/bootbench/bootbench/internal/testkit/menuboard"
 	"github.com/bootbench/bootbench/netboot"
 	"github.com/bootbench/bootbench/plan"
 	"github.com/bootbench/bootbench/results"
-	"github.com/bootbench/bootbench/results/spool"
-	"github.com/bootbench/bootbench/results/store"
 )
 
 type quietBench struct{}
@@ -36,19 +32,11 @@ func (quietBench) String() string   { return "quiet bench" }
 // whose setup menu bootbench cannot read ends at the first boot with exit
 // status 2, one line quoting the menu, the board off, nothing stored.
 func TestRunPlanStopsAtFirmwareRefusal(t *testing.T) {
-	dir := t.TempDir()
 	menu, err := os.ReadFile("../../harness/testdata/routerboot-3.41-menu.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	kernel, image := filepath.Join(dir, "vmlinux"), filepath.Join(dir, "image.cpio")
-	os.WriteFile(kernel, []byte("kernel"), 0o644)
-	os.WriteFile(image, []byte("image"), 0o644)
-	st, err := store.Open(filepath.Join(dir, "r.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	kernel, st, builders, spooled := stubbedRun(t)
 	p, err := boards.Get("rb450g")
 	if err != nil {
 		t.Fatal(err)
@@ -56,11 +44,7 @@ func TestRunPlanStopsAtFirmwareRefusal(t *testing.T) {
 	board := boards.Board{Name: "rb1", Profile: p, MAC: net.HardwareAddr{0, 0x0c, 0x42, 1, 2, 3}, Address: netip.MustParseAddr("198.18.5.40")}
 	job := plan.Job{Board: board, Kernel: kernel, BootTimeout: 5 * time.Second, RunTimeout: 5 * time.Second}
 	target := &menuboard.Board{Menu: string(menu)}
-	rg := harness.Rig{Target: target, Bench: quietBench{}, Store: st, Builders: plan.Builders{CacheDir: dir,
-		BuildImage: func(context.Context, initramfs.Spec, string) (*initramfs.Image, error) {
-			return &initramfs.Image{Path: image, Size: 5, Digest: "00", Cached: true}, nil
-		}}}
-	spooled := &spooledStore{Store: st, name: "r.db", path: filepath.Join(dir, "r.db"), spool: spool.For(filepath.Join(dir, "r.db"))}
+	rg := harness.Rig{Target: target, Bench: quietBench{}, Store: st, Builders: builders}
 	err = runSettings(context.Background(), plan.Sweep{Job: job, Clocks: []boards.MHz{680, 800}, Reps: boards.Reps{Count: 2}}, rg, spooled)
 
 	var ee *exitError

@@ -38,25 +38,13 @@ func (b *unpluggedBoard) Console(ctx context.Context) (io.ReadWriteCloser, error
 // with no console stops at the first run, stores nothing and exits 2,
 // instead of storing four identical failed runs.
 func TestRunPlanStopsAtSetupFailure(t *testing.T) {
-	dir := t.TempDir()
-	kernel, image := filepath.Join(dir, "vmlinux"), filepath.Join(dir, "image.cpio")
-	os.WriteFile(kernel, []byte("kernel"), 0o644)
-	os.WriteFile(image, []byte("image"), 0o644)
-	store, err := store.Open(filepath.Join(dir, "r.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	kernel, store, builders, st := stubbedRun(t)
 	p := boards.Profile{Name: "rbx", Arch: "amd64", Boot: boards.BootQEMUDirect, ImageFormat: boards.FormatCPIO,
 		Console: "ttyS0", Baud: 115200, ClockMethod: boards.ClockManual, Clocks: []boards.MHz{680, 800}, DefaultClock: 680}
 	job := plan.Job{Board: boards.Board{Name: "rb1", Profile: p}, Kernel: kernel, BootTimeout: time.Second, RunTimeout: time.Second, Retries: 1}
 	board := &unpluggedBoard{}
-	rig := harness.Rig{Target: board, Store: store, Builders: plan.Builders{CacheDir: dir,
-		BuildImage: func(context.Context, initramfs.Spec, string) (*initramfs.Image, error) {
-			return &initramfs.Image{Path: image, Size: 5, Digest: "00", Cached: true}, nil
-		}}}
-	st := &spooledStore{Store: store, name: "r.db", path: filepath.Join(dir, "r.db"), spool: spool.For(filepath.Join(dir, "r.db"))}
-	err = runSettings(context.Background(), plan.Sweep{Job: job, Clocks: []boards.MHz{680, 800}, Reps: boards.Reps{Count: 2}}, rig, st)
+	rig := harness.Rig{Target: board, Store: store, Builders: builders}
+	err := runSettings(context.Background(), plan.Sweep{Job: job, Clocks: []boards.MHz{680, 800}, Reps: boards.Reps{Count: 2}}, rig, st)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "setup: open /dev/ttyUSB0: no such file or directory; nothing was run or stored") {
 		t.Errorf("runSettings = %v; want exit 2 naming the console, nothing run or stored", err)
@@ -97,4 +85,25 @@ func TestRouteJobKeepsSettings(t *testing.T) {
 			t.Errorf("%v: route settings %+v, want %+v", tt.args, got, tt.want)
 		}
 	}
+}
+
+// stubbedRun is what runSettings needs around a board that never gets as
+// far as its image: a kernel file, a store in a temporary directory with
+// its spool, and builders whose image is a file already there.
+func stubbedRun(t *testing.T) (kernel string, st *store.Store, b plan.Builders, spooled *spooledStore) {
+	t.Helper()
+	dir := t.TempDir()
+	kernel, image := filepath.Join(dir, "vmlinux"), filepath.Join(dir, "image.cpio")
+	os.WriteFile(kernel, []byte("kernel"), 0o644)
+	os.WriteFile(image, []byte("image"), 0o644)
+	db := filepath.Join(dir, "r.db")
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	b = plan.Builders{CacheDir: dir, BuildImage: func(context.Context, initramfs.Spec, string) (*initramfs.Image, error) {
+		return &initramfs.Image{Path: image, Size: 5, Digest: "00", Cached: true}, nil
+	}}
+	return kernel, st, b, &spooledStore{Store: st, name: "r.db", path: db, spool: spool.For(db)}
 }
