@@ -75,8 +75,10 @@ func TestReadsRefuseDamagedRuns(t *testing.T) {
 	})
 }
 
-// damage runs stmt against the store's database as damage would, around
-// bootbench's own checks (foreign keys off on SQLite).
+// damage runs stmt, with the id as its one argument, against the store's
+// database as damage would: around bootbench's own checks and the foreign
+// keys, as a restore with them off would (PostgreSQL's with its triggers
+// disabled).
 func damage(t *testing.T, s *Store, stmt string, id results.RunID) {
 	t.Helper()
 	ctx := context.Background()
@@ -85,19 +87,14 @@ func damage(t *testing.T, s *Store, stmt string, id results.RunID) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	off, on := `SET session_replication_role = replica`, `SET session_replication_role = DEFAULT`
 	if _, ok := s.eng.(sqliteEngine); ok {
-		if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
-			t.Fatal(err)
-		}
-		defer conn.ExecContext(ctx, `PRAGMA foreign_keys = ON`)
-	} else if strings.Contains(stmt, "SET run") {
-		// PostgreSQL's foreign key forbids it; a restore with
-		// triggers disabled does not.
-		if _, err := conn.ExecContext(ctx, `SET session_replication_role = replica`); err != nil {
-			t.Fatal(err)
-		}
-		defer conn.ExecContext(ctx, `SET session_replication_role = DEFAULT`)
+		off, on = `PRAGMA foreign_keys = OFF`, `PRAGMA foreign_keys = ON`
 	}
+	if _, err := conn.ExecContext(ctx, off); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(ctx, on)
 	if _, err := conn.ExecContext(ctx, s.eng.bind(stmt), id); err != nil {
 		t.Fatalf("%s: %v", stmt, err)
 	}

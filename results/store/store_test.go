@@ -462,7 +462,7 @@ func TestWriteMeetsOrphans(t *testing.T) {
 			{"ghost-power", `INSERT INTO power_samples(run, seq, seconds, watts) VALUES (?, 0, 0, 1)`},
 		} {
 			id, stmt := tt.id, tt.stmt
-			orphan(t, s, stmt, id)
+			damage(t, s, stmt, id)
 			for _, save := range []func() error{
 				func() error { return s.SaveRun(ctx, sampleRun(string(id), t0)) },
 				func() error {
@@ -483,29 +483,6 @@ func TestWriteMeetsOrphans(t *testing.T) {
 			t.Errorf("a write the orphans are not under: %v", err)
 		}
 	})
-}
-
-// orphan runs stmt with the id as its one argument, around the foreign
-// keys, as a restore with them off would.
-func orphan(t *testing.T, s *Store, stmt string, id results.RunID) {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	off, on := `SET session_replication_role = replica`, `SET session_replication_role = DEFAULT`
-	if _, ok := s.eng.(sqliteEngine); ok {
-		off, on = `PRAGMA foreign_keys = OFF`, `PRAGMA foreign_keys = ON`
-	}
-	if _, err := conn.ExecContext(ctx, off); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.ExecContext(ctx, on)
-	if _, err := conn.ExecContext(ctx, s.eng.bind(stmt), id); err != nil {
-		t.Fatalf("%s: %v", stmt, err)
-	}
 }
 
 // want1 is r as a store reads it back, transcript and all.
