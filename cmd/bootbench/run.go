@@ -172,26 +172,8 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 	src, _ := initramfs.FindSource() // none: images come from the prebuilt set
 	b, inv, err := loadBoard(ctx, *rf.board, *rf.inventory)
 	if err != nil {
-		// A board model named where a board belongs: say first if the
-		// model cannot be run at all, before asking for an inventory.
-		if p, perr := boards.Get(*rf.board); perr == nil && p.Virtual == nil {
-			if uerr := p.UnsupportedFor(boards.Board{Profile: p}, *rf.bench); uerr != nil {
-				return nil, usageErr("%s: %v", cmd, uerr)
-			}
-			// A clock the model cannot run is refused before anything
-			// else: no board of it would run it.
-			if _, cerr := clockSettings(p, *rf.clocks, *rf.allowOvervoltage); cerr != nil {
-				return nil, cerr
-			}
-			if p.RAMMB < roomyRAMMB {
-				model := plan.Job{Board: boards.Board{Profile: p}, Benchmark: *rf.bench, Kernel: *rf.kernel, Source: src}
-				// No image to check with (outside the tree, no
-				// prebuilt set): the inventory hint is the answer,
-				// as for every other model.
-				if cerr := checkBoard(ctx, model); cerr != nil && !errors.Is(cerr, initramfs.ErrNoImage) {
-					return nil, cerr
-				}
-			}
+		if merr := rf.modelRefusal(ctx, cmd, src); merr != nil {
+			return nil, merr
 		}
 		return nil, err
 	}
@@ -225,6 +207,33 @@ func (rf *runFlags) resolve(ctx context.Context, cmd string) (*runJob, error) {
 		}
 	}
 	return &runJob{rf: rf, board: b, inv: inv, settings: settings, reps: reps, src: src, routes: routes, configs: configs}, nil
+}
+
+// modelRefusal is for a board model named where a board belongs: what
+// refuses the run on any board of the model (the benchmark, the clock, a
+// RAM too small for the image), said before the inventory is asked for;
+// nil when the model could run it, or --board names no model.
+func (rf *runFlags) modelRefusal(ctx context.Context, cmd, src string) error {
+	p, err := boards.Get(*rf.board)
+	if err != nil || p.Virtual != nil {
+		return nil
+	}
+	if err := p.UnsupportedFor(boards.Board{Profile: p}, *rf.bench); err != nil {
+		return usageErr("%s: %v", cmd, err)
+	}
+	if _, err := clockSettings(p, *rf.clocks, *rf.allowOvervoltage); err != nil {
+		return err
+	}
+	if p.RAMMB >= roomyRAMMB {
+		return nil
+	}
+	// No image to check with (outside the tree, no prebuilt set): the
+	// inventory hint is the answer, as for every other model.
+	model := plan.Job{Board: boards.Board{Profile: p}, Benchmark: *rf.bench, Kernel: *rf.kernel, Source: src}
+	if err := checkBoard(ctx, model); err != nil && !errors.Is(err, initramfs.ErrNoImage) {
+		return err
+	}
+	return nil
 }
 
 // repsOf reads --reps, and with auto --target-ci and --max-reps, which go

@@ -50,10 +50,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if *logFormat != "" && *logFormat != "text" && *logFormat != "json" {
-		return usageErr("serve: --log %q: text or json", *logFormat)
-	}
-	pageAddr, err := pageFl.check()
+	pageAddr, err := checkServeOutputs(*logFormat, pageFl)
 	if err != nil {
 		return err
 	}
@@ -108,10 +105,8 @@ func cmdServe(ctx context.Context, args []string) error {
 				cancelStop()
 			}
 		},
-		Unknown: func(u harness.UnknownBoard) { show.note(unknownHint(u, inv)) },
-		UnknownMore: func(n int, every time.Duration) {
-			show.note(fmt.Sprintf("%d more MACs not in %s asked to boot in the last %s (hints are shown for the first few; none gets an answer)", n, inv.Path, every))
-		},
+		Unknown:     func(u harness.UnknownBoard) { show.note(unknownHint(u, inv)) },
+		UnknownMore: func(n int, every time.Duration) { show.note(unknownMoreNote(n, every, inv)) },
 	}
 	show.note(fmt.Sprintf("serving %d board(s) by %s; results go to %s", len(served), bench, dbPath))
 	stopDelivery := st.deliverEvery(hard, spoolEvery, show.note)
@@ -121,6 +116,21 @@ func cmdServe(ctx context.Context, args []string) error {
 		return err
 	}
 	return serveExit(hard.Err() != nil, *once, onceErr, dbPath)
+}
+
+// checkServeOutputs checks --log and the bench page's flags, and returns
+// the page's address ("" for none).
+func checkServeOutputs(logFormat string, pageFl pageFlags) (string, error) {
+	if logFormat != "" && logFormat != "text" && logFormat != "json" {
+		return "", usageErr("serve: --log %q: text or json", logFormat)
+	}
+	return pageFl.check()
+}
+
+// unknownMoreNote says how many more unknown boards asked to boot than
+// got a hint.
+func unknownMoreNote(n int, every time.Duration, inv *boards.Inventory) string {
+	return fmt.Sprintf("%d more MACs not in %s asked to boot in the last %s (hints are shown for the first few; none gets an answer)", n, inv.Path, every)
 }
 
 // servedAutos are the served boards whose job has reps: auto, each
