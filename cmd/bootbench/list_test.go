@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -53,6 +55,35 @@ func TestResultsListPage(t *testing.T) {
 	}
 	if r := list("--clock", "680"); strings.Count(r.stdout, "\n") != 1 {
 		t.Errorf("--clock 680 on runs at 300: %q; want the header alone", r.stdout)
+	}
+}
+
+// TestResultsListCountsNoFurther: after a page, list counts the older
+// runs no further than listCountMost, and past it says "more than": a
+// page of a store kept for years does not read every run's id.
+func TestResultsListCountsNoFurther(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "results.db")
+	files := captures(t, dir, "out", 5)
+	if r := (invocation{args: append([]string{"import", "--board", "rb450", "--clock", "300", "--db", db}, files...)}).run(t); r.code != 0 {
+		t.Fatalf("import: %s", r.stderr)
+	}
+	defer func(was int) { listCountMost = was }(listCountMost)
+	listCountMost = 2
+	for _, tt := range []struct {
+		limit int
+		says  *regexp.Regexp
+	}{
+		{1, regexp.MustCompile(`^bootbench: results list: more than 2 older runs not shown \(the newest 1\); --limit 0 lists them all, --until \S+ the ones before\n$`)},
+		{3, regexp.MustCompile(`^bootbench: results list: 2 older runs not shown \(the newest 3 of 5\); --limit 0 lists them all, --until \S+ the ones before\n$`)},
+		{5, regexp.MustCompile(`^$`)},
+	} {
+		stdout, stderr, err := captured(t, func() error {
+			return cmdResultsList(context.Background(), []string{"--limit", strconv.Itoa(tt.limit), "--db", db})
+		})
+		if err != nil || strings.Count(stdout, "\n") != 1+tt.limit || !tt.says.MatchString(stderr) {
+			t.Errorf("--limit %d: %v; stdout\n%sstderr %q, want a header, %d runs, and stderr matching %s", tt.limit, err, stdout, stderr, tt.limit, tt.says)
+		}
 	}
 }
 

@@ -554,11 +554,19 @@ func bulkOf(f results.Filter) bulk {
 }
 
 // CountRuns says how many runs match f, f.Limit aside: what a page of
-// them leaves out. It reads the runs' index only.
-func (s *Store) CountRuns(ctx context.Context, f results.Filter) (int, error) {
+// them leaves out. It reads the runs' index only, and when most > 0 no
+// further than most runs into it: a count of every run reads the whole
+// index (a million runs' ids, about 0.2 s), a bounded one what most
+// costs whatever the store holds.
+func (s *Store) CountRuns(ctx context.Context, f results.Filter, most int) (int, error) {
 	where, args := filterWhere(f)
+	query := `SELECT count(*) FROM runs r` + where
+	if most > 0 {
+		query = `SELECT count(*) FROM (SELECT 1 FROM runs r` + where + ` LIMIT ?) AS selected`
+		args = append(args, most)
+	}
 	var n int
-	if err := s.db.QueryRowContext(ctx, s.eng.bind(`SELECT count(*) FROM runs r`+where), args...).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(ctx, s.eng.bind(query), args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("results: count runs: %w", err)
 	}
 	return n, nil

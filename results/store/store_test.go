@@ -291,8 +291,11 @@ func TestRunsFilterAndOrder(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if n, err := s.CountRuns(ctx, tt.f); err != nil || n != tt.count {
+				if n, err := s.CountRuns(ctx, tt.f, 0); err != nil || n != tt.count {
 					t.Errorf("CountRuns = %d, %v; want %d", n, err, tt.count)
+				}
+				if n, err := s.CountRuns(ctx, tt.f, 2); err != nil || n != min(tt.count, 2) {
+					t.Errorf("CountRuns to at most 2 = %d, %v; want %d", n, err, min(tt.count, 2))
 				}
 				walked := eachRunIDs(t, s, tt.f)
 				all := tt.f
