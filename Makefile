@@ -25,13 +25,19 @@ build:
 # A release: the static binary with the prebuilt image set (u-root's init and
 # benchinit for every architecture) beside it, so 'image build' and 'run'
 # need neither the source tree nor Go: the binary finds bootbench-images
-# beside itself (or wherever BOOTBENCH_PREBUILT points).
-DIST    := dist/bootbench
+# beside itself (or wherever BOOTBENCH_PREBUILT points). The twins' kernels
+# and the big-endian MIPS openssl are not in it: a release builds them on
+# first use where Debian's packages for that are installed, and otherwise
+# says in one line which to install. RELEASE_DIR is where the tarball goes;
+# RELEASE_ARCH limits the set to some architectures (default: all).
+RELEASE_DIR  ?= dist
+RELEASE_ARCH ?=
+DIST         := $(RELEASE_DIR)/bootbench
 release: build
 	rm -rf $(DIST) && mkdir -p $(DIST)
 	cp $(BIN) $(DIST)/bootbench
-	$(BIN) image prebuild -o $(DIST)/bootbench-images
-	tar -C dist -czf dist/bootbench-linux-$$($(GO) env GOARCH).tar.gz bootbench
+	$(BIN) image prebuild $(if $(RELEASE_ARCH),--arch $(RELEASE_ARCH)) -o $(DIST)/bootbench-images
+	tar -C $(RELEASE_DIR) -czf $(RELEASE_DIR)/bootbench-linux-$$($(GO) env GOARCH).tar.gz bootbench
 
 demo: deps-demo build
 	$(BIN) run --board $(BOARD)
@@ -63,9 +69,23 @@ fmt-check:
 # report, the bench page's screenshots) under _artifacts/.
 # The fuzz targets run first, so that the last lines are scripts/testsummary's:
 # what go test prints, then the ten slowest tests.
-test: deps fmt-check vet
-	@$(MAKE) --no-print-directory fuzz
-	BOOTBENCH_E2E=1 $(GO) run ./scripts/testsummary -top 10 -- -count=1 -p 2 -timeout 80m -artifacts ./...
+#
+# The twins' kernels (bootbench's own, built from Debian's Linux source) and
+# the big-endian MIPS openssl are built first thing, by 'boards prepare',
+# beside vet, the fuzz targets and the tests that need none of them: some
+# twenty minutes of both cores on a fresh machine, which no test then waits
+# for from its start. A test that needs one waits for that build (a lock
+# beside each cache entry) instead of building it again. The prepare's own
+# lines, each build's time among them, go to $(PREPARE_LOG); a failed
+# prepare fails make test.
+TWINS       := qemu-x86_64 qemu-rb450g qemu-wrt54g
+PREPARE_LOG := bin/prepare.log
+test: deps fmt-check build
+	@$(BIN) boards prepare --bench openssl $(TWINS) >$(PREPARE_LOG) 2>&1 & prep=$$!; \
+	$(MAKE) --no-print-directory vet fuzz && \
+	BOOTBENCH_E2E=1 $(GO) run ./scripts/testsummary -top 10 -- -count=1 -p 2 -timeout 80m -artifacts ./...; rc=$$?; \
+	if ! wait $$prep; then echo "make test: boards prepare $(TWINS) failed ($(PREPARE_LOG)):"; tail -n 20 $(PREPARE_LOG); rc=1; fi; \
+	exit $$rc
 
 # The servers' input from the network and the board's frames from the
 # console, fuzzed beyond their seed corpora (testdata/fuzz/ beside each

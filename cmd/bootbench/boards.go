@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -14,15 +15,16 @@ import (
 )
 
 // boardsHelp is what 'bootbench boards --help' prints.
-const boardsHelp = `Usage: bootbench boards list | show NAME
+const boardsHelp = `Usage: bootbench boards list | show NAME | prepare BOARD...
 
-  bootbench boards list        the board models bootbench knows: arch, boot, clocks, how tested
-  bootbench boards show NAME   one model in full: what runs on it, its clocks, what stands in for it
+  bootbench boards list              the board models bootbench knows: arch, boot, clocks, how tested
+  bootbench boards show NAME         one model in full: what runs on it, its clocks, what stands in for it
+  bootbench boards prepare BOARD...  fetch and build what the boards boot, ahead of their runs
 
 Run 'bootbench boards SUBCOMMAND --help' for a subcommand's flags.
 `
 
-func cmdBoards(args []string) error {
+func cmdBoards(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return listBoards()
 	}
@@ -30,7 +32,7 @@ func cmdBoards(args []string) error {
 		if sub == nil {
 			return errHelpShown
 		}
-		return cmdBoards(sub)
+		return cmdBoards(ctx, sub)
 	}
 	switch args[0] {
 	case "list":
@@ -49,8 +51,10 @@ func cmdBoards(args []string) error {
 			return usageErr("boards show: name one board (see 'bootbench boards list')")
 		}
 		return showBoardNamed(fs.Arg(0))
+	case "prepare":
+		return cmdPrepare(ctx, args[1:])
 	}
-	return usageErr("boards: unknown subcommand %q: say list or show NAME (see 'bootbench boards --help')", args[0])
+	return usageErr("boards: unknown subcommand %q: say list, show NAME or prepare BOARD... (see 'bootbench boards --help')", args[0])
 }
 
 func listBoards() error {

@@ -31,6 +31,7 @@ func TestHelpEveryWay(t *testing.T) {
 		{[]string{"boards", "-h"}, "Usage: bootbench boards list | show NAME"},
 		{[]string{"boards", "list", "--help"}, "Usage: bootbench boards list"},
 		{[]string{"boards", "show", "--help"}, "Usage: bootbench boards show NAME"},
+		{[]string{"boards", "prepare", "--help"}, "Usage: bootbench boards prepare [--bench NAME]"},
 		{[]string{"image", "--help"}, "Usage: bootbench image build | prebuild"},
 		{[]string{"image", "help", "build"}, "Usage: bootbench image build --arch"},
 		{[]string{"help", "import"}, "Usage: bootbench import --board NAME"},

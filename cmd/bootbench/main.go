@@ -44,7 +44,7 @@ Usage:
                      [--baseline [BOARD]@MHZ] [--clock MHZ] [--include-throttled] [--target-ci PCT] [--format text|json]
   bootbench results  export [--format json|openwrt|csv|gobench|html] [--with-setting] [--board NAME] [--clock MHZ]
                      [--since DATE] [--until DATE] [--skip RUN,...] [-o OUT]
-  bootbench boards   list | show NAME
+  bootbench boards   list | show NAME | prepare [--bench NAME] BOARD...   # build what boards boot, ahead
   bootbench image    build --arch GOARCH|DEBIAN_ARCH [--bench ` + benchNames + `|NAME] [--bench-cmd "..."] [--add HOST:IMG]...
                      [--sysroot DIR] [--format cpio|cpio.gz|cpio.xz|uimage|elf] [--compress gz|xz|none] [--goarm 5|6|7] [--gomips softfloat|hardfloat]
                      [--kernel FILE] [--cmdline ARGS] [--ram MIB]
@@ -129,7 +129,7 @@ func dispatch(ctx context.Context, args []string) error {
 	case "console":
 		return cmdConsole(ctx, args[1:])
 	case "boards":
-		return cmdBoards(args[1:])
+		return cmdBoards(ctx, args[1:])
 	case "image":
 		return cmdImage(ctx, args[1:])
 	case "speed":
