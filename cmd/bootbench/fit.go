@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/bootbench/bootbench/initramfs"
+	"github.com/bootbench/bootbench/internal/kernels"
 	"github.com/bootbench/bootbench/plan"
 )
 
@@ -24,7 +25,7 @@ func checkBoard(ctx context.Context, job plan.Job) error {
 	if p.RAMMB <= 0 {
 		return nil
 	}
-	built, err := buildPlan(ctx, job)
+	built, err := buildPlan(ctx, "run", job)
 	if err != nil {
 		return err
 	}
@@ -36,22 +37,27 @@ func checkBoard(ctx context.Context, job plan.Job) error {
 
 // buildPlan makes job's plan as the run will: its kernel (none where the
 // board has none) and its image, wrapped as the board's loader takes it.
-func buildPlan(ctx context.Context, job plan.Job) (*plan.Built, error) {
+// cmd begins its errors.
+func buildPlan(ctx context.Context, cmd string, job plan.Job) (*plan.Built, error) {
 	p, bs := job.Board.Profile, builders(job.Source)
 	built, err := bs.Build(ctx, job)
+	var missing *kernels.MissingTools
 	if errors.Is(err, plan.ErrNoKernel) {
 		built, err = bs.Make(ctx, plan.New(job), "")
 	}
 	switch {
 	case errors.Is(err, initramfs.ErrBadSpec):
-		return nil, usageErr("run: board %s, bench %s: %v", p.Name, job.Benchmark, err)
+		return nil, usageErr("%s: board %s, bench %s: %v", cmd, p.Name, job.Benchmark, err)
 	case errors.Is(err, os.ErrNotExist) && job.Kernel != "":
-		return nil, usageErr("run: --kernel: %v", err)
+		return nil, usageErr("%s: --kernel: %v", cmd, err)
+	case errors.As(err, &missing):
+		// Like a missing image: setup that would fail every run alike.
+		return nil, usageErr("%s: board %s: %v", cmd, p.Name, missing)
 	case errors.Is(err, initramfs.ErrNoImage):
 		// A setup failure before power-on, as README says: exit 2.
-		return nil, usageErr("run: image for %s: %w", p.Name, err)
+		return nil, usageErr("%s: image for %s: %w", cmd, p.Name, err)
 	case err != nil:
-		return nil, fmt.Errorf("run: image for %s: %w", p.Name, err)
+		return nil, fmt.Errorf("%s: image for %s: %w", cmd, p.Name, err)
 	}
 	return built, nil
 }

@@ -198,9 +198,22 @@ func buildTools(spec variantSpec) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("building a kernel needs Debian packages %s (scripts/deps.sh installs them)", strings.Join(missing, ", "))
+		return &MissingTools{Kernel: spec.what, Packages: missing}
 	}
 	return nil
+}
+
+// MissingTools is a kernel that is not built yet on a host that lacks
+// what building it takes: Debian packages, named so that one apt-get
+// line installs them.
+type MissingTools struct {
+	Kernel   string   // "big-endian Malta"
+	Packages []string // Debian packages, in the order they were missed
+}
+
+func (e *MissingTools) Error() string {
+	pkgs := strings.Join(e.Packages, " ")
+	return fmt.Sprintf("bootbench's %s kernel is not built on this host yet, and building it (once, some minutes) needs Debian packages %s: apt-get install -y %s", e.Kernel, pkgs, pkgs)
 }
 
 // config is the variant's configuration fragment: its files in order,
