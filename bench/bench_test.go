@@ -105,12 +105,16 @@ var scripts = []script{
 	{
 		script: "twin-boot.sh",
 		args:   []string{"-n", "1", "-q"},
-		needs:  []string{"root", "qemu-system-x86_64", "ip", "go"},
+		needs:  []string{"root", "qemu-system-x86_64", "qemu-system-aarch64", "ip", "go"},
 		want: []*regexp.Regexp{
 			regexp.MustCompile(`(?m)^rep 1/1  qemu-x86_64 +A Debian's kernel +[0-9.]+ s$`),
 			regexp.MustCompile(`(?m)^rep 1/1  qemu-x86_64 +B bootbench's kernel +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^rep 1/1  qemu-arm64 +A Debian's, self-tests +[0-9.]+ s$`),
+			regexp.MustCompile(`(?m)^rep 1/1  qemu-arm64 +B Debian's, notests +[0-9.]+ s$`),
 			regexp.MustCompile(`(?m)^qemu-x86_64 +A Debian's kernel +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.00x$`),
 			regexp.MustCompile(`(?m)^qemu-x86_64 +B bootbench's kernel +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
+			regexp.MustCompile(`(?m)^qemu-arm64 +A Debian's, self-tests +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.00x$`),
+			regexp.MustCompile(`(?m)^qemu-arm64 +B Debian's, notests +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$`),
 		},
 	},
 	{
