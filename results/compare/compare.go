@@ -279,24 +279,40 @@ func Stored(ctx context.Context, s *store.Store, o Options) (*Comparison, error)
 	// Each run's metrics are kept as values alone as it is read: a
 	// comparison of thousands of runs holds little more than their
 	// figures.
-	var runs []results.Run
+	var read runChunks
 	o.values = newRunValues()
 	for _, status := range []string{results.StatusOK, results.StatusThrottled} {
 		f.Status = status
 		err := s.EachMeasured(ctx, f, func(r *results.Run) error {
 			o.values.take(r)
-			runs = append(runs, *r)
+			read.add(r)
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("results: list runs: %w", err)
 		}
 	}
+	runs := slices.Concat(read...)
 	// In the store's order, as one read would give them.
 	slices.SortStableFunc(runs, func(a, b results.Run) int {
 		return cmp.Or(a.Started.Compare(b.Started), cmp.Compare(a.ID, b.ID))
 	})
 	return compareMeasured(o, runs)
+}
+
+// runChunks holds runs as they are read, in chunks made once each: a
+// comparison reads thousands of runs of some 450 bytes, which one slice
+// grown a run at a time would copy a score of times.
+type runChunks [][]results.Run
+
+const runsAChunk = 512
+
+func (c *runChunks) add(r *results.Run) {
+	if n := len(*c); n == 0 || len((*c)[n-1]) == runsAChunk {
+		*c = append(*c, make([]results.Run, 0, runsAChunk))
+	}
+	last := &(*c)[len(*c)-1]
+	*last = append(*last, *r)
 }
 
 // compareRuns compares runs, all of them measured, as o says.
@@ -313,7 +329,7 @@ func compareRuns(o Options, runs []results.Run) (*Comparison, error) {
 // things).
 type benchKey struct{ bench, tool, version, route string }
 
-func keyOf(r results.Run) benchKey {
+func keyOf(r *results.Run) benchKey {
 	return benchKey{r.Bench, r.Tool, r.ToolVersion, r.Route.String()}
 }
 
@@ -337,22 +353,39 @@ func (k benchKey) String() string {
 
 // byBench splits runs by benchKey; the keys come sorted by name.
 func byBench(runs []results.Run) ([]benchKey, map[benchKey][]results.Run) {
-	var keys []benchKey
-	groups := map[benchKey][]results.Run{}
-	for _, r := range runs {
-		k := keyOf(r)
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], r)
-	}
+	keys, groups := grouped(runs, keyOf)
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 	return keys, groups
 }
 
+// grouped splits runs by key, each group in runs' order, and gives the
+// keys in the order first met. Each group's slice is made once, at its
+// size (see runChunks).
+func grouped[K comparable](runs []results.Run, key func(*results.Run) K) ([]K, map[K][]results.Run) {
+	var order []K
+	keys := make([]K, len(runs))
+	sizes := map[K]int{}
+	for i := range runs {
+		k := key(&runs[i])
+		if _, ok := sizes[k]; !ok {
+			order = append(order, k)
+		}
+		keys[i] = k
+		sizes[k]++
+	}
+	groups := make(map[K][]results.Run, len(sizes))
+	for k, n := range sizes {
+		groups[k] = make([]results.Run, 0, n)
+	}
+	for i, k := range keys {
+		groups[k] = append(groups[k], runs[i])
+	}
+	return order, groups
+}
+
 // pool describes runs pooled as one side.
 func pool(board string, clock boards.MHz, runs []results.Run) Setting {
-	k := keyOf(runs[0])
+	k := keyOf(&runs[0])
 	st := Setting{Board: board, ClockMHz: clock, Bench: k.bench, Tool: k.tool, ToolVersion: k.version, Route: runs[0].Route, Runs: len(runs)}
 	st.IdleWatts, st.Metered = idleWatts(runs)
 	for _, r := range runs {
@@ -387,10 +420,7 @@ func compareClocks(o Options, runs []results.Run) (*Comparison, error) {
 	c := &Comparison{Board: board, By: ByClock}
 	keys, groups := byBench(runs)
 	for _, k := range keys {
-		byClock := map[boards.MHz][]results.Run{}
-		for _, r := range groups[k] {
-			byClock[r.ClockMHz] = append(byClock[r.ClockMHz], r)
-		}
+		_, byClock := grouped(groups[k], func(r *results.Run) boards.MHz { return r.ClockMHz })
 		clocks := sortedClocks(byClock)
 		base := clocks[0]
 		if o.Baseline != nil {
@@ -759,7 +789,9 @@ func ratioInterval(base, cand []float64, alpha float64) (lo, hi float64, ok bool
 	if k == 0 {
 		return 0, 0, false // too few runs for this level
 	}
-	b, c := slices.Sorted(slices.Values(base)), slices.Sorted(slices.Values(cand))
+	b, c := slices.Clone(base), slices.Clone(cand)
+	slices.Sort(b)
+	slices.Sort(c)
 	return selectRatio(b, c, k), selectRatio(b, c, n1*n2-k+1), true
 }
 

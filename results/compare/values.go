@@ -70,7 +70,7 @@ func (l metricList) is(ms []results.Metric) bool {
 // order, from the values v keeps or, for a run it does not keep (nil v,
 // runs not read from a store), its own metrics.
 func (v *runValues) metricValues(runs []results.Run) (map[string][]float64, map[string]string, error) {
-	vals, units := map[string][]float64{}, map[string]string{}
+	vals, units := v.room(runs), map[string]string{}
 	add := func(r *results.Run, name, unit string, value float64) error {
 		if u, ok := units[name]; ok && u != unit {
 			return fmt.Errorf("metric %s is in %s in one run and %s in run %s", name, u, unit, r.ID)
@@ -97,6 +97,39 @@ func (v *runValues) metricValues(runs []results.Run) (map[string][]float64, map[
 		}
 	}
 	return vals, units, nil
+}
+
+// room is an empty slice for each metric of runs, made at the size its
+// values will take: a side of thousands of runs would otherwise grow a
+// slice of each metric a value at a time, copying it a score of times.
+func (v *runValues) room(runs []results.Run) map[string][]float64 {
+	sizes := map[string]int{}
+	var perList []int // runs whose values v keeps, by list
+	if v != nil {
+		perList = make([]int, len(v.lists))
+	}
+	for i := range runs {
+		if at, ok := v.of(runs[i].ID); ok {
+			perList[at.list]++
+			continue
+		}
+		for _, m := range runs[i].Metrics {
+			sizes[m.Name]++
+		}
+	}
+	for l, n := range perList {
+		if n == 0 {
+			continue // a list of other runs': none of its names is of these
+		}
+		for _, name := range v.lists[l].names {
+			sizes[name] += n
+		}
+	}
+	vals := make(map[string][]float64, len(sizes))
+	for name, n := range sizes {
+		vals[name] = make([]float64, 0, n)
+	}
+	return vals
 }
 
 // of is where run id's values are, if v keeps them.

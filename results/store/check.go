@@ -87,7 +87,7 @@ func (s *Store) runProblems(ctx context.Context) ([]string, []results.RunID) {
 		return problems, ids
 	}
 	var e *DamagedRunError
-	if !IsDamaged(err) || !errors.As(s.locate(ctx, "", nil, bulk{}, err), &e) {
+	if !IsDamaged(err) || !errors.As(s.locate(ctx, runSel{}, bulk{}, err), &e) {
 		return []string{"read runs: " + err.Error()}, nil
 	}
 	for _, id := range e.Runs {

@@ -38,8 +38,8 @@ func (s *Store) saveEnergy(ctx context.Context, tx writer, r *results.Run) error
 
 // loadEnergy attaches the selected runs' meters and spans, and their
 // samples when withSamples.
-func loadEnergy(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []results.Run, index map[results.RunID]int, withSamples bool) error {
-	err := eachRow(ctx, tx, `SELECT p.run, p.meter, p.failed FROM power_meters p JOIN runs r ON r.id = p.run`+cond, args, func(rows *sql.Rows) error {
+func loadEnergy(ctx context.Context, tx *sql.Tx, q runSel, runs []results.Run, index map[results.RunID]int, withSamples bool) error {
+	err := eachRow(ctx, tx, `SELECT p.run, p.meter, p.failed`+q.from("power_meters", "p"), q.args, func(rows *sql.Rows) error {
 		var run results.RunID
 		e := &results.Energy{}
 		if err := rows.Scan(&run, &e.Meter, &e.Failed); err != nil {
@@ -59,17 +59,17 @@ func loadEnergy(ctx context.Context, tx *sql.Tx, cond string, args []any, runs [
 		}
 		return nil
 	}
-	if err := loadSpans(ctx, tx, cond, args, energyOf); err != nil || !withSamples {
+	if err := loadSpans(ctx, tx, q, energyOf); err != nil || !withSamples {
 		return err
 	}
-	return loadSamples(ctx, tx, cond, args, energyOf)
+	return loadSamples(ctx, tx, q, energyOf)
 }
 
 // loadSpans attaches the spans to the Energy energyOf gives for their run.
-func loadSpans(ctx context.Context, tx *sql.Tx, cond string, args []any, energyOf func(results.RunID) *results.Energy) error {
+func loadSpans(ctx context.Context, tx *sql.Tx, q runSel, energyOf func(results.RunID) *results.Energy) error {
 	return eachRow(ctx, tx, `
-		SELECT p.run, p.name, p.from_seconds, p.to_seconds, p.mean_watts, p.joules, p.per_joule, p.unit
-		FROM power_spans p JOIN runs r ON r.id = p.run`+cond+` ORDER BY p.run, p.seq`, args, func(rows *sql.Rows) error {
+		SELECT p.run, p.name, p.from_seconds, p.to_seconds, p.mean_watts, p.joules, p.per_joule, p.unit`+
+		q.from("power_spans", "p")+` ORDER BY p.run, p.seq`, q.args, func(rows *sql.Rows) error {
 		var run results.RunID
 		var sp results.PowerSpan
 		var from, to float64
@@ -85,10 +85,8 @@ func loadSpans(ctx context.Context, tx *sql.Tx, cond string, args []any, energyO
 }
 
 // loadSamples attaches the samples as loadSpans the spans.
-func loadSamples(ctx context.Context, tx *sql.Tx, cond string, args []any, energyOf func(results.RunID) *results.Energy) error {
-	return eachRow(ctx, tx, `
-		SELECT p.run, p.seconds, p.watts FROM power_samples p JOIN runs r ON r.id = p.run`+cond+`
-		ORDER BY p.run, p.seq`, args, func(rows *sql.Rows) error {
+func loadSamples(ctx context.Context, tx *sql.Tx, q runSel, energyOf func(results.RunID) *results.Energy) error {
+	return eachRow(ctx, tx, `SELECT p.run, p.seconds, p.watts`+q.from("power_samples", "p")+` ORDER BY p.run, p.seq`, q.args, func(rows *sql.Rows) error {
 		var run results.RunID
 		var at, w float64
 		if err := rows.Scan(&run, &at, &w); err != nil {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/bootbench/bootbench/results"
 )
 
 // engine is what differs between the databases a store can live in:
@@ -25,6 +27,13 @@ type engine interface {
 	schemaVersion(ctx context.Context, q queryer) (int, error)
 	// problems lists what the engine's consistency checks find.
 	problems(ctx context.Context, db *sql.DB) ([]string, error)
+	// eachMetric calls fn with each row of query, a run's id, a
+	// metric's name, unit and value, read inside in's transaction: a
+	// comparison reads a million of them.
+	eachMetric(ctx context.Context, in inTx, query string, args []any, fn metricRow) error
+	// runIn follows a run id to say it is one of ids (not empty), with
+	// its arguments: see runSel.
+	runIn(ids []results.RunID) (string, []any)
 }
 
 // queryer is what reads go through: the database or a transaction.
@@ -52,6 +61,14 @@ func (sqliteEngine) schemaVersion(ctx context.Context, q queryer) (int, error) {
 
 func (sqliteEngine) problems(ctx context.Context, db *sql.DB) ([]string, error) {
 	return integrityProblems(ctx, db)
+}
+
+func (sqliteEngine) runIn(ids []results.RunID) (string, []any) {
+	return " IN (?" + strings.Repeat(", ?", len(ids)-1) + ")", anys(ids)
+}
+
+func (sqliteEngine) eachMetric(ctx context.Context, in inTx, query string, args []any, fn metricRow) error {
+	return eachMetricSQL(ctx, in, query, args, fn)
 }
 
 // bindDollar numbers ? placeholders $1, $2, ... as PostgreSQL wants them.

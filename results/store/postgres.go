@@ -54,6 +54,9 @@ func DisplayName(name string) string {
 	return u.Redacted()
 }
 
+// pgConns is how many connections a store in PostgreSQL opens at most.
+const pgConns = 4
+
 type pgMode int
 
 const (
@@ -85,8 +88,13 @@ func openPostgres(ctx context.Context, raw string, migs []migration, mode pgMode
 		cfg.RuntimeParams["default_transaction_read_only"] = "on"
 	}
 	db := stdlib.OpenDB(*cfg)
-	// One server serves every bench host: a few connections each.
-	db.SetMaxOpenConns(4)
+	// One server serves every bench host: a few connections each. They
+	// stay open while the store is: a walk's pages are read on several
+	// at once, and a connection closed and opened again between pages
+	// (database/sql keeps 2 idle by default) costs the server a new
+	// backend, which starts with its caches cold.
+	db.SetMaxOpenConns(pgConns)
+	db.SetMaxIdleConns(pgConns)
 	s := &Store{db: db, eng: pgEngine{}, path: name}
 	if err := s.pgOpen(ctx, migs, mode); err != nil {
 		db.Close()

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bootbench/bootbench/internal/testkit/pgtest"
 
@@ -369,5 +372,56 @@ func TestPostgresCheck(t *testing.T) {
 	if err != nil || len(rep.Problems) != 2 || rep.Runs != 3 || rep.Version != len(migrations) ||
 		!slices.Contains(rep.Problems, "metric md5@16 of run ghost refers to a missing run") {
 		t.Errorf("Check = %+v, %v; want the two orphans", rep, err)
+	}
+}
+
+// TestPostgresReadsEitherFormat: metric values read the same whether the
+// server sends them in binary, as a read asks, or in text, as it does
+// for a URL that asks for the simple protocol; a walk of several runs a
+// page reads them as a read of each run does.
+func TestPostgresReadsEitherFormat(t *testing.T) {
+	ctx := context.Background()
+	d := newPGDB(t)
+	s, err := Open(d.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var saved []results.Run
+	for i, v := range []float64{5e-324, math.MaxFloat64, 1.0 / 3, 0.1} {
+		r := sampleRun(fmt.Sprintf("r%03d", i), t0.Add(time.Duration(i)*time.Second))
+		r.Metrics = append(r.Metrics, results.Metric{Name: "odd", Unit: "x", Value: v})
+		if err := s.SaveRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		saved = append(saved, want(r, false))
+		saved[i].Energy.Spans = r.Energy.Spans
+	}
+	for _, url := range []string{d.url, d.url + "&default_query_exec_mode=simple_protocol"} {
+		r, err := OpenReadOnly(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var walked []results.Run
+		err = r.EachRun(ctx, results.Filter{}, func(run *results.Run) error {
+			walked = append(walked, *run)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: EachRun: %v", url, err)
+		}
+		if !reflect.DeepEqual(walked, saved) {
+			t.Errorf("%s: EachRun read\n%+v\nwant\n%+v", url, walked, saved)
+		}
+		for _, w := range saved {
+			got, err := r.Run(ctx, w.ID)
+			if err != nil {
+				t.Fatalf("%s: Run %s: %v", url, w.ID, err)
+			}
+			if !reflect.DeepEqual(got.Metrics, w.Metrics) {
+				t.Errorf("%s: run %s read %v, want %v", url, w.ID, got.Metrics, w.Metrics)
+			}
+		}
 	}
 }

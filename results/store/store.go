@@ -541,8 +541,7 @@ func insertRows(ctx context.Context, tx writer, eng engine, insert string, rows 
 // page included, is made in SQL over the runs' indexes: only the runs
 // returned are read, and only theirs are checked (see saved.go).
 func (s *Store) Runs(ctx context.Context, f results.Filter) ([]results.Run, error) {
-	cond, args := selection(f)
-	runs, err := s.load(ctx, cond, args, bulkOf(f))
+	runs, err := s.load(ctx, selection(f), bulkOf(f))
 	if err != nil {
 		return nil, fmt.Errorf("results: list runs: %w", err)
 	}
@@ -658,7 +657,7 @@ func (s *Store) readPages(ctx context.Context, f results.Filter, b bulk) <-chan 
 			// The page by its ids: each query of the load seeks them,
 			// where a subquery would select the page again for each.
 			go func() {
-				runs, err := s.load(ctx, " WHERE r.id IN (?"+strings.Repeat(", ?", len(ids)-1)+")", anys(ids), b)
+				runs, err := s.load(ctx, s.byIDs(ids), b)
 				p <- page{runs, err}
 			}()
 			if len(ids) < pageRuns {
@@ -707,16 +706,51 @@ func (s *Store) pageAfter(ctx context.Context, where string, args []any, after *
 	return ids, last, rows.Err()
 }
 
-// selection is f as a condition over alias r for load: f's filter, and
-// f.Limit's page of the newest runs as a subquery, so the stages and
-// metrics read are those of the page alone.
-func selection(f results.Filter) (string, []any) {
+// selection is f as load selects it: f's filter, and f.Limit's page of
+// the newest runs as a subquery, so the stages and metrics read are those
+// of the page alone.
+func selection(f results.Filter) runSel {
 	where, args := filterWhere(f)
 	if f.Limit <= 0 {
-		return where, args
+		return runSel{where: where, args: args}
 	}
-	return " WHERE r.id IN (SELECT r.id FROM runs r" + where + " ORDER BY r.started DESC, r.id DESC LIMIT ?)",
-		append(args, f.Limit)
+	return runSel{where: " WHERE r.id IN (SELECT r.id FROM runs r" + where + " ORDER BY r.started DESC, r.id DESC LIMIT ?)",
+		args: append(args, f.Limit)}
+}
+
+// runSel is the runs a load reads, as each of its queries selects them.
+type runSel struct {
+	where string // a WHERE clause over alias r, "" for every run
+	args  []any
+	// runIn, when not "", follows a run id to say it is one of the
+	// runs' (where is r.id's): " IN (?, ?)", " = ANY(?)". Then the
+	// rows of a table with a run column are found by it alone, not by
+	// a join with runs: of the join PostgreSQL can make a parallel scan
+	// of a whole index of runs for each page of a walk (0.26 s a page
+	// of 500 runs in a store of 100,000, where the run column's index
+	// reads the page's metrics in 9 ms).
+	runIn string
+}
+
+// byIDs selects the runs of ids (not empty).
+func (s *Store) byIDs(ids []results.RunID) runSel {
+	in, args := s.eng.runIn(ids)
+	return runSel{where: " WHERE r.id" + in, args: args, runIn: in}
+}
+
+// from is a FROM clause of table, as alias a, for its rows of the runs q
+// selects (its run column a.run), WHERE included.
+func (q runSel) from(table, a string) string {
+	if q.runIn != "" {
+		return " FROM " + table + " " + a + " WHERE " + a + ".run" + q.runIn
+	}
+	return " FROM " + table + " " + a + " JOIN runs r ON r.id = " + a + ".run" + q.where
+}
+
+// bind is q with its placeholders as eng wants them.
+func (q runSel) bind(eng engine) runSel {
+	q.where, q.runIn = eng.bind(q.where), eng.bind(q.runIn)
+	return q
 }
 
 // filterWhere is f's filter as a WHERE clause over alias r ("" when f
@@ -857,7 +891,7 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 // Run returns the run with the given id, transcript included. A missing id
 // gives an error wrapping ErrNotFound.
 func (s *Store) Run(ctx context.Context, id results.RunID) (*results.Run, error) {
-	runs, err := s.load(ctx, " WHERE r.id = ?", []any{id}, bulk{transcript: true, samples: true})
+	runs, err := s.load(ctx, runSel{where: " WHERE r.id = ?", args: []any{id}}, bulk{transcript: true, samples: true})
 	if err != nil {
 		return nil, fmt.Errorf("results: run %s: %w", id, err)
 	}
@@ -867,15 +901,15 @@ func (s *Store) Run(ctx context.Context, id results.RunID) (*results.Run, error)
 	return &runs[0], nil
 }
 
-// load reads runs matching cond (a WHERE clause over alias r) and attaches
+// load reads the runs q selects and attaches
 // their stages and metrics. It reads inside one read-only transaction so a
 // run saved meanwhile cannot show up half-loaded. A run whose metrics read
 // otherwise than they were saved fails the read (see saved.go): never a
 // partial run handed on as whole.
-func (s *Store) load(ctx context.Context, cond string, args []any, b bulk) ([]results.Run, error) {
-	runs, saved, err := s.loadUnchecked(ctx, cond, args, b)
+func (s *Store) load(ctx context.Context, q runSel, b bulk) ([]results.Run, error) {
+	runs, saved, err := s.loadUnchecked(ctx, q, b)
 	if err != nil && IsDamaged(err) {
-		return nil, s.locate(ctx, cond, args, b, err)
+		return nil, s.locate(ctx, q, b, err)
 	}
 	if err != nil {
 		return nil, err
@@ -945,15 +979,22 @@ const maxRoom = 4096
 
 // loadUnchecked is load without the check, for the check itself: the runs
 // as read, and what their rows say they were saved with.
-func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bulk) ([]results.Run, []savedMetrics, error) {
-	tx, err := s.db.BeginTx(ctx, s.eng.readTx())
+func (s *Store) loadUnchecked(ctx context.Context, q runSel, b bulk) ([]results.Run, []savedMetrics, error) {
+	// A connection of its own, so the engine may read the metrics from
+	// the driver's connection itself, inside the same transaction.
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer conn.Close() // after the rollback: a Conn waits for its Tx
+	tx, err := conn.BeginTx(ctx, s.eng.readTx())
 	if err != nil {
 		return nil, nil, err
 	}
 	defer tx.Rollback() // read-only: nothing to commit
-	cond = s.eng.bind(cond)
+	q = q.bind(s.eng)
 
-	runs, saved, err := loadRuns(ctx, tx, cond, args, b.transcript)
+	runs, saved, err := loadRuns(ctx, tx, q, b.transcript)
 	if err != nil || len(runs) == 0 {
 		return nil, nil, err
 	}
@@ -970,14 +1011,14 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bu
 	// One query per child table for the whole selection rather than one
 	// per run: `results list` over a long bench history stays fast.
 	if !b.noStages {
-		if err := loadStages(ctx, tx, cond, args, runs, index); err != nil {
+		if err := loadStages(ctx, tx, q, runs, index); err != nil {
 			return nil, nil, err
 		}
 	}
-	if err := loadMetrics(ctx, tx, cond, args, runs, index); err != nil {
+	if err := loadMetrics(ctx, s.eng, inTx{conn, tx}, q, runs, index); err != nil {
 		return nil, nil, err
 	}
-	if err := loadEnergy(ctx, tx, cond, args, runs, index, b.samples); err != nil {
+	if err := loadEnergy(ctx, tx, q, runs, index, b.samples); err != nil {
 		return nil, nil, err
 	}
 	return runs, saved, nil
@@ -987,14 +1028,14 @@ func (s *Store) loadUnchecked(ctx context.Context, cond string, args []any, b bu
 // runs that cannot be read alone, so the error names them; readErr itself
 // when none can be named (the runs' own table is damaged, say). Only a
 // failed read pays for it.
-func (s *Store) locate(ctx context.Context, cond string, args []any, b bulk, readErr error) error {
-	ids, err := textColumn(ctx, s.db, s.eng.bind(`SELECT r.id FROM runs r`+cond+` ORDER BY r.started, r.id`), args...)
+func (s *Store) locate(ctx context.Context, q runSel, b bulk, readErr error) error {
+	ids, err := textColumn(ctx, s.db, s.eng.bind(`SELECT r.id FROM runs r`+q.where+` ORDER BY r.started, r.id`), q.args...)
 	if err != nil {
 		return readErr
 	}
 	e := &DamagedRunError{}
 	for _, id := range ids {
-		_, _, err := s.loadUnchecked(ctx, " WHERE r.id = ?", []any{id}, b)
+		_, _, err := s.loadUnchecked(ctx, runSel{where: " WHERE r.id = ?", args: []any{id}}, b)
 		if err == nil || !IsDamaged(err) {
 			continue
 		}
@@ -1012,14 +1053,15 @@ func (s *Store) locate(ctx context.Context, cond string, args []any, b bulk, rea
 // savedProblems lists every run whose metrics read otherwise than they
 // were saved, one line each, for the store's check, and the runs.
 func (s *Store) savedProblems(ctx context.Context) ([]string, []results.RunID, error) {
-	runs, saved, err := s.loadUnchecked(ctx, "", nil, bulk{})
+	runs, saved, err := s.loadUnchecked(ctx, runSel{}, bulk{})
 	if err != nil {
 		return nil, nil, err
 	}
 	var problems []string
 	var ids []results.RunID
+	var d digester
 	for i := range runs {
-		if what := savedProblem(&runs[i], saved[i]); what != "" {
+		if what := savedProblem(&d, &runs[i], saved[i]); what != "" {
 			problems = append(problems, fmt.Sprintf("run %s %s", runs[i].ID, what))
 			ids = append(ids, runs[i].ID)
 		}
@@ -1029,7 +1071,7 @@ func (s *Store) savedProblems(ctx context.Context) ([]string, []results.RunID, e
 
 // loadRuns reads the runs' own rows, transcripts only if asked, and what
 // each says of the metrics it was saved with.
-func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTranscript bool) ([]results.Run, []savedMetrics, error) {
+func loadRuns(ctx context.Context, tx *sql.Tx, q runSel, withTranscript bool) ([]results.Run, []savedMetrics, error) {
 	blobs := "NULL, NULL"
 	if withTranscript {
 		blobs = "r.transcript, r.raw_output"
@@ -1039,7 +1081,7 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 			r.started, r.finished, r.image_digest, r.kernel, r.hello, `+blobs+`,
 			r.source, r.input_sha256, r.clock_reported_mhz, r.clock_check, r.metric_count, r.metrics_sha256,
 			r.throttle, r.route_settings, r.started_from, r.bootloader, r.firmware_clock_mhz
-		FROM runs r`+cond+` ORDER BY r.started, r.id`, args...)
+		FROM runs r`+q.where+` ORDER BY r.started, r.id`, q.args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -1084,10 +1126,8 @@ func loadRuns(ctx context.Context, tx *sql.Tx, cond string, args []any, withTran
 }
 
 // loadStages attaches the selected runs' stages, in their order.
-func loadStages(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []results.Run, index map[results.RunID]int) error {
-	rows, err := tx.QueryContext(ctx, `
-		SELECT s.run, s.name, s.seconds FROM stages s JOIN runs r ON r.id = s.run`+cond+`
-		ORDER BY s.run, s.seq`, args...)
+func loadStages(ctx context.Context, tx *sql.Tx, q runSel, runs []results.Run, index map[results.RunID]int) error {
+	rows, err := tx.QueryContext(ctx, `SELECT s.run, s.name, s.seconds`+q.from("stages", "s")+` ORDER BY s.run, s.seq`, q.args...)
 	if err != nil {
 		return err
 	}
@@ -1107,35 +1147,82 @@ func loadStages(ctx context.Context, tx *sql.Tx, cond string, args []any, runs [
 }
 
 // loadMetrics attaches the selected runs' metrics.
-func loadMetrics(ctx context.Context, tx *sql.Tx, cond string, args []any, runs []results.Run, index map[results.RunID]int) error {
-	rows, err := tx.QueryContext(ctx, `
-		SELECT m.run, m.name, m.unit, m.value FROM metrics m JOIN runs r ON r.id = m.run`+cond,
-		args...)
+func loadMetrics(ctx context.Context, eng engine, in inTx, q runSel, runs []results.Run, index map[results.RunID]int) error {
+	a := &attacher{runs: runs, index: index, words: map[string]string{}}
+	return eng.eachMetric(ctx, in, `SELECT m.run, m.name, m.unit, m.value`+q.from("metrics", "m"), q.args, a.add)
+}
+
+// attacher attaches metric rows to their runs as they are read.
+type attacher struct {
+	runs  []results.Run
+	index map[results.RunID]int
+	// Every run of a benchmark has the same hundred-odd names and units:
+	// one copy of each, not one a row, keeps a long read's memory to
+	// its values.
+	words map[string]string
+	// A run's metrics come one after another: its id is looked up once,
+	// not once a metric.
+	last []byte
+	at   *results.Run // the run of last, nil if not one of runs
+	// prev is the metrics of the run read before at. The next run of a
+	// benchmark has the same names and units in the same order: taken
+	// from there, they cost a comparison, not a lookup in words.
+	prev []results.Metric
+}
+
+func (a *attacher) add(run, name, unit []byte, value float64) {
+	if a.last == nil || !bytes.Equal(run, a.last) {
+		a.next(run)
+	}
+	if a.at == nil {
+		return
+	}
+	m := results.Metric{Value: value}
+	if k := len(a.at.Metrics); k < len(a.prev) && a.prev[k].Name == string(name) && a.prev[k].Unit == string(unit) {
+		m.Name, m.Unit = a.prev[k].Name, a.prev[k].Unit
+	} else {
+		m.Name, m.Unit = intern(a.words, name), intern(a.words, unit)
+	}
+	a.at.Metrics = append(a.at.Metrics, m)
+}
+
+// next starts the metrics of run.
+func (a *attacher) next(run []byte) {
+	if a.at != nil {
+		a.prev = a.at.Metrics
+	}
+	a.at = nil
+	if i, ok := a.index[results.RunID(run)]; ok {
+		a.at = &a.runs[i]
+	}
+	a.last = append(a.last[:0], run...)
+}
+
+// inTx is a read's transaction and the connection it is on.
+type inTx struct {
+	conn *sql.Conn
+	tx   *sql.Tx
+}
+
+// metricRow takes one metric row as read: the bytes are the driver's,
+// good only until it returns.
+type metricRow func(run, name, unit []byte, value float64)
+
+// eachMetricSQL is eachMetric through database/sql, as a SQLite store
+// reads them.
+func eachMetricSQL(ctx context.Context, in inTx, query string, args []any, fn metricRow) error {
+	rows, err := in.tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	// Every run of a benchmark has the same hundred-odd names and units:
-	// one copy of each, not one a row, keeps a long read's memory to
-	// its values.
-	words := map[string]string{}
-	// A run's metrics come one after another: its id is looked up once,
-	// not once a metric.
-	var run, last, name, unit sql.RawBytes
-	i, ok := 0, false
+	var run, name, unit sql.RawBytes
+	var value float64
 	for rows.Next() {
-		var m results.Metric
-		if err := rows.Scan(&run, &name, &unit, &m.Value); err != nil {
+		if err := rows.Scan(&run, &name, &unit, &value); err != nil {
 			return err
 		}
-		if !bytes.Equal(run, last) || last == nil {
-			i, ok = index[results.RunID(run)]
-			last = append(last[:0], run...)
-		}
-		m.Name, m.Unit = intern(words, name), intern(words, unit)
-		if ok {
-			runs[i].Metrics = append(runs[i].Metrics, m)
-		}
+		fn(run, name, unit, value)
 	}
 	return rows.Err()
 }
