@@ -59,8 +59,9 @@ fmt-check:
 # sleeps) shares the two cores and is checked with room for that. A shared
 # cache entry is built once (a lock beside each, APT's lists included), and
 # no test takes another package's namespaces or processes for leftovers.
-# -timeout 80m: cmd/bootbench's boots take some 50 min on a fresh machine
-# beside the other packages (the MIPS and x86-64 kernels and openssl built on the way).
+# -timeout 80m: cmd/bootbench's tests took 47 min on a fresh machine beside
+# the other packages, waiting for the kernels and openssl 'boards prepare'
+# builds (make test took 60 min there in all).
 # ./bench's TestScripts runs every bench/*.sh (netboot-vs-dnsmasq.sh,
 # realbench-vs-virtual.sh, speed-vs-openssl.sh, store-sqlite-vs-postgres.sh,
 # store-scale.sh, tftp-vs-dnsmasq.sh, twin-boot.sh) at its smallest count, and
