@@ -114,16 +114,19 @@ func TestRefusedMidRun(t *testing.T) {
 			o.Board.MAC = net.HardwareAddr{0x52, 0x54, 0, 0xbb, 5, 0x20}
 			o.Board.Address = netip.MustParseAddr("198.18.5.20")
 			o.BootTimeout, o.Retries = 3*time.Second, 0
-			bench := &vettedBench{stubBench: stubBench{net.IPv4(198, 18, 5, 1)}, at: time.Now().Add(tt.at), verdict: tt.verdict}
+			// One start for the verdict's time, the Ctrl-C's and the
+			// run's: taken after them, a loaded host's pause between
+			// would make the run look as if it ended early.
+			start := time.Now()
+			bench := &vettedBench{stubBench: stubBench{net.IPv4(198, 18, 5, 1)}, at: start.Add(tt.at), verdict: tt.verdict}
 			o.Bench = bench
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if tt.cancel > 0 {
-				time.AfterFunc(tt.cancel, cancel)
+				time.AfterFunc(tt.cancel-time.Since(start), cancel)
 			}
 			var progress strings.Builder
 			o.Progress = &progress
-			start := time.Now()
 			rec, err := Run(ctx, o.Job, o.Rig)
 			took := time.Since(start)
 			runs, serr := o.Store.(*store.Store).Runs(context.Background(), results.Filter{})
