@@ -146,6 +146,7 @@ func compareWindowedLoad(t *testing.T, windowed, plain string) {
 // reads openssl 3's own output.
 func TestE2EOpenSSL(t *testing.T) {
 	requireBench(t)
+	parallelE2E(t)
 	if _, err := exec.LookPath("openssl"); err != nil {
 		t.Fatal("openssl missing on the host")
 	}

@@ -219,6 +219,7 @@ type energyRun struct {
 // report show them, and the OpenWrt row is what it always was.
 func TestE2EEnergy(t *testing.T) {
 	requireSimBench(t)
+	parallelE2E(t)
 	s := newSwitchedBench(t, false)
 	pc2 := s.addBoard(1, "52:54:00:bb:05:21")
 	tasmota := startPlug(t, s, s, tasmotaAPI)

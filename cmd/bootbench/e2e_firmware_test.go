@@ -217,6 +217,7 @@ boards:
 // netbooted: no DHCP, TFTP or HTTP served, no bench NIC touched.
 func TestE2EOwnFirmware(t *testing.T) {
 	requireSimBench(t)
+	parallelE2E(t)
 	for _, c := range []string{"iperf3", "ethtool"} {
 		if _, err := exec.LookPath(c); err != nil {
 			t.Fatalf("the route benchmark needs %s (make deps installs it)", c)

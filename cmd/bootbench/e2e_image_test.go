@@ -94,6 +94,7 @@ func TestImageMipsleSmall(t *testing.T) {
 // which Debian packages to install, and stores nothing.
 func TestStandaloneBinary(t *testing.T) {
 	requireBench(t)
+	parallelE2E(t)
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)

@@ -286,6 +286,7 @@ func assertOneOK(t *testing.T, db string, r result) {
 // user runs one on a real bench, with each power switch.
 func TestE2ESimulatedBench(t *testing.T) {
 	requireSimBench(t)
+	parallelE2E(t)
 	t.Run("command power, bench address added and removed", func(t *testing.T) {
 		s := newSimBench(t, false)
 		inv := s.inventory(s.commandPower())
@@ -325,7 +326,7 @@ func TestE2ESimulatedBench(t *testing.T) {
 		s := newSimBench(t, true)
 		inv := s.inventory(s.commandPower())
 		db := filepath.Join(t.TempDir(), "results.db")
-		cmd := userenv.Command(nil, "ip", "netns", "exec", s.ns, bootbenchBin, "run", "--inventory", inv, "--board", "pc1", "--seconds", "0.1", "--db", db)
+		cmd := userenv.Command([]string{"BOOTBENCH_CACHE=" + cacheOf(t)}, "ip", "netns", "exec", s.ns, bootbenchBin, "run", "--inventory", inv, "--board", "pc1", "--seconds", "0.1", "--db", db)
 		var progress lockedBuffer
 		cmd.Stderr = &progress
 		if err := cmd.Start(); err != nil {
@@ -489,6 +490,7 @@ func (s *simBench) startRival(ns string) {
 // while that server hands out the address.
 func TestE2ERivalDHCP(t *testing.T) {
 	requireSimBench(t)
+	parallelE2E(t)
 	s := newSwitchedBench(t, true)
 	inv := s.inventory(s.commandPower())
 	db := filepath.Join(t.TempDir(), "results.db")
@@ -533,6 +535,7 @@ func TestE2ERivalDHCP(t *testing.T) {
 // run is stored, and the command refuses as it would have before power-on.
 func TestE2ERivalDHCPAfterQuietVerdict(t *testing.T) {
 	requireSimBench(t)
+	parallelE2E(t)
 	s := newSwitchedBench(t, false)
 	inv := s.inventory(s.commandPower())
 	db := filepath.Join(t.TempDir(), "results.db")
@@ -592,6 +595,7 @@ func TestE2ERivalDHCPAfterQuietVerdict(t *testing.T) {
 // set, so dnsmasq broadcasts its offer) from the switch makes it offer.
 func TestE2ERivalDHCPAfterProbe(t *testing.T) {
 	requireSimBench(t)
+	parallelE2E(t)
 	s := newSwitchedBench(t, false)
 	inv := serveInventory(s, map[string]*simBench{"pc1": s}, map[string]string{"pc1": simBoardIP})
 	db := filepath.Join(t.TempDir(), "results.db")

@@ -40,6 +40,7 @@ var routeArgs = []string{"run", "--board", "qemu-x86_64", "--bench", "route", "-
 // or iperf3 afterwards.
 func TestE2ERoute(t *testing.T) {
 	requireRoute(t)
+	parallelE2E(t)
 	db := filepath.Join(t.TempDir(), "results.db")
 	r := bootbench(t, db, routeArgs...)
 	defer assertNoIPerf(t)
@@ -246,8 +247,9 @@ func assertBusierOverTCP(t *testing.T, got map[string]float64, configs []string)
 // the namespaces, QEMU and every iperf3 go with it.
 func TestE2ERouteInterrupt(t *testing.T) {
 	requireRoute(t)
+	parallelE2E(t)
 	db := filepath.Join(t.TempDir(), "results.db")
-	cmd := userenv.Command([]string{"BOOTBENCH_DB=" + db}, bootbenchBin, routeArgs...)
+	cmd := userenv.Command([]string{"BOOTBENCH_DB=" + db, "BOOTBENCH_CACHE=" + cacheOf(t)}, bootbenchBin, routeArgs...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -359,6 +361,7 @@ func routeFrames(t *testing.T, transcript string) (map[string]frame.ReadyBody, m
 // at 64 bytes through the tunnel did not end in 15 of 24 runs).
 func TestE2ERB450GRoute(t *testing.T) {
 	requireRoute(t)
+	parallelE2E(t)
 	needs.Commands(t, "qemu-system-mips", "mips-linux-gnu-gcc")
 	db := filepath.Join(t.TempDir(), "results.db")
 	args := append([]string{"run", "--board", "qemu-rb450g"}, routeArgs[3:]...)
@@ -379,6 +382,7 @@ func TestE2ERB450GRoute(t *testing.T) {
 // the configurations before wireguard gave the pool time to fill.
 func TestE2EWireGuardAlone(t *testing.T) {
 	requireRoute(t)
+	parallelE2E(t)
 	needs.Commands(t, "qemu-system-mips", "mips-linux-gnu-gcc")
 	db := filepath.Join(t.TempDir(), "results.db")
 	r := bootbench(t, db, "run", "--board", "qemu-rb450g", "--bench", "route", "--route-sizes", "1460",

@@ -33,7 +33,7 @@ func serveInventory(s *simBench, boards map[string]*simBench, addrs map[string]s
 // startServe runs bootbench serve in the bench host's namespace.
 func startServe(t *testing.T, s *simBench, db string, args ...string) (*exec.Cmd, *lockedBuffer, *lockedBuffer) {
 	t.Helper()
-	cmd := userenv.Command(nil, "ip", append([]string{"netns", "exec", s.ns, bootbenchBin, "serve", "--db", db}, args...)...)
+	cmd := userenv.Command([]string{"BOOTBENCH_CACHE=" + cacheOf(t)}, "ip", append([]string{"netns", "exec", s.ns, bootbenchBin, "serve", "--db", db}, args...)...)
 	var out, errb lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
@@ -84,6 +84,7 @@ func okRunsOf(t *testing.T, db string) map[string]int {
 // stranger on the segment, Ctrl-C, and serve --once.
 func TestE2EServe(t *testing.T) {
 	requireSimBench(t)
+	parallelE2E(t)
 	s := newSwitchedBench(t, false)
 	pc2 := s.addBoard(1, "52:54:00:bb:05:21")
 	stranger := s.addBoard(2, "52:54:00:bb:05:99")
