@@ -53,10 +53,15 @@ fmt-check:
 # The end-to-end tests boot QEMU boards; BOOTBENCH_E2E=1 makes a missing
 # prerequisite a failure instead of a skip. -p 2: two packages at a time, so
 # the other packages' tests (./bench's scripts most of all) run beside
-# cmd/bootbench's boots, the longest package, instead of after them. A
-# virtual board's figures are counted on QEMU's instruction clock, whatever
-# else runs; what runs on the host's clock (iperf3's rates, time limits,
-# sleeps) shares the two cores and is checked with room for that. A shared
+# cmd/bootbench's boots, the longest package, instead of after them.
+# -parallel 4: cmd/bootbench's end-to-end tests (the only tests that call
+# t.Parallel) four at a time. Each waits much of its time (for a firmware's
+# prompt, a DHCP exchange, a power switch), and two at a time left the cores
+# idle for it: its sixteen slowest took 5 min 10 s two at a time, 3 min 47 s
+# four at a time, both cores busy. A virtual board's figures are counted
+# on QEMU's instruction clock, whatever else runs; what runs on the host's
+# clock (iperf3's rates, time limits, sleeps) shares the two cores and is
+# checked with room for that. A shared
 # cache entry is built once (a lock beside each, APT's lists included), and
 # no test takes another package's namespaces or processes for leftovers.
 # -timeout 80m: cmd/bootbench's tests took 47 min on a fresh machine beside
@@ -84,7 +89,7 @@ PREPARE_LOG := bin/prepare.log
 test: deps fmt-check build
 	@$(BIN) boards prepare --bench openssl $(TWINS) >$(PREPARE_LOG) 2>&1 & prep=$$!; \
 	$(MAKE) --no-print-directory vet fuzz && \
-	BOOTBENCH_E2E=1 $(GO) run ./scripts/testsummary -top 10 -- -count=1 -p 2 -timeout 80m -artifacts ./...; rc=$$?; \
+	BOOTBENCH_E2E=1 $(GO) run ./scripts/testsummary -top 10 -- -count=1 -p 2 -parallel 4 -timeout 80m -artifacts ./...; rc=$$?; \
 	if ! wait $$prep; then echo "make test: boards prepare $(TWINS) failed ($(PREPARE_LOG)):"; tail -n 20 $(PREPARE_LOG); rc=1; fi; \
 	exit $$rc
 
