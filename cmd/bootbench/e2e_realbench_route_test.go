@@ -69,7 +69,6 @@ func (s *simBench) routeState() string {
 // configuration; what differs here is the NICs, which two show as well.)
 func TestE2ERealBenchRoute(t *testing.T) {
 	requireSimBench(t)
-	parallelE2E(t)
 	requireRoute(t)
 	s := newSwitchedBench(t, false)
 	s.cableRoutePorts()

@@ -40,7 +40,6 @@ var routeArgs = []string{"run", "--board", "qemu-x86_64", "--bench", "route", "-
 // or iperf3 afterwards.
 func TestE2ERoute(t *testing.T) {
 	requireRoute(t)
-	parallelE2E(t)
 	db := filepath.Join(t.TempDir(), "results.db")
 	r := bootbench(t, db, routeArgs...)
 	defer assertNoIPerf(t)
@@ -66,7 +65,11 @@ func storedRunID(t *testing.T, r result) string {
 // baseline in the store's CSV export, and the board's CPU busy fraction
 // over each routed test; the four configurations as the board's kernel
 // holds them (rules read back through netlink, conntrack only where
-// enabled).
+// enabled). The tests that call it run one at a time, not beside the
+// other end-to-end tests (parallelE2E): a busy fraction tells a pegged
+// board only while the host's iperf3 keeps up with it, and with four
+// boots beside it on two cores it did not (0.30 busy over TCP against
+// 0.36 over UDP, seen once).
 func assertRouteRun(t *testing.T, db, id string, configs ...string) {
 	t.Helper()
 	if configs == nil {
@@ -361,7 +364,6 @@ func routeFrames(t *testing.T, transcript string) (map[string]frame.ReadyBody, m
 // at 64 bytes through the tunnel did not end in 15 of 24 runs).
 func TestE2ERB450GRoute(t *testing.T) {
 	requireRoute(t)
-	parallelE2E(t)
 	needs.Commands(t, "qemu-system-mips", "mips-linux-gnu-gcc")
 	db := filepath.Join(t.TempDir(), "results.db")
 	args := append([]string{"run", "--board", "qemu-rb450g"}, routeArgs[3:]...)
