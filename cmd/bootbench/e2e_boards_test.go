@@ -117,11 +117,12 @@ var imageLoad = regexp.MustCompile(`tftp +(qemu-arm64[a-z-]*)/Image [0-9.]+ MiB 
 
 // compareWindowedLoad: the same U-Boot loads the same kernel, by its script
 // with tftpwindowsize 16 and by pxe boot without (U-Boot's stock
-// environment sets no window): the server granted the window, and the
-// windowed load took less time. The boots run one after the other, so
-// this is a ratio of two loads minutes apart on a shared machine; the
-// window spares a round trip through QEMU's user network and U-Boot's poll
-// loop per block, a gain far beyond that drift.
+// environment sets no window): the server granted the window to the one
+// that asked, and not to the other. Their times are logged, not compared:
+// two loads minutes apart on the host's clock, beside other boots, are no
+// measurement (one beside three other boots took 2.10 s windowed against
+// 2.07 s plain). What the window gains is bench/tftp-vs-dnsmasq.sh's
+// 512w16 against 512w1, measured side by side.
 func compareWindowedLoad(t *testing.T, windowed, plain string) {
 	t.Helper()
 	if windowed == "" || plain == "" {
@@ -137,9 +138,6 @@ func compareWindowedLoad(t *testing.T, windowed, plain string) {
 	ws, _ := strconv.ParseFloat(w[2], 64)
 	ps, _ := strconv.ParseFloat(p[2], 64)
 	t.Logf("kernel load: windowsize 16 %.2f s (%s), windowsize 1 %.2f s (%s): %.2fx", ws, strings.TrimSpace(w[3]), ps, strings.TrimSpace(p[3]), ps/ws)
-	if ws >= ps {
-		t.Errorf("the windowed load took %.2f s, the plain one %.2f s", ws, ps)
-	}
 }
 
 // TestE2EOpenSSL runs the host's real openssl speed on the virtual PC and
